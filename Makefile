@@ -1,0 +1,47 @@
+# accordkit — everything a newcomer needs is `make report` and `make test`.
+# Both set up .venv on first use (uv, from the hashed uv.lock), offline-safe afterwards.
+
+PYTHON ?= python3
+VENV := .venv
+UV_VERSION := 0.13.9
+UV_HOME := .cache/uv-tool
+UV := $(shell command -v uv 2>/dev/null || echo $(UV_HOME)/bin/uv)
+OUT ?= reports
+
+export HF_HOME ?= $(CURDIR)/.cache/huggingface
+export LITELLM_LOCAL_MODEL_COST_MAP := True
+export MPLBACKEND := Agg
+export PYTHONHASHSEED := 0
+
+.PHONY: setup test report lab lint sample bench clean help
+
+help:  ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+$(UV_HOME)/bin/uv:
+	$(PYTHON) -m venv $(UV_HOME)
+	$(UV_HOME)/bin/pip install --quiet --only-binary=:all: "uv==$(UV_VERSION)"
+
+$(VENV)/.synced: pyproject.toml uv.lock | $(UV)
+	$(UV) sync --frozen --extra dev --python $(PYTHON)
+	@touch $@
+
+setup: $(VENV)/.synced  ## create .venv from uv.lock (once)
+
+test: setup  ## run the test suite (offline)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+
+report: setup  ## build the HTML report for the embedded sample data in reports/
+	HF_HUB_OFFLINE=$${HF_HUB_OFFLINE:-1} $(VENV)/bin/accordkit report --out $(OUT) $(REPORT_ARGS)
+
+lab: setup  ## start JupyterLab on 127.0.0.1 with the notebooks
+	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --no-browser --allow-root --notebook-dir=notebooks
+
+lint: setup  ## ruff
+	$(VENV)/bin/ruff check accordkit tests benchmarks
+
+sample: setup  ## regenerate data/sample (bit-identical for a given seed)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/accordkit synth --out data/sample --seed 0
+
+clean:  ## remove the environment and caches
+	rm -rf $(VENV) .cache reports

@@ -1,0 +1,510 @@
+"""tau2-bench and AgentChangeBench result files -> canonical episodes.
+
+Both benchmarks write tau2's ``Results`` object: ``{timestamp, info, tasks, simulations}``,
+either as one JSON file or as a directory holding ``results.json`` and
+``simulations/<id>.json``. AgentChangeBench runs are told apart by their content (goal
+sequences in the tasks, a goal-shift judge in ``info``, or a domain user simulator).
+
+Each simulation becomes one record; a simulation that cannot be converted becomes an
+:class:`~accordkit.schema.EpisodeValidationError` naming the file, the simulation and the
+field, so that the caller can raise or skip it.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections import defaultdict
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..schema import EpisodeValidationError, empty_episode, validate_episode
+from .personas import persona_id
+
+__all__ = ["is_results_object", "results_to_episodes", "read_results_dir"]
+
+ACB_USER_SIMULATORS = {"banking_user_simulator", "airline_user_simulator", "retail_user_simulator"}
+
+
+def is_results_object(obj: Any) -> bool:
+    """Whether a parsed JSON value looks like a tau2 ``Results`` object."""
+    return (
+        isinstance(obj, Mapping)
+        and isinstance(obj.get("info"), Mapping)
+        and ("simulations" in obj or "tasks" in obj)
+    )
+
+
+def _is_acb(info: Mapping[str, Any], tasks: list[Any]) -> bool:
+    if "gsrt_judge_llm" in info:
+        return True
+    if (info.get("user_info") or {}).get("implementation") in ACB_USER_SIMULATORS:
+        return True
+    return any(
+        isinstance(t, Mapping) and "goal_shifts" in (t.get("user_scenario") or {}) for t in tasks
+    )
+
+
+def _task_set(task_id: str) -> str:
+    """AgentChangeBench ships tau2-derived ("old") tasks with numeric ids; the rest are "new"."""
+    return "old" if task_id.isdigit() else "new"
+
+
+class _Context:
+    """Where we are in a file, to build precise errors."""
+
+    def __init__(self, source: str, record: str) -> None:
+        self.source, self.record = source, record
+
+    def error(self, reason: str, field: str) -> EpisodeValidationError:
+        return EpisodeValidationError(reason, source=self.source, record=self.record, field=field)
+
+    def expect(self, value: Any, types: tuple[type, ...], field: str, what: str,
+               *, optional: bool = True) -> Any:
+        if value is None and optional:
+            return None
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            raise self.error(f"expected {what}, got {type(value).__name__} {value!r:.80}", field)
+        return value
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _arguments_json(value: Any, ctx: _Context, field: str) -> str:
+    if isinstance(value, str):
+        try:
+            json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise ctx.error(f"arguments are text but not JSON ({exc.msg})", field) from None
+        return value
+    if value is None:
+        return "{}"
+    if not isinstance(value, Mapping):
+        raise ctx.error(f"expected an arguments object, got {type(value).__name__}", field)
+    return _json_text(value)
+
+
+def _text(value: Any, ctx: _Context, field: str) -> str | None:
+    return ctx.expect(value, (str,), field, "text")
+
+
+def _int_or_none(value: Any, ctx: _Context, field: str) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        raise ctx.error(f"expected an integer message index, got {value!r:.40}", field)
+    return int(value)
+
+
+def _convert_tool_calls(calls: Any, ctx: _Context, field: str) -> list[dict[str, Any]] | None:
+    if calls is None:
+        return None
+    ctx.expect(calls, (list,), field, "a list of tool calls")
+    out = []
+    for j, call in enumerate(calls):
+        where = f"{field}[{j}]"
+        ctx.expect(call, (Mapping,), where, "a tool call object", optional=False)
+        name = ctx.expect(call.get("name"), (str,), f"{where}.name", "a tool name", optional=False)
+        out.append(
+            {
+                "id": _text(call.get("id"), ctx, f"{where}.id"),
+                "name": name,
+                "arguments_json": _arguments_json(call.get("arguments"), ctx, f"{where}.arguments"),
+                "requestor": _text(call.get("requestor"), ctx, f"{where}.requestor"),
+            }
+        )
+    return out
+
+
+def _event(msg: Mapping[str, Any], ctx: _Context, field: str) -> tuple[str | None, str | None]:
+    meta = msg.get("meta_event")
+    if meta is None:
+        return None, None
+    ctx.expect(meta, (Mapping,), f"{field}.meta_event", "a meta_event object")
+    payload = dict(meta)
+    if msg.get("meta_error") is not None:
+        payload["meta_error"] = msg.get("meta_error")
+    return _text(meta.get("event"), ctx, f"{field}.meta_event.event"), _json_text(payload)
+
+
+def _convert_message(msg: Any, idx: int, ctx: _Context) -> list[dict[str, Any]]:
+    field = f"messages[{idx}]"
+    ctx.expect(msg, (Mapping,), field, "a message object", optional=False)
+    role = msg.get("role")
+    if role not in ("system", "user", "assistant", "tool"):
+        raise ctx.error(f"unknown role {role!r}; expected system, user, assistant or tool",
+                        f"{field}.role")
+    if role == "tool" and "tool_messages" in msg and msg.get("id") is None:
+        # A MultiToolMessage: flatten, keeping the source position.
+        subs = ctx.expect(msg["tool_messages"], (list,), f"{field}.tool_messages",
+                          "a list of tool messages", optional=False)
+        out = []
+        for k, sub in enumerate(subs):
+            rec = _convert_message(sub, idx, ctx)[0]
+            rec["sub_idx"] = k
+            out.append(rec)
+        return out
+    content = msg.get("content")
+    if content is not None and not isinstance(content, str):
+        raise ctx.error(f"expected text content, got {type(content).__name__}", f"{field}.content")
+    event, event_json = _event(msg, ctx, field)
+    error = msg.get("error") if role == "tool" else None
+    ctx.expect(error, (bool,), f"{field}.error", "true or false")
+    return [
+        {
+            "role": role,
+            "content": content,
+            "turn_idx": idx,
+            "sub_idx": 0,
+            "kind": None,
+            "tool_calls": _convert_tool_calls(msg.get("tool_calls"), ctx, f"{field}.tool_calls"),
+            "tool_call_id": _text(msg.get("id"), ctx, f"{field}.id") if role == "tool" else None,
+            "error": error,
+            "event": event,
+            "event_json": event_json,
+        }
+    ]
+
+
+def _convert_criteria(ec: Any, ctx: _Context) -> dict[str, Any] | None:
+    if ec is None:
+        return None
+    field = "task.evaluation_criteria"
+    ctx.expect(ec, (Mapping,), field, "an object")
+    sets = []
+    for i, aset in enumerate(ec.get("action_sets") or ()):
+        where = f"{field}.action_sets[{i}]"
+        ctx.expect(aset, (Mapping,), where, "an action set object", optional=False)
+        tools = []
+        for j, tool in enumerate(aset.get("allowed_tools") or ()):
+            twhere = f"{where}.allowed_tools[{j}]"
+            ctx.expect(tool, (Mapping,), twhere, "an allowed tool object", optional=False)
+            tools.append(
+                {
+                    "function_name": ctx.expect(tool.get("function_name"), (str,),
+                                                f"{twhere}.function_name", "a tool name",
+                                                optional=False),
+                    "params_json": _arguments_json(tool.get("params"), ctx, f"{twhere}.params"),
+                }
+            )
+        sets.append({"action_id": _text(aset.get("action_id"), ctx, f"{where}.action_id"),
+                     "allowed_tools": tools})
+    actions = []
+    for i, act in enumerate(ec.get("actions") or ()):
+        where = f"{field}.actions[{i}]"
+        ctx.expect(act, (Mapping,), where, "an action object", optional=False)
+        compare = act.get("compare_args")
+        ctx.expect(compare, (list,), f"{where}.compare_args", "a list of argument names")
+        actions.append(
+            {
+                "action_id": _text(act.get("action_id"), ctx, f"{where}.action_id"),
+                "requestor": _text(act.get("requestor"), ctx, f"{where}.requestor"),
+                "name": ctx.expect(act.get("name"), (str,), f"{where}.name", "a tool name",
+                                   optional=False),
+                "arguments_json": _arguments_json(act.get("arguments"), ctx, f"{where}.arguments"),
+                "compare_args": [str(c) for c in compare] if compare is not None else None,
+            }
+        )
+    return {
+        "action_sets": sets,
+        "actions": actions,
+        "communicate_info": _str_list(ec.get("communicate_info"), ctx, f"{field}.communicate_info"),
+        "nl_assertions": _str_list(ec.get("nl_assertions"), ctx, f"{field}.nl_assertions"),
+        "env_assertions_json": None if ec.get("env_assertions") is None
+        else _json_text(ec.get("env_assertions")),
+        "reward_basis": _str_list(ec.get("reward_basis"), ctx, f"{field}.reward_basis"),
+    }
+
+
+def _str_list(value: Any, ctx: _Context, field: str) -> list[str] | None:
+    if value is None:
+        return None
+    ctx.expect(value, (list,), field, "a list of strings", optional=False)
+    for i, item in enumerate(value):
+        ctx.expect(item, (str,), f"{field}[{i}]", "a string", optional=False)
+    return list(value)
+
+
+def _nl_verdicts(items: Any, ctx: _Context, field: str) -> list[dict[str, Any]] | None:
+    if items is None:
+        return None
+    ctx.expect(items, (list,), field, "a list of NL assertion verdicts", optional=False)
+    out = []
+    for i, item in enumerate(items):
+        ctx.expect(item, (Mapping,), f"{field}[{i}]", "a verdict object", optional=False)
+        out.append(
+            {
+                "assertion": _text(item.get("nl_assertion"), ctx, f"{field}[{i}].nl_assertion"),
+                "met": ctx.expect(item.get("met"), (bool,), f"{field}[{i}].met", "true or false"),
+                "justification": _text(item.get("justification"), ctx,
+                                       f"{field}[{i}].justification"),
+            }
+        )
+    return out
+
+
+def _tsr_details(details: Any, ctx: _Context) -> dict[str, Any] | None:
+    if details is None:
+        return None
+    field = "reward_info.info.tsr_details"
+    ctx.expect(details, (Mapping,), field, "an object")
+    weights = details.get("weights_used") or {}
+    ctx.expect(weights, (Mapping,), f"{field}.weights_used", "an object")
+    num = (int, float)
+    out = {
+        key: ctx.expect(details.get(key), num, f"{field}.{key}", "a number")
+        for key in ("overall_tsr", "action", "nl_assertion", "communicate_info")
+    }
+    for key in ("action", "nl_assertion", "communicate_info"):
+        out[f"weight_{key}"] = ctx.expect(weights.get(key), num, f"{field}.weights_used.{key}",
+                                          "a number")
+    for key in ("has_actions", "has_nl_assertions", "has_communicate_info"):
+        out[key] = ctx.expect(details.get(key), (bool,), f"{field}.{key}", "true or false")
+    return {k: (float(v) if isinstance(v, int | float) and not isinstance(v, bool) else v)
+            for k, v in out.items()}
+
+
+def _gsrt_judge(raw: Any, ctx: _Context) -> dict[str, Any] | None:
+    if raw is None:
+        return None
+    field = "reward_info.info.gsrt_v2"
+    ctx.expect(raw, (Mapping,), field, "an object")
+    start = raw.get("start_goal") or {}
+    ctx.expect(start, (Mapping,), f"{field}.start_goal", "an object")
+    shifts = raw.get("user_goal_shifts")
+    shifts = [] if shifts is None else shifts
+    ctx.expect(shifts, (list,), f"{field}.user_goal_shifts", "a list")
+    out = []
+    for i, s in enumerate(shifts):
+        where = f"{field}.user_goal_shifts[{i}]"
+        ctx.expect(s, (Mapping,), where, "a shift object", optional=False)
+        out.append(
+            {
+                "turn": _int_or_none(s.get("turn"), ctx, f"{where}.turn"),
+                "from_goal": _text(s.get("from"), ctx, f"{where}.from"),
+                "to_goal": _text(s.get("to"), ctx, f"{where}.to"),
+                "agent_responded": ctx.expect(s.get("agent_responded"), (bool,),
+                                              f"{where}.agent_responded", "true or false"),
+                "agent_turn": _int_or_none(s.get("agent_turn"), ctx, f"{where}.agent_turn"),
+                "ack_turn": _int_or_none(s.get("acknowledgment_turn"), ctx,
+                                         f"{where}.acknowledgment_turn"),
+                "tool_turn": _int_or_none(s.get("tool_turn"), ctx, f"{where}.tool_turn"),
+                "outcome_turn": _int_or_none(s.get("outcome_turn"), ctx, f"{where}.outcome_turn"),
+                "transferred": bool(ctx.expect(s.get("transferred_to_human"), (bool,),
+                                               f"{where}.transferred_to_human", "true or false")),
+            }
+        )
+    return {
+        "start_turn": _int_or_none(start.get("turn"), ctx, f"{field}.start_goal.turn"),
+        "start_goal": _text(start.get("goal"), ctx, f"{field}.start_goal.goal"),
+        "shifts": out,
+    }
+
+
+def _instructions(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    return _json_text(value)
+
+
+def _task_lookup(tasks: list[Any], sims: list[Any], source: str) -> dict[int, Any]:
+    """Map each simulation (by position) to its task definition.
+
+    A task id that is defined twice with different content (seen in real files) is matched
+    to simulations in file order, with a warning.
+    """
+    by_id: dict[str, list[Any]] = defaultdict(list)
+    for t in tasks:
+        if isinstance(t, Mapping) and t.get("id") is not None:
+            by_id[str(t["id"])].append(t)
+    seen: dict[str, int] = defaultdict(int)
+    out: dict[int, Any] = {}
+    for i, sim in enumerate(sims):
+        if not isinstance(sim, Mapping) or sim.get("task_id") is None:
+            continue
+        tid = str(sim["task_id"])
+        defs = by_id.get(tid)
+        if not defs:
+            continue
+        k = seen[tid]
+        seen[tid] += 1
+        out[i] = defs[min(k, len(defs) - 1)]
+    for tid, defs in by_id.items():
+        if len(defs) > 1 and any(d != defs[0] for d in defs[1:]):
+            warnings.warn(
+                f"{source}: task {tid!r} is defined {len(defs)} times with different content; "
+                "its simulations are matched to the definitions in file order",
+                stacklevel=4,
+            )
+    return out
+
+
+def results_to_episodes(obj: Any, *, source: str) -> list[dict[str, Any] | EpisodeValidationError]:
+    """Convert a parsed tau2 / AgentChangeBench ``Results`` object into canonical records.
+
+    Parameters
+    ----------
+    obj : dict
+        The parsed JSON of a results file.
+    source : str
+        The file it came from, used in ``source`` and in error messages.
+
+    Returns
+    -------
+    list
+        One entry per simulation: a canonical record, or the error that stopped it.
+
+    Raises
+    ------
+    EpisodeValidationError
+        When the object as a whole is not a results object.
+    """
+    if not is_results_object(obj):
+        raise EpisodeValidationError(
+            "not a tau2/AgentChangeBench results file: expected a JSON object with 'info' and "
+            "'simulations'", source=source, field="(top level)")
+    file_ctx = _Context(source, "(file header)")
+    info = obj["info"]
+    tasks = obj.get("tasks") or []
+    sims = obj.get("simulations")
+    sims = [] if sims is None else sims
+    file_ctx.expect(tasks, (list,), "tasks", "a list of tasks")
+    file_ctx.expect(sims, (list,), "simulations", "a list of simulations")
+    env = info.get("environment_info") or {}
+    domain = file_ctx.expect(env.get("domain_name"), (str,), "info.environment_info.domain_name",
+                             "a domain name", optional=False)
+    agent = info.get("agent_info") or {}
+    user = info.get("user_info") or {}
+    benchmark = "agentchangebench" if _is_acb(info, tasks) else "tau2"
+    task_for = _task_lookup(tasks, sims, source)
+    num_trials = info.get("num_trials")
+    out: list[dict[str, Any] | EpisodeValidationError] = []
+    for i, sim in enumerate(sims):
+        label = sim.get("id") if isinstance(sim, Mapping) and sim.get("id") else f"simulations[{i}]"
+        ctx = _Context(source, str(label))
+        try:
+            rec = _convert_simulation(sim, task_for.get(i), ctx, benchmark=benchmark,
+                                      domain=domain, agent=agent, user=user,
+                                      num_trials=num_trials)
+            validate_episode(rec)
+            out.append(rec)
+        except EpisodeValidationError as exc:
+            out.append(exc)
+    return out
+
+
+def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, domain: str,
+                        agent: Mapping[str, Any], user: Mapping[str, Any],
+                        num_trials: Any) -> dict[str, Any]:
+    ctx.expect(sim, (Mapping,), "(simulation)", "a simulation object", optional=False)
+    sim_id = ctx.expect(sim.get("id"), (str,), "id", "a simulation id", optional=False)
+    task_id = sim.get("task_id")
+    if task_id is None or isinstance(task_id, bool) or not isinstance(task_id, str | int):
+        raise ctx.error(f"expected a task id, got {task_id!r:.40}", "task_id")
+    task_id = str(task_id)
+    trial = sim.get("trial")
+    if trial is None or isinstance(trial, bool) or not isinstance(trial, int):
+        raise ctx.error(f"expected an integer trial, got {trial!r:.40}", "trial")
+    messages = sim.get("messages")
+    if messages is None:
+        if sim.get("ticks") is not None:
+            raise ctx.error("full-duplex (voice) runs store 'ticks' instead of messages; "
+                            "they are not supported yet", "messages")
+        raise ctx.error("missing required value", "messages")
+    ctx.expect(messages, (list,), "messages", "a list of messages", optional=False)
+    if not messages:
+        raise ctx.error("empty conversation: no messages", "messages")
+    flat: list[dict[str, Any]] = []
+    for idx, msg in enumerate(messages):
+        flat.extend(_convert_message(msg, idx, ctx))
+    reward_info = sim.get("reward_info")
+    ctx.expect(reward_info, (Mapping,), "reward_info", "an object")
+    reward_info = reward_info or {}
+    ri_info = reward_info.get("info") or {}
+    ctx.expect(ri_info, (Mapping,), "reward_info.info", "an object")
+    if task is not None:
+        ctx.expect(task, (Mapping,), "task", "a task object")
+    task = task or {}
+    scenario = task.get("user_scenario") or {}
+    ctx.expect(scenario, (Mapping,), "task.user_scenario", "an object")
+    shifts = scenario.get("goal_shifts") or {}
+    ctx.expect(shifts, (Mapping,), "task.user_scenario.goal_shifts", "an object")
+    persona_text = _text(scenario.get("persona"), ctx, "task.user_scenario.persona")
+    persona = persona_id(persona_text, domain=domain, task_id=task_id)
+    task_set = _task_set(task_id) if benchmark == "agentchangebench" else None
+    scenario_id = (f"agentchangebench/{domain}/{task_set}/{task_id}"
+                   if benchmark == "agentchangebench" else f"tau2/{domain}/{task_id}")
+    reward = ctx.expect(reward_info.get("reward"), (int, float), "reward_info.reward", "a number")
+    breakdown = reward_info.get("reward_breakdown")
+    ctx.expect(breakdown, (Mapping,), "reward_info.reward_breakdown", "an object")
+    tsr = _tsr_details(ri_info.get("tsr_details"), ctx)
+    verdicts = reward_info.get("nl_assertions")
+    if verdicts is None and ri_info.get("tsr_details"):
+        verdicts = ri_info["tsr_details"].get("nl_assertion_details")
+        field = "reward_info.info.tsr_details.nl_assertion_details"
+    else:
+        field = "reward_info.nl_assertions"
+    rec = empty_episode()
+    rec.update(
+        benchmark=benchmark,
+        domain=domain,
+        scenario_id=scenario_id,
+        task_id=task_id,
+        task_set=task_set,
+        rollout=trial,
+        episode_id=f"{benchmark}/{sim_id}",
+        agent_model=_text(agent.get("llm"), ctx, "info.agent_info.llm"),
+        method=_text(agent.get("implementation"), ctx, "info.agent_info.implementation"),
+        user_model=_text(user.get("llm"), ctx, "info.user_info.llm"),
+        persona=persona,
+        persona_text=None if persona_text is None or persona_text.strip() == persona
+        else persona_text,
+        source=ctx.source,
+        seed=ctx.expect(sim.get("seed"), (int,), "seed", "an integer"),
+        instructions=_instructions(scenario.get("instructions")),
+        messages=flat,
+        goals=_str_list(shifts.get("goals"), ctx, "task.user_scenario.goal_shifts.goals"),
+        required_shifts=ctx.expect(shifts.get("required_shifts"), (int,),
+                                   "task.user_scenario.goal_shifts.required_shifts", "an integer"),
+        num_trials=num_trials if isinstance(num_trials, int) else None,
+        criteria=_convert_criteria(task.get("evaluation_criteria"), ctx),
+        termination_reason=_text(sim.get("termination_reason"), ctx, "termination_reason"),
+        reward=None if reward is None else float(reward),
+        reward_basis=_str_list(reward_info.get("reward_basis"), ctx, "reward_info.reward_basis"),
+        reward_breakdown_json=None if breakdown is None else _json_text(breakdown),
+        nl_verdicts=_nl_verdicts(verdicts, ctx, field),
+        tsr_details=tsr,
+        gsrt_judge=_gsrt_judge(ri_info.get("gsrt_v2"), ctx),
+        reward_info_json=_json_text(reward_info) if reward_info else None,
+        agent_cost=_cost(sim.get("agent_cost"), ctx, "agent_cost"),
+        user_cost=_cost(sim.get("user_cost"), ctx, "user_cost"),
+    )
+    return rec
+
+
+def _cost(value: Any, ctx: _Context, field: str) -> float | None:
+    v = ctx.expect(value, (int, float), field, "a number")
+    return None if v is None else float(v)
+
+
+def read_results_dir(path: Path) -> dict[str, Any]:
+    """Read a dir-format tau2 run (``results.json`` + ``simulations/*.json``) into one object."""
+    meta_path = path / "results.json"
+    obj = json.loads(meta_path.read_text("utf-8"))
+    sims = []
+    for sim_path in sorted((path / "simulations").glob("*.json")):
+        sims.append(json.loads(sim_path.read_text("utf-8")))
+    index = obj.get("simulation_index")
+    if isinstance(index, list):
+        want = {str(e.get("id")) for e in index if isinstance(e, Mapping)}
+        have = {str(s.get("id")) for s in sims if isinstance(s, Mapping)}
+        if want != have:
+            missing, extra = sorted(want - have), sorted(have - want)
+            raise EpisodeValidationError(
+                f"simulation_index and simulations/ disagree: missing {missing[:5]}, "
+                f"extra {extra[:5]}", source=str(path), field="simulation_index")
+    obj["simulations"] = sims
+    return obj

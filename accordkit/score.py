@@ -1,0 +1,119 @@
+"""``score``: canonical episodes -> tidy metric frames.
+
+This module only dispatches: AcCoRD rows go to :mod:`accordkit.metrics.accord`, goal-shift
+rows (AgentChangeBench and plain tau2) to :mod:`accordkit.metrics.goalshift`. Each metric
+module receives an Arrow table of its rows and returns a DataFrame aligned with them (one row
+per episode) or, for the finer levels, rows carrying the position ``row`` of their episode.
+The id columns are added here, so every frame starts with :data:`accordkit.ID_COLUMNS`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import datasets
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ._arrow import arrow_table
+from .schema import ID_COLUMNS
+
+__all__ = ["score", "LEVELS"]
+
+LEVELS = ("episode", "preference", "shift")
+GOALSHIFT_BENCHMARKS = ("agentchangebench", "tau2")
+
+
+def _ids(table: pa.Table) -> pd.DataFrame:
+    return table.select(list(ID_COLUMNS)).to_pandas()
+
+
+def _rows_of(table: pa.Table, benchmarks: tuple[str, ...]) -> np.ndarray:
+    mask = pc.is_in(table.column("benchmark"), value_set=pa.array(benchmarks))
+    return np.flatnonzero(pc.fill_null(mask, False).to_numpy(zero_copy_only=False))
+
+
+def _attach(ids: pd.DataFrame, part: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
+    """Prefix a metric frame with the id columns of its episodes."""
+    if "row" in part.columns:  # finer level: one or more rows per episode
+        head = ids.iloc[rows[part["row"].to_numpy()]].reset_index(drop=True)
+        body = part.drop(columns="row").reset_index(drop=True)
+    else:
+        head = ids.iloc[rows].reset_index(drop=True)
+        body = part.reset_index(drop=True)
+    return pd.concat([head, body], axis=1)
+
+
+def score(
+    ds: datasets.Dataset,
+    *,
+    level: Literal["episode", "preference", "shift"] = "episode",
+    shop_type_gate: bool = False,
+    tcrr_mode: str = "episode",
+    action_mode: str = "best_match",
+    verdicts: pd.DataFrame | None = None,
+) -> pd.DataFrame:
+    """Re-score episodes with accordkit's metric implementations.
+
+    Parameters
+    ----------
+    ds : datasets.Dataset
+        Canonical episodes (:func:`accordkit.load`).
+    level : {"episode", "preference", "shift"}
+        ``"episode"``: one row per episode with every metric that applies to its benchmark
+        (others are absent or NaN, never 0). ``"preference"``: one row per AcCoRD
+        (episode, preference). ``"shift"``: one row per goal shift.
+    shop_type_gate : bool
+        AcCoRD shop: score the outcome 0 when the product type is wrong (spec §4.2).
+    tcrr_mode : {"episode", "upstream_a6a9157", "upstream_b2cc83c", "upstream"}
+        How redundant tool calls are counted (see ``docs/metrics.md``).
+    action_mode : {"best_match", "upstream"}
+        How calls are matched against expected actions for TSR's action channel.
+    verdicts : pandas.DataFrame, optional
+        Stored judge verdicts (:func:`accordkit.judge`) to use where the episodes hold none.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Tidy frame: the id columns (:data:`accordkit.ID_COLUMNS`) then metric columns.
+
+    Examples
+    --------
+    >>> import accordkit as ak
+    >>> scores = ak.score(ak.load("data/sample/accord"))            # doctest: +SKIP
+    >>> prefs = ak.score(ak.load("data/sample/accord"), level="preference")  # doctest: +SKIP
+    """
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+    from .metrics import accord, goalshift
+
+    table = arrow_table(ds)
+    ids = _ids(table)
+    parts = []
+    accord_rows = _rows_of(table, ("accord",))
+    goal_rows = _rows_of(table, GOALSHIFT_BENCHMARKS)
+    if level in ("episode", "preference") and len(accord_rows):
+        sub = table.take(pa.array(accord_rows))
+        fn = accord.score_episodes if level == "episode" else accord.score_preferences
+        parts.append(_attach(ids, fn(sub, shop_type_gate=shop_type_gate, verdicts=verdicts),
+                             accord_rows))
+    if level in ("episode", "shift") and len(goal_rows):
+        sub = table.take(pa.array(goal_rows))
+        if level == "episode":
+            frame = goalshift.score_episodes(sub, tcrr_mode=tcrr_mode, action_mode=action_mode,
+                                             verdicts=verdicts)
+        else:
+            frame = goalshift.score_shifts(sub)
+        parts.append(_attach(ids, frame, goal_rows))
+    if not parts:
+        return pd.DataFrame(columns=list(ID_COLUMNS))
+    if len(parts) == 1:
+        return parts[0]
+    # Keep episode order as loaded.
+    order = np.concatenate([accord_rows, goal_rows]) if level == "episode" else None
+    out = pd.concat(parts, ignore_index=True, sort=False)
+    if order is not None:
+        out = out.iloc[np.argsort(order, kind="stable")].reset_index(drop=True)
+    return out

@@ -1,0 +1,184 @@
+"""Cluster-level estimators: the statistic of a cell under any cluster weighting.
+
+Every estimator answers the same questions for a fixed set of clusters:
+
+- ``on_counts(W)``: the statistic for each row of a weight matrix ``W`` (resamples x
+  clusters); the full-data estimate is the row of ones, the leave-one-cluster-out
+  jackknife is ``1 - I``, and a bootstrap resample is a row of counts;
+- ``cluster_values()``: the statistic within each cluster alone (for paired wins);
+- ``influence()``: per-cluster linearisation terms for the cluster-robust t interval,
+  or ``None`` when there is no closed form (medians).
+
+Means and ratios reduce to per-cluster sums (``RatioEstimator``), so many of them are
+evaluated together with one matrix product; medians keep their rows
+(``MedianEstimator``) and are evaluated as weighted medians of the sorted values.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+
+from ._resample import CHUNK_ELEMENTS
+
+__all__ = ["RatioEstimator", "MedianEstimator", "ratio_from_rows"]
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = num / den
+    return np.where(den == 0, np.nan, out)
+
+
+class RatioEstimator:
+    """``sum(numerator) / sum(denominator)`` over weighted clusters.
+
+    A NaN-aware mean is the ratio whose numerator is the value (0 where NaN) and whose
+    denominator is the indicator of a non-NaN value.
+    """
+
+    kind = "ratio"
+
+    def __init__(self, num_c: np.ndarray, den_c: np.ndarray) -> None:
+        self.num_c = np.asarray(num_c, dtype=np.float64)
+        self.den_c = np.asarray(den_c, dtype=np.float64)
+        self.columns = np.column_stack([self.num_c, self.den_c])
+
+    @property
+    def n_clusters(self) -> int:
+        """Clusters that contribute to the denominator."""
+        return int(np.count_nonzero(self.den_c))
+
+    @property
+    def n_events(self) -> float:
+        """The denominator total (rows counted in a mean)."""
+        return float(self.den_c.sum())
+
+    def from_totals(self, totals: np.ndarray) -> np.ndarray:
+        """The statistic from weighted totals ``W @ columns`` (shape (b, 2))."""
+        return _ratio(totals[:, 0], totals[:, 1])
+
+    def on_counts(self, weights: np.ndarray) -> np.ndarray:
+        return self.from_totals(weights @ self.columns)
+
+    @cached_property
+    def estimate(self) -> float:
+        return float(self.from_totals(self.columns.sum(axis=0)[None, :])[0])
+
+    def jackknife(self) -> np.ndarray:
+        """Leave-one-cluster-out values, in closed form."""
+        total = self.columns.sum(axis=0)
+        return _ratio(total[0] - self.num_c, total[1] - self.den_c)
+
+    def cluster_values(self) -> np.ndarray:
+        return _ratio(self.num_c, self.den_c)
+
+    def influence(self) -> np.ndarray:
+        """Linearisation ``(num_c - R den_c) / sum(den)`` of each cluster."""
+        total_den = self.den_c.sum()
+        if total_den == 0:
+            return np.full_like(self.num_c, np.nan)
+        return (self.num_c - self.estimate * self.den_c) / total_den
+
+
+def ratio_from_rows(
+    num: np.ndarray, den: np.ndarray | None, codes: np.ndarray, n_clusters: int
+) -> RatioEstimator:
+    """Per-cluster sums of a mean (``den=None``) or of a ratio, skipping NaN rows."""
+    if den is None:
+        valid = ~np.isnan(num)
+        den_rows = valid.astype(np.float64)
+    else:
+        valid = ~(np.isnan(num) | np.isnan(den))
+        den_rows = np.where(valid, den, 0.0)
+    num_rows = np.where(valid, num, 0.0)
+    num_c = np.bincount(codes, weights=num_rows, minlength=n_clusters)
+    den_c = np.bincount(codes, weights=den_rows, minlength=n_clusters)
+    return RatioEstimator(num_c, den_c)
+
+
+class MedianEstimator:
+    """The median of the non-NaN rows, with each row weighted by its cluster's weight.
+
+    Resampling whole clusters multiplies every row of a cluster by the number of times
+    the cluster was drawn, so the median of a resample is a weighted median of the
+    original sorted values. Two equivalent evaluations are used, whichever is cheaper:
+    a matrix product with a (clusters x distinct values) count table when values repeat
+    (integer turn counts), else a gather of the weights row by row.
+    """
+
+    kind = "median"
+
+    def __init__(self, values: np.ndarray, codes: np.ndarray, n_clusters: int) -> None:
+        values = np.asarray(values, dtype=np.float64)
+        valid = ~np.isnan(values)
+        self.n_clusters_total = n_clusters
+        self.n_censored = int(np.count_nonzero(~valid))
+        vals, cl = values[valid], codes[valid]
+        order = np.argsort(vals, kind="stable")
+        self._sorted = vals[order]
+        self._codes = cl[order]
+        self._n_rows = len(vals)
+        self.uniq, inverse = np.unique(self._sorted, return_inverse=True)
+        n_uniq = len(self.uniq)
+        self._use_table = n_uniq * n_clusters <= 8 * max(self._n_rows, 1)
+        if self._use_table:
+            flat = np.bincount(self._codes * n_uniq + inverse, minlength=n_clusters * n_uniq)
+            self._table = flat.reshape(n_clusters, n_uniq).astype(np.float64)
+        self._contributing = np.unique(self._codes)
+
+    @property
+    def n_clusters(self) -> int:
+        """Clusters with at least one non-NaN row."""
+        return len(self._contributing)
+
+    @property
+    def n_events(self) -> int:
+        """Non-NaN rows."""
+        return self._n_rows
+
+    def on_counts(self, weights: np.ndarray) -> np.ndarray:
+        b = weights.shape[0]
+        out = np.full(b, np.nan)
+        if self._n_rows == 0:
+            return out
+        width = len(self.uniq) if self._use_table else self._n_rows
+        step = max(1, CHUNK_ELEMENTS // width)
+        for start in range(0, b, step):
+            w = weights[start : start + step]
+            if self._use_table:
+                out[start : start + step] = _weighted_median(w @ self._table, self.uniq)
+            else:
+                out[start : start + step] = _weighted_median(w[:, self._codes], self._sorted)
+        return out
+
+    @cached_property
+    def estimate(self) -> float:
+        return float(self.on_counts(np.ones((1, self.n_clusters_total)))[0])
+
+    def jackknife(self) -> np.ndarray:
+        return self.on_counts(1.0 - np.eye(self.n_clusters_total))
+
+    def cluster_values(self) -> np.ndarray:
+        return self.on_counts(np.eye(self.n_clusters_total))
+
+    def influence(self) -> None:
+        return None
+
+
+def _weighted_median(weights: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Median of sorted ``values`` repeated ``weights[i]`` times, for each row ``i``.
+
+    Weights are whole numbers, so the result equals ``np.median`` of the repeated data:
+    the mean of the order statistics ``floor((N + 1) / 2)`` and ``floor(N / 2) + 1``.
+    """
+    cum = np.cumsum(weights, axis=1)
+    total = cum[:, -1]
+    k_lo = np.floor((total + 1) / 2)[:, None]
+    k_hi = (np.floor(total / 2) + 1)[:, None]
+    last = len(values) - 1
+    i_lo = np.minimum(np.count_nonzero(cum < k_lo, axis=1), last)
+    i_hi = np.minimum(np.count_nonzero(cum < k_hi, axis=1), last)
+    med = (values[i_lo] + values[i_hi]) / 2
+    return np.where(total > 0, med, np.nan)

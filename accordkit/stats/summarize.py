@@ -1,0 +1,311 @@
+"""``summarize``: clustered bootstrap confidence intervals for a table of metrics."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import scipy
+
+from ._cells import cell_label, iter_cells, local_clusters, sorted_codes
+from ._estimators import MedianEstimator, RatioEstimator, ratio_from_rows
+from ._intervals import confidence_interval
+from ._resample import cell_rng, count_chunks
+from ._validate import _summarize_iv, metric_values
+from ._warnings import BCaFallbackWarning, DegenerateIntervalWarning
+from .metrics import Metric, MetricLike
+
+__all__ = ["summarize", "SMALL_CLUSTERS", "SMALL_EVENTS"]
+
+#: A cell is flagged ``small_cell`` below this many clusters ...
+SMALL_CLUSTERS = 10
+#: ... or below this many events in the metric's denominator.
+SMALL_EVENTS = 10
+
+_COLUMNS = [
+    "metric", "stat", "estimate", "ci_low", "ci_high", "n_clusters", "n_rows", "n_events",
+    "n_censored", "method", "small_cell", "confidence", "n_resamples", "seed",
+]
+
+
+def summarize(
+    frame: pd.DataFrame,
+    metrics: MetricLike | Sequence[MetricLike],
+    by: str | Sequence[str] | None = None,
+    *,
+    cluster: str | None = "scenario_id",
+    strata: str | None = None,
+    method: str = "bca",
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """Estimate metrics per group with cluster-bootstrap confidence intervals.
+
+    Rows of the same cluster (rollouts of one scenario) are not independent, so the
+    bootstrap resamples whole clusters: every resample draws ``C`` clusters with
+    replacement from the ``C`` clusters of the cell and recomputes each metric on the
+    rows of the drawn clusters.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Tidy scores: one row per rollout (or per shift, per preference ...).
+    metrics : str, (str, str), Metric, or a list of these
+        A column name is the NaN-aware mean of that column (sum of the non-NaN values
+        over their count, recomputed on every resample); a ``(numerator, denominator)``
+        tuple is the ratio of the column sums over rows where both are non-NaN; a
+        :class:`Metric` names either form or asks for a median. A tuple is always one
+        ratio metric: put several metrics in a list.
+    by : str, list of str, or None
+        Grouping columns; each combination of values is one cell. ``None`` or ``()``
+        gives a single cell over all rows. Missing group values form their own cell.
+    cluster : str or None, default "scenario_id"
+        The resampling unit. ``None`` resamples rows (each row its own cluster), which
+        is only right when rows are independent.
+    strata : str, optional
+        Resample clusters within each stratum (e.g. ``"domain"``), keeping each
+        stratum's number of clusters fixed. Every cluster must lie in one stratum.
+    method : {"bca", "percentile", "basic", "t"}, default "bca"
+        Interval type. BCa uses a leave-one-cluster-out jackknife for its acceleration
+        and falls back to the percentile interval, with a ``BCaFallbackWarning``, when
+        it is undefined (e.g. a constant metric). ``"t"`` is the cluster-robust t
+        interval: estimate +- t(df) x the linearised cluster-robust standard error,
+        ``df = clusters - strata``; medians have no closed form, so for them the
+        standard error is the standard deviation of the bootstrap distribution.
+    confidence : float, default 0.95
+        Two-sided confidence level, strictly between 0 and 1.
+    n_resamples : int, default 10_000
+        Bootstrap resamples per cell (unused for ``method="t"`` unless there is a median).
+    seed : int, default 0
+        Each cell draws from a generator seeded by ``(seed, cell values)``, never the
+        global RNG; the draws are shared by every metric of the cell, so a cell's
+        interval does not change when groups or metrics are added to the table.
+
+    Returns
+    -------
+    DataFrame
+        One row per cell and metric: the ``by`` columns, ``metric``, ``stat`` (mean,
+        ratio or median), ``estimate``, ``ci_low``, ``ci_high``, ``n_clusters``
+        (clusters that contribute to the metric), ``n_rows`` (rows of the cell),
+        ``n_events`` (the denominator: non-NaN rows of a mean or median, the
+        denominator sum of a ratio), ``n_censored`` (NaN rows of a median; NA for other
+        metrics), ``method`` (the interval actually used), ``small_cell`` (fewer than
+        10 clusters or 10 events), and the settings ``confidence``, ``n_resamples`` and
+        ``seed``. ``DataFrame.attrs["provenance"]`` records every setting. A metric
+        with fewer than two contributing clusters gets a NaN interval and a
+        ``DegenerateIntervalWarning``; resamples in which a metric has no rows at all
+        are left out of its interval, with the same warning.
+
+    See Also
+    --------
+    compare : paired differences between models.
+    format_table : paper-style rendering of the result.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from accordkit.stats import summarize
+    >>> rng = np.random.default_rng(1)
+    >>> frame = pd.DataFrame({
+    ...     "scenario_id": np.repeat(np.arange(40), 3),
+    ...     "success": rng.random(120) < np.repeat(rng.uniform(0.3, 0.9, 40), 3),
+    ... })
+    >>> table = summarize(frame, "success", n_resamples=2_000)
+    >>> table[["metric", "n_clusters", "n_rows", "method", "small_cell"]]
+        metric  n_clusters  n_rows method  small_cell
+    0  success          40     120    bca       False
+    >>> row = table.iloc[0]
+    >>> bool(row.ci_low < row.estimate < row.ci_high)
+    True
+    """
+    args = _summarize_iv(frame, metrics, by, cluster, strata, method, confidence,
+                         n_resamples, seed)
+    frame = args.frame
+    values = {col: metric_values(frame, col) for m in args.metrics for col in m.columns}
+    if args.cluster is None:
+        cluster_codes = np.arange(len(frame), dtype=np.intp)
+    else:
+        cluster_codes, _ = sorted_codes(frame[args.cluster])
+    if args.strata is not None:
+        strata_codes, strata_values = sorted_codes(frame[args.strata])
+
+    notes: dict[str, list[str]] = {"bca": [], "degenerate": [], "empty": []}
+    rows = []
+    for cell in iter_cells(frame, args.by):
+        pos = cell.positions
+        codes, members = local_clusters(cluster_codes[pos])
+        n_clusters = len(members)
+        if args.strata is None:
+            streams = [(cell_rng(args.seed, cell.key), np.arange(n_clusters))]
+            cluster_stratum = np.zeros(n_clusters, dtype=np.intp)
+        else:
+            cluster_stratum = np.empty(n_clusters, dtype=np.intp)
+            cluster_stratum[codes] = strata_codes[pos]
+            streams = [
+                (cell_rng(args.seed, cell.key + (("__stratum__", strata_values[h]),)),
+                 np.flatnonzero(cluster_stratum == h))
+                for h in np.unique(cluster_stratum)
+            ]
+        estimators = [_estimator(m, values, pos, codes, n_clusters) for m in args.metrics]
+        thetas = _bootstrap(estimators, streams, n_clusters, args)
+        label = cell_label(args.by, cell.values)
+        for metric, est, theta_b in zip(args.metrics, estimators, thetas, strict=True):
+            row = _summary_row(metric, est, theta_b, cluster_stratum, args, label, notes)
+            rows.append({**dict(zip(args.by, cell.values, strict=True)), **row,
+                         "n_rows": len(pos)})
+
+    _warn(notes)
+    out = pd.DataFrame(rows, columns=[*args.by, *_COLUMNS])
+    out["n_censored"] = out["n_censored"].astype("Int64")
+    out.attrs["provenance"] = {
+        "function": "summarize",
+        "method": args.method,
+        "confidence": args.confidence,
+        "n_resamples": args.n_resamples,
+        "seed": args.seed,
+        "cluster": args.cluster,
+        "strata": args.strata,
+        "by": list(args.by),
+        "metrics": [m.name for m in args.metrics],
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+    }
+    return out
+
+
+def _estimator(
+    metric: Metric, values: dict[str, np.ndarray], pos: np.ndarray, codes: np.ndarray,
+    n_clusters: int,
+) -> RatioEstimator | MedianEstimator:
+    if metric.kind == "median":
+        return MedianEstimator(values[metric.column][pos], codes, n_clusters)
+    if metric.kind == "ratio":
+        num, den = metric.column
+        return ratio_from_rows(values[num][pos], values[den][pos], codes, n_clusters)
+    return ratio_from_rows(values[metric.column][pos], None, codes, n_clusters)
+
+
+def _bootstrap(estimators, streams, n_clusters, args) -> list[np.ndarray | None]:
+    """Bootstrap distributions of every metric of a cell, from one set of draws.
+
+    Means and ratios are stacked into one (clusters x 2k) matrix of per-cluster sums so a
+    block of resamples costs one matrix product for all of them.
+    """
+    needs = [args.method != "t" or est.kind == "median" for est in estimators]
+    if not any(needs):
+        return [None] * len(estimators)
+    ratio_idx = [i for i, e in enumerate(estimators) if e.kind == "ratio" and needs[i]]
+    other_idx = [i for i, e in enumerate(estimators) if e.kind != "ratio" and needs[i]]
+    stacked = (np.hstack([estimators[i].columns for i in ratio_idx]) if ratio_idx
+               else np.empty((n_clusters, 0)))
+    parts: dict[int, list[np.ndarray]] = {i: [] for i in ratio_idx + other_idx}
+    for counts in count_chunks(streams, n_clusters, args.n_resamples):
+        totals = counts @ stacked
+        for j, i in enumerate(ratio_idx):
+            parts[i].append(estimators[i].from_totals(totals[:, 2 * j : 2 * j + 2]))
+        for i in other_idx:
+            parts[i].append(estimators[i].on_counts(counts))
+    return [np.concatenate(parts[i]) if i in parts else None for i in range(len(estimators))]
+
+
+def _t_se(est, cluster_stratum: np.ndarray) -> tuple[float | None, float]:
+    """Cluster-robust (linearised, CR1-type) standard error and its degrees of freedom.
+
+    ``var = sum_h n_h / (n_h - 1) * sum_{c in h} (e_c - mean_h e)^2`` over the
+    contributing clusters, ``df = clusters - strata``. Medians return ``None``: the
+    caller then uses the bootstrap standard deviation.
+    """
+    contributing = _contributing(est)
+    strata = cluster_stratum[contributing]
+    df = float(len(contributing) - len(np.unique(strata)))
+    influence = est.influence()
+    if influence is None:
+        return None, df
+    e = influence[contributing]
+    var = 0.0
+    for h in np.unique(strata):
+        e_h = e[strata == h]
+        if len(e_h) > 1:
+            var += len(e_h) / (len(e_h) - 1) * float(np.sum((e_h - e_h.mean()) ** 2))
+    return float(np.sqrt(var)), df
+
+
+def _contributing(est) -> np.ndarray:
+    if isinstance(est, MedianEstimator):
+        return est._contributing
+    return np.flatnonzero(est.den_c)
+
+
+def _summary_row(metric, est, theta_b, cluster_stratum, args, label, notes) -> dict:
+    estimate = est.estimate
+    n_clusters = est.n_clusters
+    n_events = float(est.n_events)
+    if n_clusters < 2:
+        low = high = np.nan
+        used = args.method
+        notes["degenerate"].append(f"{metric.name!r} in {label} ({n_clusters} cluster(s))")
+    else:
+        t_se, t_df = _t_se(est, cluster_stratum) if args.method == "t" else (None, 0.0)
+        if theta_b is not None:
+            n_empty = int(np.count_nonzero(np.isnan(theta_b)))
+            if n_empty:
+                notes["empty"].append(
+                    f"{metric.name!r} in {label} ({n_empty} of {len(theta_b)} resamples)"
+                )
+        interval = confidence_interval(
+            estimate, theta_b if theta_b is not None else np.empty(0),
+            method=args.method, confidence=args.confidence,
+            jackknifes=[est.jackknife()] if args.method == "bca" else [],
+            t_se=t_se, t_df=t_df,
+        )
+        low, high, used = interval.low, interval.high, interval.method
+        if interval.note == "bca-undefined":
+            notes["bca"].append(f"{metric.name!r} in {label}")
+    return {
+        "metric": metric.name,
+        "stat": metric.kind,
+        "estimate": estimate,
+        "ci_low": low,
+        "ci_high": high,
+        "n_clusters": n_clusters,
+        "n_events": n_events,
+        "n_censored": est.n_censored if metric.kind == "median" else pd.NA,
+        "method": used,
+        "small_cell": bool(n_clusters < SMALL_CLUSTERS or n_events < SMALL_EVENTS),
+        "confidence": args.confidence,
+        "n_resamples": args.n_resamples,
+        "seed": args.seed,
+    }
+
+
+def _listing(items: list[str], limit: int = 8) -> str:
+    shown = "; ".join(items[:limit])
+    return shown + (f"; and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def _warn(notes: dict[str, list[str]]) -> None:
+    if notes["bca"]:
+        warnings.warn(
+            "BCa interval undefined (constant metric or degenerate jackknife) for "
+            f"{_listing(notes['bca'])}; used the percentile interval instead "
+            "(the `method` column says so)",
+            BCaFallbackWarning,
+            stacklevel=3,
+        )
+    if notes["degenerate"]:
+        warnings.warn(
+            "fewer than two clusters, so no interval (ci_low/ci_high are NaN) for "
+            f"{_listing(notes['degenerate'])}",
+            DegenerateIntervalWarning,
+            stacklevel=3,
+        )
+    if notes["empty"]:
+        warnings.warn(
+            "some resamples drew no rows for the metric and were left out of its "
+            f"interval: {_listing(notes['empty'])}",
+            DegenerateIntervalWarning,
+            stacklevel=3,
+        )

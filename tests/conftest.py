@@ -1,0 +1,49 @@
+"""Shared test fixtures: paths to the sample data and to the released fixture files."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("ACCORDKIT_SHARED", REPO.parent / "shared"))
+FIXTURES = SHARED / "fixtures"
+ACB = FIXTURES / "agentchangebench"
+TAU2 = FIXTURES / "tau2"
+SAMPLE = REPO / "data" / "sample"
+
+
+def _need(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(f"released fixture files not found at {path} "
+                    "(set ACCORDKIT_SHARED to the folder holding fixtures/)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def acb_dir() -> Path:
+    """Folder of real AgentChangeBench result files (skips when absent)."""
+    return _need(ACB)
+
+
+@pytest.fixture(scope="session")
+def tau2_dir() -> Path:
+    """Folder of real tau2-bench result files (skips when absent)."""
+    return _need(TAU2)
+
+
+@pytest.fixture(scope="session")
+def expected_upstream(acb_dir: Path) -> dict:
+    """Values the upstream AgentChangeBench code computes on each fixture file."""
+    import json
+
+    return json.loads((acb_dir / "expected_upstream.json").read_text())["files"]
+
+
+@pytest.fixture(scope="session")
+def sample_dir() -> Path:
+    if not SAMPLE.exists():
+        pytest.skip("data/sample has not been generated (run `make sample`)")
+    return SAMPLE
