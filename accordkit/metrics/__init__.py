@@ -1,0 +1,1 @@
+"""Metric implementations: pure functions from canonical episodes to metric values."""

@@ -1,0 +1,1 @@
+"""Deterministic scripted simulators that make the embedded sample data."""
