@@ -11,11 +11,13 @@ Tables are rendered by :func:`accordkit.tables.format_table`.
 """
 
 from ._warnings import BCaFallbackWarning, DegenerateIntervalWarning, UnpairedComparisonWarning
+from .compare import compare
 from .metrics import Metric
 from .summarize import summarize
 
 __all__ = [
     "summarize",
+    "compare",
     "Metric",
     "BCaFallbackWarning",
     "DegenerateIntervalWarning",

@@ -21,8 +21,9 @@ from functools import cached_property
 import numpy as np
 
 from ._resample import CHUNK_ELEMENTS
+from .metrics import Metric
 
-__all__ = ["RatioEstimator", "MedianEstimator", "ratio_from_rows"]
+__all__ = ["RatioEstimator", "MedianEstimator", "ratio_from_rows", "estimator_for"]
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -49,6 +50,10 @@ class RatioEstimator:
     def n_clusters(self) -> int:
         """Clusters that contribute to the denominator."""
         return int(np.count_nonzero(self.den_c))
+
+    def contributing(self) -> np.ndarray:
+        """Indices of the clusters with a non-zero denominator."""
+        return np.flatnonzero(self.den_c)
 
     @property
     def n_events(self) -> float:
@@ -133,6 +138,10 @@ class MedianEstimator:
         """Clusters with at least one non-NaN row."""
         return len(self._contributing)
 
+    def contributing(self) -> np.ndarray:
+        """Indices of the clusters with at least one non-NaN row."""
+        return self._contributing
+
     @property
     def n_events(self) -> int:
         """Non-NaN rows."""
@@ -182,3 +191,19 @@ def _weighted_median(weights: np.ndarray, values: np.ndarray) -> np.ndarray:
     i_hi = np.minimum(np.count_nonzero(cum < k_hi, axis=1), last)
     med = (values[i_lo] + values[i_hi]) / 2
     return np.where(total > 0, med, np.nan)
+
+
+def estimator_for(
+    metric: Metric,
+    values: dict[str, np.ndarray],
+    pos: np.ndarray,
+    codes: np.ndarray,
+    n_clusters: int,
+) -> RatioEstimator | MedianEstimator:
+    """The estimator of ``metric`` on the rows ``pos``, whose clusters are ``codes``."""
+    if metric.kind == "median":
+        return MedianEstimator(values[metric.column][pos], codes, n_clusters)
+    if metric.kind == "ratio":
+        num, den = metric.column
+        return ratio_from_rows(values[num][pos], values[den][pos], codes, n_clusters)
+    return ratio_from_rows(values[metric.column][pos], None, codes, n_clusters)

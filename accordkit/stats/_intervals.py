@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-__all__ = ["Interval", "confidence_interval", "quantile_linear", "bca_levels"]
+__all__ = ["Interval", "confidence_interval", "quantile_linear", "bca_levels", "robust_se"]
 
 
 @dataclass(frozen=True)
@@ -126,3 +126,20 @@ def confidence_interval(
     if method == "basic":
         low, high = 2 * theta_hat - high, 2 * theta_hat - low
     return Interval(low, high, used, note)
+
+
+def robust_se(influence: np.ndarray, strata: np.ndarray | None = None) -> tuple[float, float]:
+    """Cluster-robust (CR1-type) standard error from per-cluster linearisation terms.
+
+    ``var = sum_h n_h / (n_h - 1) * sum_{c in h} (e_c - mean_h e)^2``, with
+    ``df = clusters - strata``. A stratum with one cluster adds no variance.
+    """
+    if strata is None:
+        strata = np.zeros(len(influence), dtype=np.intp)
+    labels = np.unique(strata)
+    var = 0.0
+    for h in labels:
+        e_h = influence[strata == h]
+        if len(e_h) > 1:
+            var += len(e_h) / (len(e_h) - 1) * float(np.sum((e_h - e_h.mean()) ** 2))
+    return float(np.sqrt(var)), float(len(influence) - len(labels))

@@ -16,10 +16,21 @@ import pandas as pd
 
 from .metrics import Metric, MetricLike, as_metric
 
-__all__ = ["METHODS", "ADJUSTS", "TESTS", "SummarizeArgs", "CompareArgs",
+__all__ = ["METHODS", "ADJUSTS", "TESTS", "SUMMARY_COLUMNS", "COMPARE_COLUMNS", "SummarizeArgs", "CompareArgs",
            "_summarize_iv", "_compare_iv", "metric_values"]
 
 METHODS = ("bca", "percentile", "basic", "t")
+#: columns of a summarize result after the ``by`` columns
+SUMMARY_COLUMNS = (
+    "metric", "stat", "estimate", "ci_low", "ci_high", "n_clusters", "n_rows", "n_events",
+    "n_censored", "ci_method", "small_cell", "confidence", "n_resamples", "seed",
+)
+#: columns of a compare result after the ``by`` columns and the ``between`` column
+COMPARE_COLUMNS = (
+    "metric", "baseline", "estimate", "baseline_estimate", "delta", "ci_low", "ci_high",
+    "p_value", "p_adjusted", "prob_improvement", "tie_group", "baseline_tie_group", "n_pairs",
+    "paired", "ci_method", "small_cell", "confidence", "n_resamples", "seed", "adjust", "test",
+)
 ADJUSTS = ("holm", "bh", "none")
 TESTS = ("bootstrap", "permutation")
 
@@ -85,7 +96,15 @@ def _check_complete(frame: pd.DataFrame, column: str, arg: str) -> None:
         )
 
 
-def _check_by(frame: pd.DataFrame, by: object) -> tuple[str, ...]:
+def _check_reserved(name: str, arg: str, reserved: tuple[str, ...]) -> None:
+    if name in reserved:
+        raise ValueError(
+            f"`{arg}` column {name!r} has the name of a result column; rename it first, "
+            f"e.g. frame.rename(columns={{{name!r}: {name + '_'!r}}})"
+        )
+
+
+def _check_by(frame: pd.DataFrame, by: object, reserved: tuple[str, ...]) -> tuple[str, ...]:
     if by is None:
         return ()
     if isinstance(by, str):
@@ -93,6 +112,8 @@ def _check_by(frame: pd.DataFrame, by: object) -> tuple[str, ...]:
     if not isinstance(by, list | tuple):
         raise TypeError(f"`by` must be a column name, a list of names or None, got {by!r}")
     names = tuple(_check_column(frame, b, "by") for b in by)
+    for name in names:
+        _check_reserved(name, "by", reserved)
     if len(set(names)) != len(names):
         raise ValueError(f"`by` names a column twice: {list(names)!r}")
     return names
@@ -211,7 +232,7 @@ def _summarize_iv(
 ) -> SummarizeArgs:
     frame = _check_frame(frame)
     metrics_ = _check_metrics(frame, metrics)
-    by_ = _check_by(frame, by)
+    by_ = _check_by(frame, by, SUMMARY_COLUMNS)
     if cluster is not None:
         cluster = _check_column(frame, cluster, "cluster")
         _check_complete(frame, cluster, "cluster")
@@ -231,9 +252,6 @@ def _summarize_iv(
         n_resamples=_check_n_resamples(n_resamples),
         seed=_check_seed(seed),
     )
-
-
-_COMPARE_OUTPUT = ("metric", "baseline", "delta", "estimate", "baseline_estimate")
 
 
 def _compare_iv(
@@ -256,11 +274,10 @@ def _compare_iv(
     (metric_,) = _check_metrics(frame, metric)
     between = _check_column(frame, between, "between")
     _check_complete(frame, between, "between")
-    if between in _COMPARE_OUTPUT:
-        raise ValueError(f"`between` column {between!r} clashes with an output column name")
+    _check_reserved(between, "between", COMPARE_COLUMNS)
     pair_on = _check_column(frame, pair_on, "pair_on")
     _check_complete(frame, pair_on, "pair_on")
-    by_ = _check_by(frame, by)
+    by_ = _check_by(frame, by, COMPARE_COLUMNS)
     if between in by_:
         raise ValueError(f"`by` must not contain the `between` column {between!r}")
     levels = pd.unique(frame[between])

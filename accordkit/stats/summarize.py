@@ -10,12 +10,12 @@ import pandas as pd
 import scipy
 
 from ._cells import cell_label, iter_cells, local_clusters, sorted_codes
-from ._estimators import MedianEstimator, RatioEstimator, ratio_from_rows
-from ._intervals import confidence_interval
+from ._estimators import estimator_for
+from ._intervals import confidence_interval, robust_se
 from ._resample import cell_rng, count_chunks
-from ._validate import _summarize_iv, metric_values
+from ._validate import SUMMARY_COLUMNS, _summarize_iv, metric_values
 from ._warnings import BCaFallbackWarning, DegenerateIntervalWarning
-from .metrics import Metric, MetricLike
+from .metrics import MetricLike
 
 __all__ = ["summarize", "SMALL_CLUSTERS", "SMALL_EVENTS"]
 
@@ -23,11 +23,6 @@ __all__ = ["summarize", "SMALL_CLUSTERS", "SMALL_EVENTS"]
 SMALL_CLUSTERS = 10
 #: ... or below this many events in the metric's denominator.
 SMALL_EVENTS = 10
-
-_COLUMNS = [
-    "metric", "stat", "estimate", "ci_low", "ci_high", "n_clusters", "n_rows", "n_events",
-    "n_censored", "method", "small_cell", "confidence", "n_resamples", "seed",
-]
 
 
 def summarize(
@@ -92,7 +87,7 @@ def summarize(
         (clusters that contribute to the metric), ``n_rows`` (rows of the cell),
         ``n_events`` (the denominator: non-NaN rows of a mean or median, the
         denominator sum of a ratio), ``n_censored`` (NaN rows of a median; NA for other
-        metrics), ``method`` (the interval actually used), ``small_cell`` (fewer than
+        metrics), ``ci_method`` (the interval actually used), ``small_cell`` (fewer than
         10 clusters or 10 events), and the settings ``confidence``, ``n_resamples`` and
         ``seed``. ``DataFrame.attrs["provenance"]`` records every setting. A metric
         with fewer than two contributing clusters gets a NaN interval and a
@@ -114,9 +109,9 @@ def summarize(
     ...     "success": rng.random(120) < np.repeat(rng.uniform(0.3, 0.9, 40), 3),
     ... })
     >>> table = summarize(frame, "success", n_resamples=2_000)
-    >>> table[["metric", "n_clusters", "n_rows", "method", "small_cell"]]
-        metric  n_clusters  n_rows method  small_cell
-    0  success          40     120    bca       False
+    >>> table[["metric", "n_clusters", "n_rows", "ci_method", "small_cell"]]
+        metric  n_clusters  n_rows ci_method  small_cell
+    0  success          40     120       bca       False
     >>> row = table.iloc[0]
     >>> bool(row.ci_low < row.estimate < row.ci_high)
     True
@@ -149,7 +144,7 @@ def summarize(
                  np.flatnonzero(cluster_stratum == h))
                 for h in np.unique(cluster_stratum)
             ]
-        estimators = [_estimator(m, values, pos, codes, n_clusters) for m in args.metrics]
+        estimators = [estimator_for(m, values, pos, codes, n_clusters) for m in args.metrics]
         thetas = _bootstrap(estimators, streams, n_clusters, args)
         label = cell_label(args.by, cell.values)
         for metric, est, theta_b in zip(args.metrics, estimators, thetas, strict=True):
@@ -158,7 +153,7 @@ def summarize(
                          "n_rows": len(pos)})
 
     _warn(notes)
-    out = pd.DataFrame(rows, columns=[*args.by, *_COLUMNS])
+    out = pd.DataFrame(rows, columns=[*args.by, *SUMMARY_COLUMNS])
     out["n_censored"] = out["n_censored"].astype("Int64")
     out.attrs["provenance"] = {
         "function": "summarize",
@@ -174,18 +169,6 @@ def summarize(
         "scipy": scipy.__version__,
     }
     return out
-
-
-def _estimator(
-    metric: Metric, values: dict[str, np.ndarray], pos: np.ndarray, codes: np.ndarray,
-    n_clusters: int,
-) -> RatioEstimator | MedianEstimator:
-    if metric.kind == "median":
-        return MedianEstimator(values[metric.column][pos], codes, n_clusters)
-    if metric.kind == "ratio":
-        num, den = metric.column
-        return ratio_from_rows(values[num][pos], values[den][pos], codes, n_clusters)
-    return ratio_from_rows(values[metric.column][pos], None, codes, n_clusters)
 
 
 def _bootstrap(estimators, streams, n_clusters, args) -> list[np.ndarray | None]:
@@ -212,31 +195,17 @@ def _bootstrap(estimators, streams, n_clusters, args) -> list[np.ndarray | None]
 
 
 def _t_se(est, cluster_stratum: np.ndarray) -> tuple[float | None, float]:
-    """Cluster-robust (linearised, CR1-type) standard error and its degrees of freedom.
+    """Cluster-robust standard error over the contributing clusters, and its df.
 
-    ``var = sum_h n_h / (n_h - 1) * sum_{c in h} (e_c - mean_h e)^2`` over the
-    contributing clusters, ``df = clusters - strata``. Medians return ``None``: the
-    caller then uses the bootstrap standard deviation.
+    Medians have no closed form: ``None`` makes the interval use the bootstrap standard
+    deviation instead.
     """
-    contributing = _contributing(est)
-    strata = cluster_stratum[contributing]
-    df = float(len(contributing) - len(np.unique(strata)))
+    contributing = est.contributing()
     influence = est.influence()
+    strata = cluster_stratum[contributing]
     if influence is None:
-        return None, df
-    e = influence[contributing]
-    var = 0.0
-    for h in np.unique(strata):
-        e_h = e[strata == h]
-        if len(e_h) > 1:
-            var += len(e_h) / (len(e_h) - 1) * float(np.sum((e_h - e_h.mean()) ** 2))
-    return float(np.sqrt(var)), df
-
-
-def _contributing(est) -> np.ndarray:
-    if isinstance(est, MedianEstimator):
-        return est._contributing
-    return np.flatnonzero(est.den_c)
+        return None, float(len(contributing) - len(np.unique(strata)))
+    return robust_se(influence[contributing], strata)
 
 
 def _summary_row(metric, est, theta_b, cluster_stratum, args, label, notes) -> dict:
@@ -273,7 +242,7 @@ def _summary_row(metric, est, theta_b, cluster_stratum, args, label, notes) -> d
         "n_clusters": n_clusters,
         "n_events": n_events,
         "n_censored": est.n_censored if metric.kind == "median" else pd.NA,
-        "method": used,
+        "ci_method": used,
         "small_cell": bool(n_clusters < SMALL_CLUSTERS or n_events < SMALL_EVENTS),
         "confidence": args.confidence,
         "n_resamples": args.n_resamples,
@@ -291,7 +260,7 @@ def _warn(notes: dict[str, list[str]]) -> None:
         warnings.warn(
             "BCa interval undefined (constant metric or degenerate jackknife) for "
             f"{_listing(notes['bca'])}; used the percentile interval instead "
-            "(the `method` column says so)",
+            "(the `ci_method` column says so)",
             BCaFallbackWarning,
             stacklevel=3,
         )
