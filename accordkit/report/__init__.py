@@ -1,0 +1,8 @@
+"""Batch reports: parameterized notebooks run by papermill, exported to HTML."""
+
+from .notebooks import NOTEBOOKS, NotebookSpec
+from .outputs import ReportOutputs
+from .provenance import collect_provenance
+from .runner import build_report
+
+__all__ = ["NOTEBOOKS", "NotebookSpec", "ReportOutputs", "build_report", "collect_provenance"]

@@ -1,0 +1,111 @@
+"""The report's notebooks and what each needs to run.
+
+A notebook whose inputs are absent is skipped with the reason (a skip is not a failure).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._env import PROJECT_ROOT
+
+__all__ = ["NotebookSpec", "NOTEBOOKS", "InputFacts", "NOTEBOOK_DIR", "skip_reason"]
+
+NOTEBOOK_DIR = PROJECT_ROOT / "notebooks"
+
+#: Requirement -> human-readable reason used when it is not met.
+_REASONS = {
+    "accord": "no AcCoRD episodes in the sources",
+    "goalshift": "no AgentChangeBench or tau2 episodes in the sources",
+    "usersim_verdicts": "no stored usersim_tests verdicts (pass --verdicts FILE)",
+    "two_models": "fewer than two agent models (or model/method pairs) to compare",
+    "episodes": "no episodes in the sources",
+}
+
+
+@dataclass(frozen=True)
+class NotebookSpec:
+    """One report notebook: file name, title, one-line description and requirements."""
+
+    name: str
+    title: str
+    description: str
+    needs: tuple[str, ...]
+
+    @property
+    def path(self) -> Path:
+        return NOTEBOOK_DIR / f"{self.name}.ipynb"
+
+
+NOTEBOOKS: tuple[NotebookSpec, ...] = (
+    NotebookSpec("accord_results", "AcCoRD results",
+                 "Table 3 (completion, outcome, perfect outcome, task score) and Table 4 "
+                 "(per-dynamic preference scores, interaction cost) with clustered intervals.",
+                 ("accord",)),
+    NotebookSpec("goalshift_results", "Goal-shift results (AgentChangeBench / tau2)",
+                 "TSR and its channels, TUE, TCRR, recovery and GSRT, pass^k, by domain, model "
+                 "and persona, and accordkit's definitions next to the upstream ones.",
+                 ("goalshift",)),
+    NotebookSpec("usersim_unit_tests", "User-simulator unit tests",
+                 "AcCoRD Table 6 analog: pass rates per unit test and judge model, and the "
+                 "agreement between judge models, from stored verdicts.",
+                 ("usersim_verdicts",)),
+    NotebookSpec("compare_models", "Paired model comparisons",
+                 "Differences against a baseline on shared scenarios, with adjusted p-values, "
+                 "probability of improvement and tie groups.",
+                 ("two_models",)),
+    NotebookSpec("error_analysis", "Error analysis",
+                 "Episodes behind each failure type, and conversations rendered with their "
+                 "preference reveals, goal shifts and tool calls.",
+                 ("episodes",)),
+)
+
+
+@dataclass(frozen=True)
+class InputFacts:
+    """What the sources of a report contain."""
+
+    n_episodes: int
+    benchmarks: frozenset[str]
+    n_agent_configs: Mapping[str, int]
+    verdict_judges: frozenset[str]
+
+    @classmethod
+    def from_sources(cls, ds: Any, verdicts: list[str]) -> InputFacts:
+        import pandas as pd
+
+        from ..frame import to_frame
+
+        frame = to_frame(ds) if len(ds) else pd.DataFrame(
+            columns=["benchmark", "agent_model", "method"])
+        configs = {}
+        for bench, part in frame.groupby("benchmark"):
+            configs[str(bench)] = int(part[["agent_model", "method"]].astype(str)
+                                      .drop_duplicates().shape[0])
+        judges: set[str] = set()
+        for path in verdicts:
+            judges |= set(pd.read_parquet(path, columns=["judge"])["judge"].astype(str))
+        return cls(len(frame), frozenset(frame["benchmark"].astype(str)), configs,
+                   frozenset(judges))
+
+    def has(self, need: str) -> bool:
+        if need == "accord":
+            return "accord" in self.benchmarks
+        if need == "goalshift":
+            return bool(self.benchmarks & {"agentchangebench", "tau2"})
+        if need == "usersim_verdicts":
+            return "usersim_tests" in self.verdict_judges
+        if need == "two_models":
+            return any(n >= 2 for n in self.n_agent_configs.values())
+        if need == "episodes":
+            return self.n_episodes > 0
+        raise ValueError(f"unknown notebook requirement {need!r}")
+
+
+def skip_reason(spec: NotebookSpec, facts: InputFacts) -> str | None:
+    """Why ``spec`` cannot run on these inputs, or None when it can."""
+    missing = [_REASONS[n] for n in spec.needs if not facts.has(n)]
+    return "; ".join(missing) or None

@@ -1,0 +1,119 @@
+"""What notebooks call to write their tables and figures with provenance attached.
+
+A notebook creates one :class:`ReportOutputs` and hands it every table and figure it shows:
+tables are written as CSV (with a ``.provenance.json`` sidecar), Markdown and LaTeX, and
+returned as HTML for display; figures are written as PNG and SVG with the provenance line
+in their metadata.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..tables import format_table
+from .provenance import provenance_line
+
+__all__ = ["ReportOutputs"]
+
+
+class _HTML:
+    """Minimal rich-display wrapper (avoids importing IPython in library code)."""
+
+    def __init__(self, html: str) -> None:
+        self.html = html
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def __repr__(self) -> str:
+        return "<table: rendered as HTML in notebooks>"
+
+
+@dataclass
+class ReportOutputs:
+    """Writes one notebook's tables and figures under ``out_dir``.
+
+    Parameters
+    ----------
+    out_dir : str or Path
+        Report folder; tables go to ``tables/`` and figures to ``figures/``.
+    notebook : str
+        Prefix for every file name.
+    provenance : mapping, optional
+        From :func:`accordkit.report.provenance.collect_provenance`; or a path to its JSON.
+    """
+
+    out_dir: str | Path
+    notebook: str
+    provenance: Mapping[str, Any] | str | Path | None = None
+    written: list[Path] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.out_dir = Path(self.out_dir)
+        if isinstance(self.provenance, str | Path):
+            path = Path(self.provenance)
+            self.provenance = json.loads(path.read_text()) if path.is_file() else None
+        self.provenance = dict(self.provenance or {})
+
+    @property
+    def line(self) -> str:
+        """One-line provenance for captions."""
+        return provenance_line(self.provenance) if self.provenance else ""
+
+    def _stem(self, kind: str, name: str) -> Path:
+        path = self.out_dir / kind / f"{self.notebook}__{name}"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def table(self, summary: pd.DataFrame, name: str, *, rows: str | Sequence[str],
+              columns: str | Sequence[str] | None = "metric", caption: str | None = None,
+              digits: int = 3, value: str = "estimate") -> _HTML:
+        """Write a summary table (CSV, Markdown, LaTeX) and return it as HTML for display."""
+        stem = self._stem("tables", name)
+        summary.to_csv(stem.with_suffix(".csv"), index=False)
+        meta = {"caption": caption, "provenance": self.provenance,
+                "interval_settings": summary.attrs.get("provenance")}
+        stem.with_suffix(".provenance.json").write_text(
+            json.dumps(meta, indent=1, default=str), encoding="utf-8")
+        full = caption or ""
+        kwargs = dict(rows=rows, columns=columns, digits=digits, value=value)
+        auto = format_table(summary, fmt="markdown", **kwargs).split("\n\n")
+        auto_caption = auto[1] if len(auto) > 1 else ""
+        text = " ".join(p for p in (full, auto_caption, f"[{self.line}]" if self.line else "")
+                        if p)
+        md = format_table(summary, fmt="markdown", caption=text, **kwargs)
+        tex = format_table(summary, fmt="latex", caption=text, **kwargs)
+        html = format_table(summary, fmt="html", caption=text, **kwargs)
+        stem.with_suffix(".md").write_text(md, encoding="utf-8")
+        stem.with_suffix(".tex").write_text(f"% {self.line}\n{tex}", encoding="utf-8")
+        self.written += [stem.with_suffix(s) for s in (".csv", ".md", ".tex")]
+        return _HTML(html)
+
+    def frame(self, frame: pd.DataFrame, name: str, *, caption: str = "",
+              max_rows: int = 60) -> _HTML:
+        """Write a plain frame (no intervals) as CSV and return it as HTML for display."""
+        stem = self._stem("tables", name)
+        frame.to_csv(stem.with_suffix(".csv"), index=False)
+        stem.with_suffix(".provenance.json").write_text(
+            json.dumps({"caption": caption, "provenance": self.provenance}, indent=1,
+                       default=str), encoding="utf-8")
+        self.written.append(stem.with_suffix(".csv"))
+        shown = frame.head(max_rows)
+        more = f" (first {max_rows} of {len(frame)} rows)" if len(frame) > max_rows else ""
+        styler = shown.style.format(precision=3, na_rep="–").hide(axis="index")
+        styler = styler.set_caption(f"{caption}{more}")
+        return _HTML(styler.to_html())
+
+    def figure(self, fig: Any, name: str) -> list[Path]:
+        """Save a figure as PNG and SVG with the provenance line in its metadata."""
+        from ..plots import save_figure
+
+        paths = save_figure(fig, self._stem("figures", name), description=self.line)
+        self.written += paths
+        return paths

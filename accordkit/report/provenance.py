@@ -1,0 +1,115 @@
+"""Provenance: what produced a table or figure, so that it can be reproduced."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from .._env import PROJECT_ROOT
+
+__all__ = ["collect_provenance", "file_sha256", "source_fingerprint", "git_revision",
+           "provenance_line"]
+
+_PACKAGES = ("accordkit", "datasets", "pandas", "numpy", "scipy", "seaborn", "papermill",
+             "litellm")
+
+
+def file_sha256(path: str | Path) -> str:
+    """sha256 hex digest of a file's bytes."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def source_fingerprint(source: str, *, revision: str | None = None) -> dict[str, Any]:
+    """Identify a source: each file's sha256 for local paths, the revision for hub ids."""
+    path = Path(source)
+    if path.is_file():
+        return {"source": source, "kind": "file", "sha256": file_sha256(path)}
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*") if p.is_file() and ".cache" not in p.parts)
+        return {"source": source, "kind": "folder",
+                "files": {str(p.relative_to(path)): file_sha256(p) for p in files}}
+    return {"source": source, "kind": "hub", "revision": revision or "main (not pinned)"}
+
+
+def git_revision(root: Path = PROJECT_ROOT) -> str | None:
+    """The checkout's commit, with ``+dirty`` when there are uncommitted changes."""
+    try:
+        rev = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=root,
+                             capture_output=True, text=True, check=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return rev + ("+dirty" if dirty else "")
+
+
+def _versions() -> dict[str, str]:
+    out = {}
+    for name in _PACKAGES:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def _judges(verdict_paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+    import pandas as pd
+
+    rows = []
+    for path in verdict_paths:
+        frame = pd.read_parquet(path, columns=["judge", "judge_model", "prompt_id",
+                                               "prompt_version"])
+        for rec in frame.drop_duplicates().to_dict("records"):
+            rows.append({**{k: str(v) for k, v in rec.items()}, "verdicts": str(path),
+                         "sha256": file_sha256(path)})
+    return rows
+
+
+def collect_provenance(*, sources: Sequence[str], parameters: Mapping[str, Any],
+                       revision: str | None = None,
+                       verdicts: Iterable[str | Path] = ()) -> dict[str, Any]:
+    """Everything a reader needs to reproduce a report.
+
+    Returns
+    -------
+    dict
+        ``accordkit`` version and git revision, package versions, Python, time, the
+        parameters (metric modes and interval settings included), a fingerprint of each
+        source and the judge models and prompt versions of any verdict files.
+    """
+    verdicts = list(verdicts)
+    return {
+        "accordkit_version": _versions().get("accordkit"),
+        "git_revision": git_revision(),
+        "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "python": platform.python_version(),
+        "packages": _versions(),
+        "parameters": json.loads(json.dumps(dict(parameters), default=str)),
+        "sources": [source_fingerprint(s, revision=revision) for s in sources],
+        "judges": _judges(verdicts),
+    }
+
+
+def provenance_line(prov: Mapping[str, Any]) -> str:
+    """One line for captions and file headers."""
+    params = prov.get("parameters", {})
+    bits = [f"accordkit {prov.get('accordkit_version')}"]
+    if prov.get("git_revision"):
+        bits.append(f"git {prov['git_revision']}")
+    for key in ("ci_method", "confidence", "n_resamples", "seed", "cluster", "tcrr_mode",
+                "action_mode"):
+        if key in params and params[key] is not None:
+            bits.append(f"{key}={params[key]}")
+    return "; ".join(bits)

@@ -1,0 +1,225 @@
+"""``build_report``: run the notebooks with papermill in parallel and export them to HTML."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import time
+import traceback
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .._env import PROJECT_ROOT
+from .notebooks import NOTEBOOKS, InputFacts, NotebookSpec, skip_reason
+from .provenance import collect_provenance
+
+__all__ = ["build_report", "RunResult", "DEFAULT_PARAMETERS", "SAMPLE_SOURCES",
+           "SAMPLE_VERDICTS", "expand_grid"]
+
+SAMPLE_SOURCES = (str(PROJECT_ROOT / "data" / "sample" / "accord"),
+                  str(PROJECT_ROOT / "data" / "sample" / "goalshift"))
+SAMPLE_VERDICTS = (str(PROJECT_ROOT / "data" / "sample" / "verdicts" / "usersim_tests.parquet"),)
+
+#: Parameters every notebook accepts, with their defaults.
+DEFAULT_PARAMETERS: dict[str, Any] = {
+    "revision": None,
+    "split": None,
+    "models": None,
+    "domains": None,
+    "metrics": None,
+    "by": None,
+    "cluster": "scenario_id",
+    "ci_method": "bca",
+    "confidence": 0.95,
+    "n_resamples": 10_000,
+    "seed": 0,
+    "tcrr_mode": "episode",
+    "action_mode": "best_match",
+    "baseline": None,
+}
+
+
+@dataclass
+class RunResult:
+    """Outcome of one notebook run."""
+
+    notebook: str
+    title: str
+    run: str
+    status: str  # "ok", "failed" or "skipped"
+    reason: str = ""
+    seconds: float = 0.0
+    ipynb: str | None = None
+    html: str | None = None
+    outputs: list[str] = field(default_factory=list)
+
+
+def expand_grid(params: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Expand a parameter file into runs.
+
+    Keys are notebook parameters; the optional ``grid`` mapping holds lists of values whose
+    combinations each give one run, named after the values (``domains=shop``).
+
+    Examples
+    --------
+    >>> expand_grid({"n_resamples": 500, "grid": {"domains": [["shop"], ["travel"]]}})
+    [('domains=shop', {'n_resamples': 500, 'domains': ['shop']}), ('domains=travel', {'n_resamples': 500, 'domains': ['travel']})]
+    """
+    base = {k: v for k, v in params.items() if k not in ("grid", "notebooks")}
+    grid = params.get("grid") or {}
+    if not grid:
+        return [("main", base)]
+    keys = list(grid)
+    runs = []
+    for values in itertools.product(*(grid[k] for k in keys)):
+        name = ",".join(f"{k}={'+'.join(map(str, v)) if isinstance(v, list) else v}"
+                        for k, v in zip(keys, values, strict=True))
+        runs.append((name, {**base, **dict(zip(keys, values, strict=True))}))
+    return runs
+
+
+def _execute(spec_name: str, notebook: str, out_ipynb: str, out_html: str,
+             parameters: dict[str, Any], cwd: str, show_code: bool) -> tuple[str, str]:
+    """Worker: run one notebook with papermill, then export it to HTML."""
+    import nbformat
+    import papermill as pm
+    from nbconvert import HTMLExporter
+
+    os.environ.setdefault("MPLBACKEND", "Agg")
+    error = ""
+    try:
+        pm.execute_notebook(notebook, out_ipynb, parameters=parameters, kernel_name="python3",
+                            cwd=cwd, progress_bar=False, log_output=False)
+    except pm.PapermillExecutionError as exc:
+        error = f"{exc.ename}: {exc.evalue} (cell {exc.exec_count})"
+    except Exception as exc:  # noqa: BLE001 - reported, never raised into the pool
+        error = f"{type(exc).__name__}: {exc}"
+    if Path(out_ipynb).exists():
+        node = nbformat.read(out_ipynb, as_version=4)
+        exporter = HTMLExporter(template_name="lab", exclude_input=not show_code,
+                                exclude_input_prompt=True, exclude_output_prompt=True)
+        body, _ = exporter.from_notebook_node(node)
+        Path(out_html).write_text(body, encoding="utf-8")
+    return spec_name, error
+
+
+def build_report(
+    sources: Sequence[str] | None = None,
+    *,
+    out: str | Path = "reports",
+    params: Mapping[str, Any] | None = None,
+    verdicts: Sequence[str] | None = None,
+    notebooks: Sequence[str] | None = None,
+    jobs: int = 2,
+    show_code: bool = False,
+    progress: bool = True,
+) -> list[RunResult]:
+    """Run the report notebooks over a parameter grid and write ``<out>/index.html``.
+
+    Parameters
+    ----------
+    sources : list of str, optional
+        Hub ids, folders or files, loaded as one dataset. Default: the embedded sample
+        (``data/sample/accord``, ``data/sample/goalshift``) with its stored verdicts.
+    out : str or Path
+        Output folder (tables/, figures/, notebooks/, index.html, provenance.json).
+    params : mapping, optional
+        Notebook parameters, with an optional ``grid`` of values to expand and an optional
+        ``notebooks`` list to restrict the run (see :func:`expand_grid`).
+    verdicts : list of str, optional
+        Stored judge verdict files (parquet).
+    notebooks : list of str, optional
+        Run only these notebooks.
+    jobs : int
+        Notebooks executed in parallel processes.
+    show_code : bool
+        Keep code cells in the HTML pages.
+
+    Returns
+    -------
+    list of RunResult
+        One per (run, notebook); failures are listed with their error and do not stop the
+        others.
+    """
+    from tqdm.auto import tqdm
+
+    from ..load import load
+    from .index import write_index
+
+    out = Path(out).resolve()
+    params = dict(params or {})
+    default_sources = sources is None or len(sources) == 0
+    sources = list(SAMPLE_SOURCES if default_sources else sources)
+    if verdicts is None:
+        verdicts = [v for v in SAMPLE_VERDICTS if Path(v).exists()] if default_sources else []
+    verdicts = [str(Path(v).resolve()) for v in verdicts]
+    sources = [str(Path(s).resolve()) if Path(s).exists() else s for s in sources]
+    wanted = list(notebooks or params.get("notebooks") or [n.name for n in NOTEBOOKS])
+    unknown = set(wanted) - {n.name for n in NOTEBOOKS}
+    if unknown:
+        raise ValueError(f"unknown notebook(s) {sorted(unknown)}; "
+                         f"known: {[n.name for n in NOTEBOOKS]}")
+    specs = [n for n in NOTEBOOKS if n.name in wanted]
+    out.mkdir(parents=True, exist_ok=True)
+    ds = load(sources, revision=params.get("revision"), split=params.get("split"),
+              errors="skip")
+    facts = InputFacts.from_sources(ds, verdicts)
+    runs = expand_grid(params)
+    results: list[RunResult] = []
+    tasks: list[tuple[NotebookSpec, str, dict[str, Any], Path]] = []
+    for run_name, run_params in runs:
+        run_dir = out if len(runs) == 1 else out / run_name
+        merged = {**DEFAULT_PARAMETERS, **run_params}
+        prov = collect_provenance(sources=sources, parameters=merged,
+                                  revision=merged.get("revision"), verdicts=verdicts)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "provenance.json").write_text(json.dumps(prov, indent=1), encoding="utf-8")
+        for spec in specs:
+            reason = skip_reason(spec, facts)
+            if reason:
+                results.append(RunResult(spec.name, spec.title, run_name, "skipped", reason))
+                continue
+            tasks.append((spec, run_name, merged, run_dir))
+    futures = {}
+    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for spec, run_name, merged, run_dir in tasks:
+            nb_dir = run_dir / "notebooks"
+            nb_dir.mkdir(exist_ok=True)
+            parameters = {**merged, "source": sources, "verdicts": verdicts,
+                          "out_dir": str(run_dir),
+                          "provenance_path": str(run_dir / "provenance.json")}
+            out_ipynb = nb_dir / f"{spec.name}.ipynb"
+            out_html = run_dir / f"{spec.name}.html"
+            fut = pool.submit(_execute, spec.name, str(spec.path), str(out_ipynb),
+                              str(out_html), parameters, str(run_dir), show_code)
+            futures[fut] = (spec, run_name, run_dir, out_ipynb, out_html, time.perf_counter())
+        bar = tqdm(total=len(futures), desc="notebooks", unit="nb", disable=not progress)
+        for fut in as_completed(futures):
+            spec, run_name, run_dir, out_ipynb, out_html, started = futures[fut]
+            try:
+                _, error = fut.result()
+            except Exception:  # noqa: BLE001 - a crashed worker is one failed notebook
+                error = traceback.format_exc(limit=2)
+            outputs = sorted(str(p.relative_to(run_dir)) for kind in ("tables", "figures")
+                             for p in (run_dir / kind).glob(f"{spec.name}__*")
+                             if p.suffix in (".csv", ".md", ".tex", ".png", ".svg"))
+            results.append(RunResult(
+                spec.name, spec.title, run_name, "failed" if error else "ok", error,
+                round(time.perf_counter() - started, 1),
+                str(out_ipynb.relative_to(run_dir)) if out_ipynb.exists() else None,
+                str(out_html.relative_to(run_dir)) if out_html.exists() else None, outputs))
+            bar.set_postfix_str(f"{spec.name}: {'FAILED' if error else 'ok'}")
+            bar.update()
+        bar.close()
+    order = {(r, n.name): i for i, (r, n) in
+             enumerate(itertools.product([r for r, _ in runs], NOTEBOOKS))}
+    results.sort(key=lambda r: order.get((r.run, r.notebook), 0))
+    (out / "results.json").write_text(json.dumps([asdict(r) for r in results], indent=1),
+                                      encoding="utf-8")
+    write_index(out, results, runs=[r for r, _ in runs], sources=sources, verdicts=verdicts,
+                facts=facts)
+    return results
