@@ -1,0 +1,280 @@
+"""Tests of compare: paired deltas, p-values and their adjustment, wins, tie groups."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_allclose
+from scipy import stats
+
+from accordkit.stats import (
+    BCaFallbackWarning,
+    DegenerateIntervalWarning,
+    Metric,
+    UnpairedComparisonWarning,
+    compare,
+)
+from accordkit.stats._adjust import holm
+from accordkit.stats._resample import cell_rng, digest
+
+from ._data import clustered_frame
+
+
+def paired_frame(a: np.ndarray, b: np.ndarray, names=("a", "b")) -> pd.DataFrame:
+    """One row per scenario per model."""
+    ids = [f"s{i:03d}" for i in range(len(a))]
+    return pd.DataFrame({
+        "agent_model": np.repeat(names, len(a)),
+        "scenario_id": ids * 2,
+        "y": np.concatenate([a, b]),
+    })
+
+
+class TestPairedDelta:
+    def test_delta_is_difference_of_means_on_shared_scenarios(self):
+        frame = clustered_frame(25, 3, models=("a", "b"), effect={"b": 0.1})
+        frame = frame.drop(index=[0, 1, 80])  # unequal rollouts per scenario, same sets
+        out = compare(frame, "success", baseline="a", n_resamples=300)
+        means = frame.groupby("agent_model").success.mean()
+        assert out.delta[0] == pytest.approx(means["b"] - means["a"], rel=1e-13)
+        assert out.estimate[0] == pytest.approx(means["b"])
+        assert out.baseline_estimate[0] == pytest.approx(means["a"])
+        assert bool(out.paired[0]) and out.n_pairs[0] == 25
+
+    @pytest.mark.parametrize("method", ["percentile", "bca"])
+    def test_agrees_with_scipy_paired_bootstrap(self, method):
+        # one row per scenario: the paired cluster bootstrap is scipy's paired bootstrap
+        rng = np.random.default_rng(1)
+        a = rng.normal(0, 1, 30)
+        b = a + rng.normal(0.3, 0.5, 30)
+        frame = paired_frame(a, b)
+        out = compare(frame, "y", baseline="a", method=method, n_resamples=2_000, seed=4)
+        ids = tuple(sorted(frame.scenario_id.unique()))
+        gen = cell_rng(4, (("__scenarios__", digest(ids)),))
+        ref = stats.bootstrap((b, a), lambda x, y, axis: x.mean(axis) - y.mean(axis),
+                              paired=True, method=method, n_resamples=2_000, rng=gen)
+        ci = ref.confidence_interval
+        assert_allclose([out.ci_low[0], out.ci_high[0]], [ci.low, ci.high], rtol=1e-10)
+
+    def test_t_interval_is_the_paired_t_interval(self):
+        rng = np.random.default_rng(2)
+        a = rng.normal(0, 1, 20)
+        b = a + rng.normal(0.2, 0.4, 20)
+        out = compare(paired_frame(a, b), "y", baseline="a", method="t", n_resamples=100)
+        d = b - a
+        low, high = stats.t.interval(0.95, len(d) - 1, loc=d.mean(), scale=stats.sem(d))
+        assert_allclose([out.ci_low[0], out.ci_high[0]], [low, high], rtol=1e-12)
+
+    def test_pairing_narrows_the_interval(self):
+        frame = clustered_frame(40, 3, models=("a", "b"), effect={"b": 0.05}, seed=3)
+        paired = compare(frame, "success", baseline="a", n_resamples=2_000)
+        # break the pairing by renaming b's scenarios: same data, unpaired
+        unpaired = frame.copy()
+        is_b = unpaired.agent_model == "b"
+        unpaired.loc[is_b, "scenario_id"] = "b-" + unpaired.loc[is_b, "scenario_id"]
+        with pytest.warns(UnpairedComparisonWarning):
+            loose = compare(unpaired, "success", baseline="a", n_resamples=2_000)
+        assert paired.delta[0] == pytest.approx(loose.delta[0])
+        assert (paired.ci_high - paired.ci_low)[0] < 0.8 * (loose.ci_high - loose.ci_low)[0]
+
+    def test_ratio_and_median_metrics(self):
+        frame = clustered_frame(30, 3, models=("a", "b"), seed=4)
+        ratio = compare(frame, ("n_num", "n_den"), baseline="a", n_resamples=300)
+        sums = frame.groupby("agent_model")[["n_num", "n_den"]].sum()
+        r = sums.n_num / sums.n_den
+        assert ratio.delta[0] == pytest.approx(r["b"] - r["a"], rel=1e-13)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", BCaFallbackWarning)
+            med = compare(frame, Metric("turns", "turns", stat="median"), baseline="a",
+                          n_resamples=300)
+        meds = frame.groupby("agent_model").turns.median()
+        assert med.delta[0] == meds["b"] - meds["a"]
+
+
+class TestPValues:
+    def test_identical_models(self):
+        a = np.random.default_rng(3).random(20)
+        with pytest.warns(BCaFallbackWarning):
+            out = compare(paired_frame(a, a.copy()), "y", baseline="a", n_resamples=500)
+        assert out.delta[0] == 0 and out.p_value[0] == 1.0
+        assert out.prob_improvement[0] == 0.5
+        assert (out.ci_low[0], out.ci_high[0]) == (0.0, 0.0)
+
+    def test_clear_difference_is_significant(self):
+        rng = np.random.default_rng(4)
+        a = rng.normal(0, 1, 40)
+        out = compare(paired_frame(a, a + 1 + rng.normal(0, 0.2, 40)), "y", n_resamples=2_000)
+        assert out.p_value[0] == pytest.approx(2 / 2_001)
+        assert out.ci_low[0] > 0
+
+    def test_bootstrap_p_value_formula(self):
+        # p = min(1, 2 * min(1 + #{d* <= 0}, 1 + #{d* >= 0}) / (B + 1)), on the same draws
+        rng = np.random.default_rng(5)
+        a = rng.normal(0, 1, 25)
+        b = a + rng.normal(0.15, 0.6, 25)
+        frame = paired_frame(a, b)
+        out = compare(frame, "y", baseline="a", n_resamples=4_000, seed=2)
+        ids = tuple(sorted(frame.scenario_id.unique()))
+        gen = cell_rng(2, (("__scenarios__", digest(ids)),))
+        idx = gen.integers(0, 25, (4_000, 25))
+        d = b[idx].mean(axis=1) - a[idx].mean(axis=1)
+        tail = min((d <= 0).sum(), (d >= 0).sum()) + 1
+        assert out.p_value[0] == pytest.approx(min(1, 2 * tail / 4_001), rel=1e-12)
+
+    def test_permutation_matches_exact_sign_flip_test(self):
+        rng = np.random.default_rng(6)
+        a = rng.normal(0, 1, 9)
+        b = a + rng.normal(0.5, 1.0, 9)
+        out = compare(paired_frame(a, b), "y", test="permutation", n_resamples=20_000)
+        exact = stats.permutation_test(
+            (b, a), lambda x, y, axis: np.mean(x - y, axis=axis),
+            permutation_type="samples", n_resamples=np.inf,
+        ).pvalue
+        assert out.p_value[0] == pytest.approx(exact, abs=0.01)
+
+    def test_unpaired_permutation(self):
+        rng = np.random.default_rng(7)
+        frame = pd.DataFrame({
+            "agent_model": ["a"] * 12 + ["b"] * 10,
+            "scenario_id": [f"a{i}" for i in range(12)] + [f"b{i}" for i in range(10)],
+            "y": np.concatenate([rng.normal(0, 1, 12), rng.normal(1.0, 1, 10)]),
+        })
+        with pytest.warns(UnpairedComparisonWarning):
+            out = compare(frame, "y", test="permutation", n_resamples=20_000)
+        x = frame.y[frame.agent_model == "b"].to_numpy()
+        y = frame.y[frame.agent_model == "a"].to_numpy()
+        ref = stats.permutation_test((x, y), lambda u, v, axis: u.mean(axis) - v.mean(axis),
+                                     n_resamples=20_000, rng=np.random.default_rng(0)).pvalue
+        assert out.p_value[0] == pytest.approx(ref, abs=0.01)
+        assert not out.paired[0]
+
+    def test_holm_adjustment_of_the_family(self):
+        frame = clustered_frame(30, 2, models=("a", "b", "c", "d"),
+                                effect={"b": 0.12, "c": 0.05, "d": -0.15}, seed=8)
+        out = compare(frame, "success", baseline="a", n_resamples=2_000)
+        assert_allclose(out.p_adjusted, holm(out.p_value.to_numpy()))
+        # Holm by hand: sort, multiply by m - i, running max, cap at 1
+        p = out.p_value.to_numpy()
+        order = np.argsort(p)
+        by_hand = np.minimum(1, np.maximum.accumulate((3 - np.arange(3)) * p[order]))
+        assert_allclose(out.p_adjusted.to_numpy()[order], by_hand)
+
+    def test_bh_and_none(self):
+        frame = clustered_frame(30, 2, models=("a", "b", "c", "d"),
+                                effect={"b": 0.12, "c": 0.05, "d": -0.15}, seed=8)
+        bh = compare(frame, "success", adjust="bh", n_resamples=2_000)
+        assert_allclose(bh.p_adjusted, stats.false_discovery_control(bh.p_value))
+        none = compare(frame, "success", adjust="none", n_resamples=2_000)
+        assert_allclose(none.p_adjusted, none.p_value)
+
+    def test_each_cell_is_its_own_family(self):
+        frame = clustered_frame(30, 2, models=("a", "b", "c"), effect={"b": 0.1}, seed=9)
+        out = compare(frame, "success", baseline="a", by="domain", n_resamples=1_000)
+        for _, cell in out.groupby("domain"):
+            assert_allclose(cell.p_adjusted, holm(cell.p_value.to_numpy()))
+
+
+class TestProbImprovement:
+    def hand_frame(self) -> pd.DataFrame:
+        # per-scenario means: candidate b = [0.8, 0.5, 0.2, 1.0], baseline a =
+        # [0.5, 0.5, 0.4, 0.0]: win, tie, loss, win -> (2 + 0.5) / 4 = 0.625
+        b = {"s0": [1.0, 0.6], "s1": [0.5, 0.5], "s2": [0.0, 0.4], "s3": [1.0, 1.0]}
+        a = {"s0": [0.5, 0.5], "s1": [0.0, 1.0], "s2": [0.4, 0.4], "s3": [0.0, 0.0]}
+        rows = [(m, s, v) for m, d in (("a", a), ("b", b)) for s, vs in d.items() for v in vs]
+        return pd.DataFrame(rows, columns=["agent_model", "scenario_id", "y"])
+
+    def test_hand_example(self):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            out = compare(self.hand_frame(), "y", baseline="a", n_resamples=200)
+        assert out.prob_improvement[0] == 0.625
+
+    def test_lower_is_better(self):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            out = compare(self.hand_frame(), Metric("y", "y", higher_is_better=False),
+                          baseline="a", n_resamples=200)
+        assert out.prob_improvement[0] == 0.375
+
+    def test_unpaired_is_mann_whitney(self):
+        frame = clustered_frame(20, 1, models=("a", "b"), seed=10)
+        frame = frame[~((frame.agent_model == "b") & (frame.scenario_id < "s004"))]
+        with pytest.warns(UnpairedComparisonWarning, match="16 and 20 scenarios, 16 shared"):
+            out = compare(frame, "turns", baseline="a", n_resamples=200)
+        x = frame.turns[frame.agent_model == "b"]
+        y = frame.turns[frame.agent_model == "a"]
+        u = stats.mannwhitneyu(x, y).statistic
+        assert out.prob_improvement[0] == pytest.approx(u / (len(x) * len(y)))
+        assert out.n_pairs[0] == 16 and not out.paired[0]
+        assert out.delta[0] == pytest.approx(x.mean() - y.mean())
+
+
+class TestTieGroups:
+    def frame(self) -> pd.DataFrame:
+        return clustered_frame(40, 3, models=("a", "b", "c"),
+                               effect={"a": 0.3, "b": 0.28, "c": -0.3}, seed=11)
+
+    def test_groups(self):
+        out = compare(self.frame(), "success", n_resamples=2_000)
+        groups = dict(zip(out.agent_model, out.tie_group, strict=True))
+        groups.update(zip(out.baseline, out.baseline_tie_group, strict=True))
+        assert groups == {"a": 1, "b": 1, "c": 2}
+
+    def test_groups_do_not_depend_on_the_baseline(self):
+        frame = self.frame()
+        all_pairs = compare(frame, "success", n_resamples=2_000)
+        for base in ("a", "b", "c"):
+            out = compare(frame, "success", baseline=base, n_resamples=2_000)
+            groups = dict(zip(out.agent_model, out.tie_group, strict=True))
+            groups[base] = out.baseline_tie_group.iloc[0]
+            expected = dict(zip(all_pairs.agent_model, all_pairs.tie_group, strict=True))
+            expected.update(zip(all_pairs.baseline, all_pairs.baseline_tie_group, strict=True))
+            assert groups == expected
+
+    def test_lower_is_better_reverses_the_ranking(self):
+        out = compare(self.frame(), Metric("s", "success", higher_is_better=False),
+                      n_resamples=2_000)
+        groups = dict(zip(out.agent_model, out.tie_group, strict=True))
+        groups.update(zip(out.baseline, out.baseline_tie_group, strict=True))
+        assert groups == {"c": 1, "a": 2, "b": 2}
+
+
+class TestShape:
+    def test_all_pairs(self):
+        frame = clustered_frame(12, 2, models=("c", "a", "b"))
+        out = compare(frame, "success", n_resamples=200)
+        pairs = list(zip(out.baseline, out.agent_model, strict=True))
+        assert pairs == [("a", "b"), ("a", "c"), ("b", "c")]
+        assert list(out.columns[:3]) == ["metric", "agent_model", "baseline"]
+        assert out.attrs["provenance"]["function"] == "compare"
+        assert out.attrs["provenance"]["adjust"] == "holm"
+
+    def test_between_another_column(self):
+        frame = clustered_frame(12, 2, models=("a", "b"))
+        frame["method"] = frame.agent_model.map({"a": "react", "b": "uncreact"})
+        out = compare(frame, "success", between="method", baseline="react", n_resamples=200)
+        assert out.method.tolist() == ["uncreact"] and out.baseline.tolist() == ["react"]
+
+    def test_baseline_missing_in_a_cell(self):
+        frame = clustered_frame(12, 2, models=("a", "b", "c"))
+        frame = frame[~((frame.agent_model == "a") & (frame.domain == "y"))]
+        with pytest.warns(DegenerateIntervalWarning, match="baseline 'a' has no rows"):
+            out = compare(frame, "success", baseline="a", by="domain", n_resamples=200)
+        assert out.domain.unique().tolist() == ["x"]
+
+    def test_small_cell(self):
+        frame = clustered_frame(8, 3, models=("a", "b"))
+        out = compare(frame, "success", n_resamples=200)
+        assert out.small_cell[0] and out.n_pairs[0] == 8
+
+    def test_adding_a_model_leaves_a_pair_unchanged(self):
+        frame = clustered_frame(20, 2, models=("a", "b", "c"), seed=12)
+        two = compare(frame[frame.agent_model != "c"], "success", baseline="a",
+                      n_resamples=500)
+        three = compare(frame, "success", baseline="a", n_resamples=500)
+        row = three[three.agent_model == "b"]
+        assert (row.ci_low.iloc[0], row.ci_high.iloc[0]) == (two.ci_low[0], two.ci_high[0])
+        assert row.p_value.iloc[0] == two.p_value[0]
