@@ -1,0 +1,63 @@
+"""Tests of seeds and cluster-resampling counts."""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.testing import assert_equal
+
+from accordkit.stats import _resample
+from accordkit.stats._resample import (
+    assignment_chunks,
+    cell_rng,
+    count_chunks,
+    stable_key,
+    swap_chunks,
+)
+
+
+def test_cell_rng_depends_on_seed_and_key_only():
+    key = stable_key(["agent_model", "domain"], [np.str_("gpt"), "shop"])
+    a = cell_rng(0, key).random(5)
+    assert_equal(a, cell_rng(0, (("agent_model", "gpt"), ("domain", "shop"))).random(5))
+    assert not np.array_equal(a, cell_rng(1, key).random(5))
+    assert not np.array_equal(a, cell_rng(0, (("agent_model", "gpt"),)).random(5))
+
+
+def test_stable_key_uses_native_types():
+    assert stable_key(["n"], [np.int64(3)]) == (("n", 3),)
+    assert repr(stable_key(["n"], [np.float64(0.5)])) == "(('n', 0.5),)"
+
+
+def test_counts_are_scipy_draws():
+    # the same generator gives the indices scipy.stats.bootstrap draws
+    n, b = 17, 50
+    (counts,) = count_chunks([(cell_rng(1, ()), np.arange(n))], n, b)
+    idx = cell_rng(1, ()).integers(0, n, (b, n))
+    expected = np.stack([np.bincount(row, minlength=n) for row in idx])
+    assert_equal(counts, expected)
+
+
+def test_chunks_equal_one_big_draw(monkeypatch):
+    n, b = 13, 101
+    (whole,) = count_chunks([(cell_rng(2, ()), np.arange(n))], n, b)
+    monkeypatch.setattr(_resample, "CHUNK_ELEMENTS", 7 * n)  # blocks of 7 resamples
+    blocks = list(count_chunks([(cell_rng(2, ()), np.arange(n))], n, b))
+    assert len(blocks) == 15
+    assert_equal(np.concatenate(blocks), whole)
+
+
+def test_strata_keep_their_cluster_counts():
+    members = [np.array([0, 2, 4]), np.array([1, 3]), np.array([5, 6, 7, 8])]
+    streams = [(cell_rng(3, (("h", h),)), m) for h, m in enumerate(members)]
+    (counts,) = count_chunks(streams, 9, 400)
+    for m in members:
+        assert_equal(counts[:, m].sum(axis=1), len(m))
+    assert counts.sum(axis=1).tolist() == [9] * 400
+
+
+def test_swap_and_assignment_chunks():
+    (swaps,) = swap_chunks(cell_rng(4, ()), 6, 1000)
+    assert set(np.unique(swaps)) == {0.0, 1.0} and swaps.shape == (1000, 6)
+    (assign,) = assignment_chunks(cell_rng(5, ()), 4, 3, 500)
+    assert_equal(assign.sum(axis=1), 4)
+    assert assign.shape == (500, 7)
