@@ -42,20 +42,25 @@ class ReportOutputs:
     Parameters
     ----------
     out_dir : str or Path
-        Report folder; tables go to ``tables/`` and figures to ``figures/``.
+        Report folder; tables go to ``tables/`` and figures to ``figures/`` inside it.
     notebook : str
         Prefix for every file name.
     provenance : mapping, optional
         From :func:`accordkit.report.provenance.collect_provenance`; or a path to its JSON.
+    figures_dir : str or Path, optional
+        Where figures go instead of ``<out_dir>/figures`` (interactive runs use the
+        project's ``figures/`` folder).
     """
 
     out_dir: str | Path
     notebook: str
     provenance: Mapping[str, Any] | str | Path | None = None
+    figures_dir: str | Path | None = None
     written: list[Path] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.out_dir = Path(self.out_dir)
+        self.figures_dir = Path(self.figures_dir) if self.figures_dir else self.out_dir / "figures"
         if isinstance(self.provenance, str | Path):
             path = Path(self.provenance)
             self.provenance = json.loads(path.read_text()) if path.is_file() else None
@@ -67,7 +72,8 @@ class ReportOutputs:
         return provenance_line(self.provenance) if self.provenance else ""
 
     def _stem(self, kind: str, name: str) -> Path:
-        path = self.out_dir / kind / f"{self.notebook}__{name}"
+        folder = self.figures_dir if kind == "figures" else self.out_dir / kind
+        path = folder / f"{self.notebook}__{name}"
         path.parent.mkdir(parents=True, exist_ok=True)
         return path
 
