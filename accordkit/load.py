@@ -3,14 +3,19 @@
 Sources are recognised by what they contain, not by their names:
 
 * a Hugging Face hub id (``org/name``), loaded with :func:`datasets.load_dataset`;
-* a local dataset folder in hub layout (parquet files and a dataset card naming configs),
-  loaded the same way, so a folder and its hub copy give identical datasets;
-* a parquet or JSONL file of canonical episodes;
+* a local dataset folder in hub layout (parquet files, usually with a dataset card naming
+  configs), loaded the same way, so a folder and its hub copy give identical datasets;
+* a parquet or JSONL file of canonical episodes (also a JSON array of them);
 * a tau2-bench / AgentChangeBench results JSON file, a dir-format run
-  (``results.json`` + ``simulations/``), or a folder of result files;
+  (``results.json`` + ``simulations/``), or a folder of such files;
 * a list of any of these, loaded as one dataset.
 
 A path that exists locally is never treated as a hub id.
+
+Every problem becomes an :class:`~accordkit.schema.EpisodeValidationError` naming the file,
+the record (simulation / episode id, or its position; ``(whole file)`` for a file that cannot
+be read at all) and the field. With ``errors="skip"`` the problem records are left out and
+listed instead, so that nothing is dropped silently.
 """
 
 from __future__ import annotations
@@ -18,13 +23,15 @@ from __future__ import annotations
 import json
 import re
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import datasets
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from ._arrow import arrow_table, empty_dataset
@@ -34,22 +41,33 @@ from .validate import (
     DuplicateEpisodesWarning,
     SkippedRecord,
     check_columns,
+    check_table_types,
+    record_problem,
     table_problems,
     warn_skipped,
 )
 
-__all__ = ["load", "load_with_report", "LoadReport", "is_hub_id"]
+__all__ = ["load", "load_with_report", "LoadReport", "SourceNotFoundError", "is_hub_id"]
 
 Source = str | Path
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+#: File name endings that mark a path, never a hub repository name.
+_FILE_SUFFIXES = (".json", ".jsonl", ".parquet")
 #: Columns that say where a record was read from; not part of an episode's content.
 _PROVENANCE = ("source", "config", "split")
+_WHOLE_FILE = "(whole file)"
+_TOP = "(top level)"
+
+
+class SourceNotFoundError(EpisodeValidationError, FileNotFoundError):
+    """A source is neither an existing path nor a hub id (also a ``FileNotFoundError``)."""
 
 
 def is_hub_id(source: Source) -> bool:
     """Whether ``source`` should be read from the Hugging Face hub.
 
-    Only when it has the form ``org/name`` and no such local path exists.
+    Only when it has the form ``org/name``, does not end like a file name (``.json``,
+    ``.jsonl``, ``.parquet``) and no such local path exists.
 
     Examples
     --------
@@ -57,66 +75,304 @@ def is_hub_id(source: Source) -> bool:
     True
     >>> is_hub_id("data/does/not/exist.json")
     False
+    >>> is_hub_id("results/run.json")
+    False
     """
     text = str(source)
-    return bool(_HUB_ID.match(text)) and not Path(text).exists()
+    return (bool(_HUB_ID.match(text)) and not text.lower().endswith(_FILE_SUFFIXES)
+            and not Path(text).exists())
 
 
+@dataclass
 class LoadReport:
-    """What :func:`load_with_report` read: per-source counts and every skipped record."""
+    """What :func:`load_with_report` read.
 
-    def __init__(self) -> None:
-        self.skipped: list[SkippedRecord] = []
-        self.duplicates: list[tuple[str, list[str]]] = []
-        self.counts: dict[str, int] = {}
+    Attributes
+    ----------
+    skipped : list of SkippedRecord
+        Every record (or whole file) left out by ``errors="skip"``, with the reason.
+    duplicates : dict
+        ``episode_id -> sources`` for episodes found more than once with identical content
+        (kept once, from the first source).
+    counts : dict
+        Episodes read from each source given (before duplicates were removed).
+    notes : list of str
+        Oddities in the data that did not stop a record (e.g. a task defined twice);
+        :func:`load` emits each as a ``UserWarning``.
+    """
+
+    skipped: list[SkippedRecord] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    duplicates: dict[str, list[str]] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+
+
+class _Reader:
+    """Reads sources with one error policy, collecting skipped records in a report."""
+
+    def __init__(self, errors: str, report: LoadReport, *, config: str | None,
+                 split: str | None, revision: str | None) -> None:
+        self.errors, self.report = errors, report
+        self.config, self.split, self.revision = config, split, revision
+
+    def problem(self, err: EpisodeValidationError) -> None:
+        """Raise ``err`` or record it as skipped, by the error policy."""
+        if self.errors == "raise":
+            raise err
+        self.report.skipped.append(SkippedRecord.from_error(err))
+
+    def guarded(self, source: str, read: Any) -> datasets.Dataset | None:
+        """Run ``read()``; a whole-file problem is raised or recorded (then None)."""
+        try:
+            return read()
+        except EpisodeValidationError as exc:
+            if exc.source is None:
+                exc = EpisodeValidationError(exc.reason, source=source,
+                                             record=exc.record or _WHOLE_FILE, field=exc.field)
+            self.problem(exc)
+            return None
+
+    # ----------------------------------------------------------------- sources
+
+    def source(self, src: Source) -> datasets.Dataset | None:
+        path = Path(src)
+        if path.exists():
+            return self.guarded(str(src), lambda: self.path(path))
+        if is_hub_id(src):
+            return self.guarded(str(src), lambda: self.hub(str(src)))
+        self.problem(SourceNotFoundError(
+            "no such file or folder, and not a hub id of the form 'org/name'",
+            source=str(src), record=_WHOLE_FILE, field="(path)"))
+        return None
+
+    def path(self, path: Path) -> datasets.Dataset:
+        if path.is_dir():
+            if (path / "results.json").is_file() and (path / "simulations").is_dir():
+                return self.results_dir(path)
+            if _is_hub_folder(path):
+                return self.hub(str(path))
+            return self.folder(path)
+        if path.name == "results.json" and (path.parent / "simulations").is_dir():
+            return self.results_dir(path.parent)
+        return self.file(path)
+
+    def folder(self, path: Path) -> datasets.Dataset:
+        files = sorted(p for p in path.rglob("*")
+                       if p.is_file() and p.suffix.lower() in _FILE_SUFFIXES)
+        if not files:
+            raise EpisodeValidationError("folder holds no .json, .jsonl or .parquet files",
+                                         source=str(path), record=_WHOLE_FILE, field="(folder)")
+        parts = [self.guarded(str(p), lambda p=p: self.file(p)) for p in files]
+        return _concat([p for p in parts if p is not None])
+
+    def file(self, path: Path) -> datasets.Dataset:
+        source = str(path)
+        data = path.read_bytes()
+        if data[:4] == b"PAR1":
+            return self.parquet(path)
+        if path.suffix.lower() == ".parquet":
+            raise EpisodeValidationError("not a parquet file (no PAR1 header)", source=source,
+                                         record=_WHOLE_FILE, field=_TOP)
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise EpisodeValidationError(
+                f"not a text file: byte {exc.start} is not UTF-8 (a binary file?)",
+                source=source, record=_WHOLE_FILE, field=_TOP) from None
+        if "\x00" in text:
+            raise EpisodeValidationError("not a text file: it holds NUL bytes (a binary file?)",
+                                         source=source, record=_WHOLE_FILE, field=_TOP)
+        return self.json_text(text, source)
+
+    # ----------------------------------------------------------------- JSON
+
+    def json_text(self, text: str, source: str) -> datasets.Dataset:
+        if not text.strip():
+            raise EpisodeValidationError("empty file", source=source, record=_WHOLE_FILE,
+                                         field=_TOP)
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            if _looks_like_jsonl(text):
+                return self.jsonl(text, source)
+            raise EpisodeValidationError(
+                f"invalid or truncated JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+                source=source, record=_WHOLE_FILE, field=_TOP) from None
+        except RecursionError:
+            raise EpisodeValidationError("JSON nested too deeply", source=source,
+                                         record=_WHOLE_FILE, field=_TOP) from None
+        if is_results_object(obj):
+            return self.results(obj, source)
+        if _is_canonical(obj):
+            obj = [obj]
+        if isinstance(obj, list) and any(_is_canonical(o) for o in obj):
+            items = ((f"item {i}", o) for i, o in enumerate(obj))
+            return self.canonical(items, source)
+        raise EpisodeValidationError(
+            "not a results file or canonical episodes: expected a tau2/AgentChangeBench results "
+            "object ({info, tasks, simulations}) or episode records with 'benchmark' and "
+            f"'episode_id' (found {_describe(obj)})", source=source, record=_WHOLE_FILE,
+            field=_TOP)
+
+    def jsonl(self, text: str, source: str) -> datasets.Dataset:
+        def items() -> Iterator[tuple[str, Any]]:
+            for n, line in enumerate(text.splitlines(), start=1):
+                if not line.strip():
+                    continue
+                try:
+                    yield f"line {n}", json.loads(line)
+                except (json.JSONDecodeError, RecursionError) as exc:
+                    reason = (f"invalid JSON ({exc.msg}, column {exc.colno})"
+                              if isinstance(exc, json.JSONDecodeError) else "JSON nested too deeply")
+                    self.problem(EpisodeValidationError(reason, source=source,
+                                                        record=f"line {n}", field=_TOP))
+        return self.canonical(items(), source)
+
+    def canonical(self, items: Iterator[tuple[str, Any]], source: str) -> datasets.Dataset:
+        records = []
+        for where, obj in items:
+            try:
+                records.append(_canonical_record(obj, source=source, where=where))
+            except EpisodeValidationError as exc:
+                self.problem(exc)
+        return self.filtered(_records_to_dataset(records, source=source))
+
+    def results(self, obj: Any, source: str) -> datasets.Dataset:
+        if self.config is not None or self.split is not None:
+            raise EpisodeValidationError(
+                "config= and split= select parts of hub datasets and canonical files; a results "
+                "file has neither", source=source, record=_WHOLE_FILE, field="(config/split)")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            items = results_to_episodes(obj, source=source)
+        self.report.notes.extend(str(w.message) for w in caught)
+        records = []
+        for item in items:
+            if isinstance(item, EpisodeValidationError):
+                self.problem(item)
+            else:
+                records.append(item)
+        return _records_to_dataset(records, source=source)
+
+    def results_dir(self, path: Path) -> datasets.Dataset:
+        return self.results(read_results_dir(path), str(path))
+
+    # ----------------------------------------------------------------- tables
+
+    def parquet(self, path: Path) -> datasets.Dataset:
+        # A single canonical file is read straight into memory with pyarrow: going through
+        # load_dataset would copy it into the datasets cache for no benefit.
+        try:
+            table = pq.read_table(path)
+        except (pa.ArrowException, OSError) as exc:
+            raise EpisodeValidationError(f"unreadable parquet file ({exc})", source=str(path),
+                                         record=_WHOLE_FILE, field=_TOP) from None
+        return self.filtered(self.table(table, source=str(path)))
+
+    def table(self, table: pa.Table, *, source: str,
+              origin: str | None = None) -> datasets.Dataset:
+        """Check a canonical table; ``origin`` fills empty ``source`` values (default: source)."""
+        check_columns(table.column_names, source=source)
+        table = check_table_types(table.select(list(EPISODE_FEATURES)), source=source)
+        src = table.column("source")
+        if src.null_count:
+            table = table.set_column(table.schema.get_field_index("source"), "source",
+                                     pc.fill_null(src, origin or source))
+        problems = table_problems(table, source=source)
+        if problems:
+            for _, err in problems:
+                self.problem(err)
+            keep = np.ones(table.num_rows, dtype=bool)
+            keep[[r for r, _ in problems]] = False
+            table = table.filter(pa.array(keep))
+        return _dataset(table)
+
+    def filtered(self, ds: datasets.Dataset) -> datasets.Dataset:
+        """Rows of a canonical file that belong to the requested config and split."""
+        if (self.config is None and self.split is None) or not len(ds):
+            return ds
+        table = arrow_table(ds)
+        mask = pa.array(np.ones(table.num_rows, dtype=bool))
+        for name, want in (("config", self.config), ("split", self.split)):
+            if want is not None:
+                mask = pc.and_(mask, pc.fill_null(pc.equal(table.column(name), want), False))
+        return _dataset(table.filter(mask))
+
+    def hub(self, path: str) -> datasets.Dataset:
+        """Hub id or hub-layout folder: every config and split, with config/split as columns."""
+        revision = self.revision if is_hub_id(path) else None
+        try:
+            configs = ([self.config] if self.config else
+                       datasets.get_dataset_config_names(path, revision=revision))
+        except Exception as exc:  # noqa: BLE001 - datasets raises many types here
+            raise _hub_error(path, exc) from None
+        parts = []
+        for name in configs:
+            try:
+                loaded = datasets.load_dataset(path, name, split=self.split, revision=revision)
+            except Exception as exc:  # noqa: BLE001
+                raise _hub_error(path, exc, config=name) from None
+            splits = {self.split: loaded} if self.split else dict(loaded)
+            for split_name, ds in splits.items():
+                table = arrow_table(ds)
+                for column, value in (("config", name), ("split", split_name)):
+                    if column in table.column_names:
+                        table = table.set_column(table.column_names.index(column), column,
+                                                 pa.array([value] * table.num_rows, pa.string()))
+                where = f"{path} (config {name}, split {split_name})"
+                parts.append(self.table(table, source=where, origin=path))
+        return _concat(parts)
 
 
 # --------------------------------------------------------------------------- helpers
 
 
+def _dataset(table: pa.Table) -> datasets.Dataset:
+    return datasets.Dataset(table, info=datasets.DatasetInfo(features=EPISODE_FEATURES))
+
+
 def _records_to_dataset(records: list[dict[str, Any]], *, source: str) -> datasets.Dataset:
-    """Build a dataset with the canonical features; name the record when Arrow refuses one."""
+    """Build a dataset with the canonical features from checked records."""
     if not records:
         return empty_dataset()
     try:
-        return datasets.Dataset.from_list(records, features=EPISODE_FEATURES)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as exc:
-        for rec in records:  # find the culprit for a precise message
-            try:
-                datasets.Dataset.from_list([rec], features=EPISODE_FEATURES)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as inner:
-                raise EpisodeValidationError(
-                    f"value does not fit the canonical schema ({inner})", source=source,
-                    record=str(rec.get("episode_id")), field=_guess_field(rec)) from None
-        raise EpisodeValidationError(f"could not build the dataset ({exc})",
-                                     source=source) from None
+        table = pa.Table.from_pylist(records, schema=EPISODE_FEATURES.arrow_schema)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
+        # Records are type-checked before they get here; name the culprit if one slipped by.
+        for rec in records:
+            problem = record_problem(rec)
+            if problem:
+                raise EpisodeValidationError(problem[1], source=source,
+                                             record=str(rec.get("episode_id")),
+                                             field=problem[0]) from None
+        raise EpisodeValidationError(f"could not build the dataset ({exc})", source=source,
+                                     record=_WHOLE_FILE) from None
+    return _dataset(table)
 
 
-def _guess_field(rec: dict[str, Any]) -> str | None:
-    for name, feature in EPISODE_FEATURES.items():
-        try:
-            datasets.Dataset.from_list([{name: rec.get(name)}],
-                                       features=datasets.Features({name: feature}))
-        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError):
-            return name
-    return None
-
-
-def _canonical_record(obj: Any, *, source: str, index: int) -> dict[str, Any]:
+def _canonical_record(obj: Any, *, source: str, where: str) -> dict[str, Any]:
+    """Check one canonical record read from JSON; ``where`` is its position in the file."""
     if not isinstance(obj, dict):
-        raise EpisodeValidationError(f"expected a JSON object, got {type(obj).__name__}",
-                                     source=source, record=f"line {index + 1}")
+        raise EpisodeValidationError(f"expected an episode object, got {_describe(obj)}",
+                                     source=source, record=where, field=_TOP)
+    eid = obj.get("episode_id")
+    record = f"{eid} ({where})" if isinstance(eid, str) and eid else where
     unknown = [k for k in obj if k not in EPISODE_FEATURES]
     if unknown:
         raise EpisodeValidationError(f"unknown field(s) {unknown} (see docs/schema.md)",
-                                     source=source, record=str(obj.get("episode_id",
-                                                                       f"line {index + 1}")),
-                                     field=unknown[0])
+                                     source=source, record=record, field=str(unknown[0]))
     rec = empty_episode()
     rec.update(obj)
     if rec.get("source") is None:
         rec["source"] = source
-    validate_episode(rec)
+    problem = record_problem(rec)
+    if problem:
+        raise EpisodeValidationError(problem[1], source=source, record=record, field=problem[0])
+    try:
+        validate_episode(rec)
+    except EpisodeValidationError as exc:
+        raise EpisodeValidationError(exc.reason, source=source, record=record,
+                                     field=exc.field) from None
     return rec
 
 
@@ -124,189 +380,60 @@ def _is_canonical(obj: Any) -> bool:
     return isinstance(obj, dict) and "episode_id" in obj and "benchmark" in obj
 
 
-def _split_records(items: Iterable[dict[str, Any] | EpisodeValidationError],
-                   errors: str, report: LoadReport) -> list[dict[str, Any]]:
-    good = []
-    for item in items:
-        if isinstance(item, EpisodeValidationError):
-            if errors == "raise":
-                raise item
-            report.skipped.append(SkippedRecord.from_error(item))
-        else:
-            good.append(item)
-    return good
-
-
-# --------------------------------------------------------------------------- readers
-
-
-def _read_json_file(path: Path, errors: str, report: LoadReport) -> datasets.Dataset:
-    source = str(path)
-    text = path.read_text("utf-8")
-    try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        if not text.strip():
-            raise EpisodeValidationError("empty file", source=source, field="(top level)") from None
-        return _read_jsonl_text(text, source, errors, report, whole_file_error=exc)
-    if is_results_object(obj):
-        items = results_to_episodes(obj, source=source)
-        return _records_to_dataset(_split_records(items, errors, report), source=source)
-    if _is_canonical(obj):
-        obj = [obj]
-    if isinstance(obj, list) and all(_is_canonical(o) for o in obj):
-        return _canonical_list(obj, source, errors, report)
-    raise EpisodeValidationError(
-        "not a results file or canonical episodes: expected a tau2/AgentChangeBench results "
-        "object ({info, tasks, simulations}) or episode records with 'benchmark' and "
-        "'episode_id'", source=source, field="(top level)")
-
-
-def _canonical_list(objs: list[Any], source: str, errors: str,
-                    report: LoadReport) -> datasets.Dataset:
-    items: list[dict[str, Any] | EpisodeValidationError] = []
-    for i, obj in enumerate(objs):
+def _looks_like_jsonl(text: str) -> bool:
+    """Several lines, one of the first few a canonical episode object."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return False
+    for line in lines[:5]:
         try:
-            items.append(_canonical_record(obj, source=source, index=i))
-        except EpisodeValidationError as exc:
-            items.append(exc)
-    return _records_to_dataset(_split_records(items, errors, report), source=source)
+            if _is_canonical(json.loads(line)):
+                return True
+        except (json.JSONDecodeError, RecursionError):
+            continue
+    return False
 
 
-def _read_jsonl_text(text: str, source: str, errors: str, report: LoadReport,
-                     *, whole_file_error: json.JSONDecodeError) -> datasets.Dataset:
-    """Read JSON lines; a file whose first line is not a JSON object is broken JSON."""
-    lines = [(i, line) for i, line in enumerate(text.splitlines()) if line.strip()]
-    try:
-        first = json.loads(lines[0][1]) if len(lines) > 1 else None
-    except json.JSONDecodeError:
-        first = None
-    if not isinstance(first, dict):
-        err = whole_file_error
-        raise EpisodeValidationError(
-            f"invalid or truncated JSON at line {err.lineno}, column {err.colno}: {err.msg}",
-            source=source, field="(top level)")
-    if not _is_canonical(first):
-        raise EpisodeValidationError(
-            "not canonical episodes: JSON lines need 'benchmark' and 'episode_id'",
-            source=source, record="line 1", field="(top level)")
-    objs: list[Any] = []
-    for i, line in lines:
-        try:
-            objs.append(json.loads(line))
-        except json.JSONDecodeError as exc:
-            bad = EpisodeValidationError(f"invalid JSON ({exc.msg}, column {exc.colno})",
-                                         source=source, record=f"line {i + 1}")
-            if errors == "raise":
-                raise bad from None
-            report.skipped.append(SkippedRecord.from_error(bad))
-    return _canonical_list(objs, source, errors, report)
+def _describe(obj: Any) -> str:
+    if isinstance(obj, dict):
+        keys = list(obj)[:6]
+        return f"an object with keys {keys}" + (" ..." if len(obj) > 6 else "")
+    if isinstance(obj, list):
+        return f"a list of {len(obj)} item(s)"
+    return f"{type(obj).__name__} {obj!r:.40}"
 
 
-def _from_table(table: pa.Table, *, source: str, errors: str, report: LoadReport,
-                keep_source: bool = True) -> datasets.Dataset:
-    check_columns(table.column_names, source=source)
-    table = table.select(list(EPISODE_FEATURES))
-    try:
-        table = table.cast(EPISODE_FEATURES.arrow_schema)
-    except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
-        raise EpisodeValidationError(f"column types do not match the canonical schema ({exc})",
-                                     source=source) from None
-    problems = table_problems(table, source=source)
-    if problems:
-        if errors == "raise":
-            raise problems[0][1]
-        report.skipped.extend(SkippedRecord.from_error(e) for _, e in problems)
-        keep = np.ones(table.num_rows, dtype=bool)
-        keep[[r for r, _ in problems]] = False
-        table = table.filter(pa.array(keep))
-    return datasets.Dataset(table, info=datasets.DatasetInfo(features=EPISODE_FEATURES))
-
-
-def _read_parquet(path: Path, errors: str, report: LoadReport) -> datasets.Dataset:
-    # A single canonical file is read straight into memory with pyarrow: going through
-    # load_dataset would copy it into the datasets cache for no benefit.
-    try:
-        table = pq.read_table(path)
-    except (pa.ArrowInvalid, OSError) as exc:
-        raise EpisodeValidationError(f"unreadable parquet file ({exc})", source=str(path),
-                                     field="(top level)") from None
-    return _from_table(table, source=str(path), errors=errors, report=report)
-
-
-def _read_hub(path: str, *, config: str | None, split: str | None, revision: str | None,
-              errors: str, report: LoadReport) -> datasets.Dataset:
-    """Hub id or hub-layout folder: every config and split, with config/split as columns."""
-    try:
-        configs = [config] if config else datasets.get_dataset_config_names(path,
-                                                                            revision=revision)
-    except Exception as exc:  # noqa: BLE001 - datasets raises many types here
-        raise _hub_error(path, exc) from None
-    parts = []
-    for name in configs:
-        try:
-            loaded = datasets.load_dataset(path, name, split=split, revision=revision)
-        except Exception as exc:  # noqa: BLE001
-            raise _hub_error(path, exc, config=name) from None
-        splits = {split: loaded} if split else dict(loaded)
-        for split_name, ds in splits.items():
-            table = arrow_table(ds)
-            table = table.set_column(table.column_names.index("config"), "config",
-                                     pa.array([name] * table.num_rows, pa.string()))
-            table = table.set_column(table.column_names.index("split"), "split",
-                                     pa.array([split_name] * table.num_rows, pa.string()))
-            parts.append(_from_table(table, source=path, errors=errors, report=report))
-    return _concat(parts)
+def _is_hub_folder(path: Path) -> bool:
+    """A dataset card with configs, or parquet files and no JSON: read with ``datasets``."""
+    card = path / "README.md"
+    if card.is_file():
+        head = card.read_text("utf-8", errors="replace")
+        if head.startswith("---") and re.search(r"^configs:", head.split("\n---", 1)[0],
+                                                flags=re.MULTILINE):
+            return True
+    files = [p.suffix.lower() for p in path.rglob("*") if p.is_file()]
+    return ".parquet" in files and ".json" not in files and ".jsonl" not in files
 
 
 def _hub_error(path: str, exc: Exception, config: str | None = None) -> EpisodeValidationError:
     import os
 
     hint = ""
-    if os.environ.get("HF_HUB_OFFLINE") in ("1", "true", "True", "ON", "YES"):
+    if os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "TRUE", "ON", "YES"):
         hint = " (HF_HUB_OFFLINE is set: only datasets already in the local cache can be read)"
     where = f"config {config}: " if config else ""
-    return EpisodeValidationError(f"{where}could not load the dataset: {exc}{hint}",
-                                  source=path, field="(dataset)")
-
-
-def _is_hub_folder(path: Path) -> bool:
-    return (path / "README.md").is_file() or any(path.rglob("*.parquet"))
-
-
-def _read_results_folder(path: Path, errors: str, report: LoadReport) -> list[datasets.Dataset]:
-    files = sorted(p for p in path.rglob("*") if p.suffix in (".json", ".jsonl", ".parquet"))
-    if not files:
-        raise EpisodeValidationError("folder holds no .json, .jsonl or .parquet files",
-                                     source=str(path), field="(folder)")
-    return [_read_path(p, errors=errors, report=report) for p in files]
-
-
-def _read_path(path: Path, *, errors: str, report: LoadReport, config: str | None = None,
-               split: str | None = None, revision: str | None = None) -> datasets.Dataset:
-    if path.is_dir():
-        if (path / "results.json").is_file() and (path / "simulations").is_dir():
-            obj = read_results_dir(path)
-            items = results_to_episodes(obj, source=str(path))
-            return _records_to_dataset(_split_records(items, errors, report), source=str(path))
-        if _is_hub_folder(path):
-            return _read_hub(str(path), config=config, split=split, revision=revision,
-                             errors=errors, report=report)
-        return _concat(_read_results_folder(path, errors, report))
-    if path.suffix == ".parquet":
-        return _read_parquet(path, errors, report)
-    if (path.parent / "simulations").is_dir() and path.name == "results.json":
-        return _read_path(path.parent, errors=errors, report=report)
-    return _read_json_file(path, errors, report)
+    return EpisodeValidationError(
+        f"{where}could not load the dataset: {type(exc).__name__}: {exc}{hint}",
+        source=path, record=_WHOLE_FILE, field="(dataset)")
 
 
 def _concat(parts: list[datasets.Dataset]) -> datasets.Dataset:
-    parts = [p for p in parts if p is not None]
+    parts = [p for p in parts if p is not None and len(p)]
     if not parts:
         return empty_dataset()
     if len(parts) == 1:
         return parts[0]
-    return datasets.concatenate_datasets(parts)
+    return _dataset(pa.concat_tables([arrow_table(p) for p in parts]))
 
 
 # --------------------------------------------------------------------------- duplicates
@@ -317,40 +444,37 @@ def _content_key(row: dict[str, Any]) -> str:
                       default=str)
 
 
-def _drop_duplicates(ds: datasets.Dataset, *, errors: str,
-                     report: LoadReport) -> datasets.Dataset:
-    ids = arrow_table(ds).column("episode_id").to_numpy(zero_copy_only=False)
-    uniq, first, counts = np.unique(ids, return_index=True, return_counts=True)
+def _drop_duplicates(ds: datasets.Dataset, reader: _Reader) -> datasets.Dataset:
+    """Keep the first copy of each episode id; a different copy is an error."""
+    table = arrow_table(ds)
+    ids = table.column("episode_id").to_numpy(zero_copy_only=False)
+    uniq, counts = np.unique(ids, return_counts=True)
     if not (counts > 1).any():
         return ds
+    dup_ids = set(uniq[counts > 1].tolist())
+    rows: dict[str, list[int]] = {}
+    for r, eid in enumerate(ids):
+        if eid in dup_ids:
+            rows.setdefault(eid, []).append(r)
     drop: list[int] = []
-    for eid in uniq[counts > 1]:
-        rows = np.flatnonzero(ids == eid)
-        base = ds[int(rows[0])]
+    for eid, where in rows.items():
+        base = table.slice(where[0], 1).to_pylist()[0]
         base_key = _content_key(base)
         sources = [base["source"]]
-        for r in rows[1:]:
-            other = ds[int(r)]
+        for r in where[1:]:
+            other = table.slice(r, 1).to_pylist()[0]
+            drop.append(r)
             if _content_key(other) != base_key:
-                err = EpisodeValidationError(
-                    f"episode id also loaded from {base['source']} with different content",
-                    source=other["source"], record=str(eid), field="episode_id")
-                if errors == "raise":
-                    raise err
-                report.skipped.append(SkippedRecord.from_error(err))
+                reader.problem(EpisodeValidationError(
+                    f"episode id also loaded from {base['source']} with different content "
+                    "(the first copy was kept)", source=other["source"], record=str(eid),
+                    field="episode_id"))
             else:
                 sources.append(other["source"])
-            drop.append(int(r))
-        report.duplicates.append((str(eid), sources))
-    if report.duplicates:
-        shown = "; ".join(f"{eid} in {', '.join(dict.fromkeys(srcs))}"
-                          for eid, srcs in report.duplicates[:5])
-        more = len(report.duplicates) - 5
-        warnings.warn(DuplicateEpisodesWarning(
-            f"{len(report.duplicates)} episode(s) loaded more than once were kept once: {shown}"
-            + (f" and {more} more" if more > 0 else "")), stacklevel=3)
-    keep = np.setdiff1d(np.arange(len(ds)), np.array(drop, dtype=np.int64))
-    return ds.select(keep).flatten_indices()
+        if len(sources) > 1:
+            reader.report.duplicates[str(eid)] = sources
+    keep = np.setdiff1d(np.arange(table.num_rows), np.array(drop, dtype=np.int64))
+    return _dataset(table.take(pa.array(keep)))
 
 
 # --------------------------------------------------------------------------- public
@@ -364,42 +488,31 @@ def load_with_report(
     revision: str | None = None,
     errors: Literal["raise", "skip"] = "raise",
 ) -> tuple[datasets.Dataset, LoadReport]:
-    """Like :func:`load`, but also return a :class:`LoadReport` instead of warning."""
+    """Like :func:`load`, but return a :class:`LoadReport` instead of emitting warnings.
+
+    Examples
+    --------
+    >>> import accordkit as ak
+    >>> ds, report = ak.load_with_report(["a.json", "b.json"], errors="skip")  # doctest: +SKIP
+    >>> [str(s) for s in report.skipped]                                       # doctest: +SKIP
+    """
     if errors not in ("raise", "skip"):
         raise ValueError(f"errors must be 'raise' or 'skip', got {errors!r}")
     sources = [source] if isinstance(source, str | Path) else list(source)
     if not sources:
         raise ValueError("no source given")
+    for src in sources:
+        if not isinstance(src, str | Path):
+            raise TypeError(f"a source is a path or hub id, got {type(src).__name__}")
     report = LoadReport()
+    reader = _Reader(errors, report, config=config, split=split, revision=revision)
     parts = []
     for src in sources:
-        path = Path(src)
-        if path.exists():
-            try:
-                part = _read_path(path, errors=errors, report=report, config=config,
-                                  split=split, revision=revision)
-            except EpisodeValidationError as exc:
-                if errors == "raise" or exc.source is None:
-                    raise
-                report.skipped.append(SkippedRecord(exc.source, exc.record or "(whole file)",
-                                                    exc.field, exc.reason))
-                continue
-            except UnicodeDecodeError as exc:
-                err = EpisodeValidationError(f"not a text file ({exc.reason})", source=str(path),
-                                             field="(top level)")
-                if errors == "raise":
-                    raise err from None
-                report.skipped.append(SkippedRecord.from_error(err))
-                continue
-        elif is_hub_id(src):
-            part = _read_hub(str(src), config=config, split=split, revision=revision,
-                             errors=errors, report=report)
-        else:
-            raise FileNotFoundError(f"{src}: no such file or folder, and not a hub id "
-                                    "of the form 'org/name'")
-        report.counts[str(src)] = len(part)
-        parts.append(part)
-    ds = _drop_duplicates(_concat(parts), errors=errors, report=report)
+        part = reader.source(src)
+        report.counts[str(src)] = 0 if part is None else len(part)
+        if part is not None:
+            parts.append(part)
+    ds = _drop_duplicates(_concat(parts), reader)
     return ds, report
 
 
@@ -419,23 +532,30 @@ def load(
         Hub id, local dataset folder, parquet/JSONL file of canonical episodes, tau2 or
         AgentChangeBench results file or folder; a list is loaded as one dataset.
     config, split : str, optional
-        For hub ids and dataset folders: only this config / split. None reads all, and
-        the ``config`` and ``split`` columns say where each row came from.
+        For hub ids, dataset folders and canonical files: only this config / split. None
+        reads all, and the ``config`` and ``split`` columns say where each row came from.
     revision : str, optional
-        Hub revision (branch, tag or commit) to pin.
+        Hub revision (branch, tag or commit) to pin; ignored for local paths.
     errors : {"raise", "skip"}
-        ``"raise"`` stops at the first bad record with an
+        ``"raise"`` stops at the first problem with an
         :class:`~accordkit.schema.EpisodeValidationError` naming file, record and field.
         ``"skip"`` loads the good records and emits one
-        :class:`~accordkit.SkippedRecordsWarning` listing every skipped record.
+        :class:`~accordkit.SkippedRecordsWarning` whose ``.skipped`` lists every record
+        (or whole file) left out and why.
 
     Returns
     -------
     datasets.Dataset
         One row per episode, with the columns of :data:`accordkit.schema.EPISODE_FEATURES`.
-        An episode found in several sources with identical content is kept once (with a
-        :class:`~accordkit.validate.DuplicateEpisodesWarning`); different content under one
-        ``episode_id`` is an error.
+        An episode found in several sources with identical content (checkpoints of one run)
+        is kept once, with a :class:`~accordkit.DuplicateEpisodesWarning` naming the
+        sources; different content under one ``episode_id`` is an error.
+
+    Raises
+    ------
+    EpisodeValidationError
+        With ``errors="raise"``, on the first problem. A source that is neither a path nor
+        a hub id raises :class:`SourceNotFoundError` (also a ``FileNotFoundError``).
 
     Examples
     --------
@@ -445,5 +565,9 @@ def load(
     """
     ds, report = load_with_report(source, config=config, split=split, revision=revision,
                                   errors=errors)
+    for note in report.notes:
+        warnings.warn(note, UserWarning, stacklevel=2)
+    if report.duplicates:
+        warnings.warn(DuplicateEpisodesWarning(report.duplicates), stacklevel=2)
     warn_skipped(report.skipped, stacklevel=3)
     return ds

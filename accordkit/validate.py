@@ -1,36 +1,53 @@
-"""Validation of canonical episode tables, and the report of skipped records.
+"""Validation of canonical episodes, and the report of skipped records.
 
-Records that come from canonical files (parquet, JSONL, hub datasets) are checked here in
-bulk with Arrow compute, so that a 100,000-episode dataset is validated in well under a
-second; raw result files are checked record by record by their adapter.
+Two checks, for the two ways canonical episodes arrive:
+
+* :func:`record_problem` walks one record (from JSON / JSONL, or built by an adapter) against
+  :data:`~accordkit.schema.EPISODE_FEATURES` and names the first field whose value has the
+  wrong type. Arrow itself is too lenient for this: it truncates ``1.5`` to an ``int32``,
+  reads the text ``"abc"`` as the list ``["a", "b", "c"]`` and drops unknown struct keys.
+* :func:`table_problems` checks a whole canonical Arrow table (parquet, hub datasets) in bulk
+  with Arrow compute, so that a 100,000-episode dataset is validated in well under a second;
+  :func:`check_table_types` first makes sure its column types can be cast losslessly.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
+import datasets
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .schema import BENCHMARKS, DYNAMICS, EPISODE_FEATURES, ROLES, EpisodeValidationError
+from .schema import BENCHMARKS, DYNAMICS, EPISODE_FEATURES, KINDS, ROLES, EpisodeValidationError
 
 __all__ = [
     "SkippedRecord",
     "SkippedRecordsWarning",
     "DuplicateEpisodesWarning",
     "check_columns",
+    "check_table_types",
+    "record_problem",
     "table_problems",
     "warn_skipped",
 ]
 
 _REQUIRED = ("benchmark", "domain", "scenario_id", "task_id", "episode_id", "source")
+_INT32 = (-(2**31), 2**31 - 1)
+_INT64 = (-(2**63), 2**63 - 1)
 
 
 @dataclass(frozen=True)
 class SkippedRecord:
-    """One record left out by ``errors="skip"``: where it was and why."""
+    """One record (or whole file) left out by ``errors="skip"``: where it was and why.
+
+    ``record`` is the simulation / episode id, a position (``line 3``, ``item 2``,
+    ``row 5``, ``simulations[4]``) or ``(whole file)``; ``field`` the field path.
+    """
 
     source: str | None
     record: str | None
@@ -39,7 +56,7 @@ class SkippedRecord:
 
     @classmethod
     def from_error(cls, exc: EpisodeValidationError) -> SkippedRecord:
-        return cls(exc.source, exc.record, exc.field, exc.reason)
+        return cls(exc.source, exc.record or "(whole file)", exc.field, exc.reason)
 
     def __str__(self) -> str:
         return str(EpisodeValidationError(self.reason, source=self.source, record=self.record,
@@ -49,23 +66,159 @@ class SkippedRecord:
 class SkippedRecordsWarning(UserWarning):
     """Records were skipped by ``errors="skip"``; ``.skipped`` lists each with its reason."""
 
-    def __init__(self, skipped: list[SkippedRecord]) -> None:
+    def __init__(self, skipped: Sequence[SkippedRecord]) -> None:
         self.skipped = list(skipped)
         lines = "\n".join(f"  - {s}" for s in self.skipped)
         super().__init__(f"skipped {len(self.skipped)} bad record(s):\n{lines}")
 
 
 class DuplicateEpisodesWarning(UserWarning):
-    """The same episode was loaded more than once (e.g. two checkpoints of one run)."""
+    """The same episode was loaded more than once (e.g. two checkpoints of one run).
+
+    ``.duplicates`` maps each such ``episode_id`` to the sources it was found in (the first
+    one is the copy that was kept).
+    """
+
+    def __init__(self, duplicates: Mapping[str, Sequence[str]] | str) -> None:
+        if isinstance(duplicates, str):  # plain message, as for any warning
+            self.duplicates: dict[str, list[str]] = {}
+            super().__init__(duplicates)
+            return
+        self.duplicates = {eid: list(srcs) for eid, srcs in duplicates.items()}
+        groups: dict[tuple[str, ...], list[str]] = {}
+        for eid, srcs in self.duplicates.items():
+            groups.setdefault(tuple(dict.fromkeys(srcs)), []).append(eid)
+        parts = []
+        for srcs, eids in groups.items():
+            shown = ", ".join(eids[:3]) + (f" and {len(eids) - 3} more" if len(eids) > 3 else "")
+            parts.append(f"{len(eids)} in {' and '.join(srcs)} ({shown})")
+        super().__init__(f"{len(self.duplicates)} episode(s) loaded more than once with identical "
+                         "content were kept once: " + "; ".join(parts))
 
 
-def warn_skipped(skipped: list[SkippedRecord], *, stacklevel: int = 3) -> None:
+def warn_skipped(skipped: Sequence[SkippedRecord], *, stacklevel: int = 3) -> None:
     """Emit one :class:`SkippedRecordsWarning` listing every skipped record (if any)."""
     if skipped:
         warnings.warn(SkippedRecordsWarning(skipped), stacklevel=stacklevel)
 
 
-def check_columns(names: list[str], *, source: str) -> None:
+# --------------------------------------------------------------------------- records
+
+_Check = Callable[[Any, str], "tuple[str, str] | None"]
+
+
+def _value_check(dtype: str) -> _Check:
+    def check_str(v: Any, where: str) -> tuple[str, str] | None:
+        if v is None or isinstance(v, str):
+            return None
+        return where, f"expected text, got {type(v).__name__} {v!r:.60}"
+
+    def check_bool(v: Any, where: str) -> tuple[str, str] | None:
+        if v is None or isinstance(v, bool):
+            return None
+        return where, f"expected true or false, got {type(v).__name__} {v!r:.60}"
+
+    def check_int(lo: int, hi: int, what: str) -> _Check:
+        def check(v: Any, where: str) -> tuple[str, str] | None:
+            if v is None:
+                return None
+            if isinstance(v, bool) or not isinstance(v, int):
+                return where, f"expected an integer, got {type(v).__name__} {v!r:.60}"
+            if not lo <= v <= hi:
+                return where, f"integer {v} does not fit in {what}"
+            return None
+        return check
+
+    def check_float(v: Any, where: str) -> tuple[str, str] | None:
+        if v is None or (isinstance(v, int | float) and not isinstance(v, bool)):
+            return None
+        return where, f"expected a number, got {type(v).__name__} {v!r:.60}"
+
+    checks: dict[str, _Check] = {
+        "string": check_str, "large_string": check_str, "bool": check_bool,
+        "int32": check_int(*_INT32, "int32"), "int64": check_int(*_INT64, "int64"),
+        "float64": check_float, "float32": check_float,
+    }
+    if dtype not in checks:  # pragma: no cover - the schema uses only the types above
+        raise TypeError(f"no check for dtype {dtype}")
+    return checks[dtype]
+
+
+def _struct_check(fields: Mapping[str, Any]) -> _Check:
+    children = {name: _compile(feature) for name, feature in fields.items()}
+
+    def check(v: Any, where: str) -> tuple[str, str] | None:
+        if v is None:
+            return None
+        if not isinstance(v, Mapping):
+            return where, f"expected an object, got {type(v).__name__} {v!r:.60}"
+        for key in v:
+            if key not in children:
+                return (f"{where}.{key}" if where else str(key),
+                        f"unknown field {key!r}; expected one of {sorted(children)}")
+        for name, child in children.items():
+            found = child(v.get(name), f"{where}.{name}" if where else name)
+            if found:
+                return found
+        return None
+    return check
+
+
+def _list_check(feature: Any) -> _Check:
+    child = _compile(feature)
+
+    def check(v: Any, where: str) -> tuple[str, str] | None:
+        if v is None:
+            return None
+        if not isinstance(v, list | tuple):
+            return where, f"expected a list, got {type(v).__name__} {v!r:.60}"
+        for i, item in enumerate(v):
+            found = child(item, f"{where}[{i}]")
+            if found:
+                return found
+        return None
+    return check
+
+
+def _compile(feature: Any) -> _Check:
+    if isinstance(feature, datasets.Value):
+        return _value_check(feature.dtype)
+    if isinstance(feature, datasets.List | datasets.LargeList):
+        return _list_check(feature.feature)
+    if isinstance(feature, Mapping):
+        return _struct_check(feature)
+    raise TypeError(f"no check for feature {feature!r}")  # pragma: no cover
+
+
+_RECORD_CHECK = _struct_check(EPISODE_FEATURES)
+
+
+def record_problem(rec: Any) -> tuple[str, str] | None:
+    """The first field of ``rec`` whose value does not fit the canonical schema.
+
+    Types are checked strictly (no ``1.5`` for an integer, no ``true`` for a number, no
+    text for a list); unknown keys are problems at any depth.
+
+    Returns
+    -------
+    tuple of (field path, reason), or None
+        None when every value fits.
+
+    Examples
+    --------
+    >>> from accordkit.schema import empty_episode
+    >>> rec = empty_episode()
+    >>> rec["messages"] = [{"role": "user", "turn_idx": "0"}]
+    >>> record_problem(rec)
+    ('messages[0].turn_idx', "expected an integer, got str '0'")
+    """
+    return _RECORD_CHECK(rec, "")
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def check_columns(names: Sequence[str], *, source: str) -> None:
     """Raise when a canonical table lacks a column or has one the schema does not know."""
     missing = [c for c in EPISODE_FEATURES if c not in names]
     extra = [c for c in names if c not in EPISODE_FEATURES]
@@ -77,15 +230,81 @@ def check_columns(names: list[str], *, source: str) -> None:
             parts.append(f"unknown column(s) {extra}")
         raise EpisodeValidationError(
             "not a canonical episode table: " + "; ".join(parts)
-            + " (see docs/schema.md)", source=source, field=", ".join(missing + extra))
+            + " (see docs/schema.md)", source=source, record="(whole file)",
+            field=", ".join(missing + extra))
+
+
+def _type_mismatch(have: pa.DataType, want: pa.DataType, where: str) -> str | None:
+    """Where ``have`` cannot stand for ``want`` (different kinds of value), or None."""
+    t = pa.types
+    if have == want or t.is_null(have):
+        return None
+    kinds = (
+        (t.is_string, lambda x: t.is_string(x) or t.is_large_string(x) or t.is_string_view(x)),
+        (t.is_integer, t.is_integer),
+        (t.is_floating, lambda x: t.is_floating(x) or t.is_integer(x)),
+        (t.is_boolean, t.is_boolean),
+    )
+    for is_want, accepts in kinds:
+        if is_want(want):
+            return None if accepts(have) else where
+    if t.is_list(want):
+        if not (t.is_list(have) or t.is_large_list(have) or t.is_list_view(have)):
+            return where
+        return _type_mismatch(have.value_type, want.value_type, f"{where}[]")
+    if t.is_struct(want):
+        if not t.is_struct(have):
+            return where
+        have_fields = {have.field(i).name: have.field(i).type for i in range(have.num_fields)}
+        for i in range(want.num_fields):
+            f = want.field(i)
+            if f.name not in have_fields:
+                return f"{where}.{f.name}"
+            found = _type_mismatch(have_fields[f.name], f.type, f"{where}.{f.name}")
+            if found:
+                return found
+        extra = [n for n in have_fields if want.get_field_index(n) < 0]
+        return f"{where}.{extra[0]}" if extra else None
+    return where
+
+
+def check_table_types(table: pa.Table, *, source: str) -> pa.Table:
+    """Cast a canonical table (columns already in schema order) to the canonical types.
+
+    Only lossless casts are made: text stays text, integers stay integers (and must fit),
+    lists stay lists, structs keep exactly the canonical fields.
+
+    Raises
+    ------
+    EpisodeValidationError
+        Naming the column (or nested field) whose type does not fit.
+    """
+    schema = EPISODE_FEATURES.arrow_schema
+    columns = []
+    for field in schema:
+        col = table.column(field.name)
+        where = _type_mismatch(col.type, field.type, field.name)
+        if where:
+            raise EpisodeValidationError(
+                f"column type {col.type} does not match the canonical type {field.type}",
+                source=source, record="(whole file)", field=where)
+        try:
+            columns.append(col.cast(field.type, safe=True) if col.type != field.type else col)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
+            raise EpisodeValidationError(f"values do not fit the canonical type ({exc})",
+                                         source=source, record="(whole file)",
+                                         field=field.name) from None
+    return pa.Table.from_arrays(columns, schema=schema)
 
 
 def _row_ids(table: pa.Table, rows: np.ndarray) -> list[str]:
     ids = table.column("episode_id").take(pa.array(rows, type=pa.int64())).to_pylist()
-    return [str(x) if x is not None else f"row {r}" for x, r in zip(ids, rows, strict=True)]
+    return [f"{x} (row {r})" if x else f"row {r}" for x, r in zip(ids, rows, strict=True)]
 
 
-def _list_problem(table: pa.Table, column: str, child: str, bad_mask_fn, reason_fn,
+def _list_problem(table: pa.Table, column: str, child: str,
+                  bad_mask_fn: Callable[[pa.Array], np.ndarray],
+                  reason_fn: Callable[[Any], str],
                   field_fmt: str) -> list[tuple[int, EpisodeValidationError]]:
     lists = table.column(column).combine_chunks()
     flat = pc.list_flatten(lists)
@@ -93,8 +312,7 @@ def _list_problem(table: pa.Table, column: str, child: str, bad_mask_fn, reason_
         return []
     parents = pc.list_parent_indices(lists).to_numpy()
     values = flat.field(child)
-    bad = bad_mask_fn(values)
-    bad_idx = np.flatnonzero(bad)
+    bad_idx = np.flatnonzero(bad_mask_fn(values))
     if not len(bad_idx):
         return []
     offsets = lists.offsets.to_numpy()
@@ -105,18 +323,33 @@ def _list_problem(table: pa.Table, column: str, child: str, bad_mask_fn, reason_
         if row in seen:
             continue
         seen.add(row)
-        pos = int(j - offsets[row])
-        out.append((row, values[int(j)].as_py(), pos))
+        out.append((row, values[int(j)].as_py(), int(j - offsets[row])))
     ids = _row_ids(table, np.array([r for r, _, _ in out]))
     return [
-        (row, EpisodeValidationError(reason_fn(value), record=rid,
-                                     field=field_fmt.format(pos)))
+        (row, EpisodeValidationError(reason_fn(value), record=rid, field=field_fmt.format(pos)))
         for (row, value, pos), rid in zip(out, ids, strict=True)
     ]
 
 
+def _not_in(values: Sequence[str], *, null_ok: bool) -> Callable[[pa.Array], np.ndarray]:
+    def mask(v: pa.Array) -> np.ndarray:
+        bad = pc.invert(pc.fill_null(pc.is_in(v, value_set=pa.array(values)), False))
+        if null_ok:
+            bad = pc.and_(bad, pc.is_valid(v))
+        return bad.to_numpy(zero_copy_only=False)
+    return mask
+
+
+def _is_null(v: pa.Array) -> np.ndarray:
+    return pc.is_null(v).to_numpy(zero_copy_only=False)
+
+
 def table_problems(table: pa.Table, *, source: str) -> list[tuple[int, EpisodeValidationError]]:
     """Find rows of a canonical table that break the schema's rules.
+
+    The same rules as :func:`accordkit.schema.validate_episode`: required ids, a known
+    benchmark, a non-empty conversation, known roles and kinds, message positions, named
+    tool calls, named preferences with a known dynamic.
 
     Returns
     -------
@@ -125,7 +358,7 @@ def table_problems(table: pa.Table, *, source: str) -> list[tuple[int, EpisodeVa
     """
     found: dict[int, EpisodeValidationError] = {}
 
-    def add(rows: np.ndarray, reason, field: str) -> None:
+    def add(rows: np.ndarray, reason: str | Callable[[int], str], field: str) -> None:
         rows = np.asarray([r for r in rows if int(r) not in found], dtype=np.int64)
         if not len(rows):
             return
@@ -139,34 +372,58 @@ def table_problems(table: pa.Table, *, source: str) -> list[tuple[int, EpisodeVa
         add(np.flatnonzero(pc.fill_null(bad, True).to_numpy(zero_copy_only=False)),
             "missing required value", name)
     bench = table.column("benchmark")
-    bad = pc.invert(pc.is_in(bench, value_set=pa.array(BENCHMARKS)))
-    add(np.flatnonzero(pc.fill_null(bad, False).to_numpy(zero_copy_only=False)),
+    add(np.flatnonzero(_not_in(BENCHMARKS, null_ok=True)(bench)),
         lambda r: f"unknown benchmark {bench[r].as_py()!r}; expected one of {BENCHMARKS}",
         "benchmark")
-    msgs = table.column("messages")
-    n_msgs = pc.fill_null(pc.list_value_length(msgs), 0)
+    n_msgs = pc.fill_null(pc.list_value_length(table.column("messages")), 0)
     add(np.flatnonzero(pc.equal(n_msgs, 0).to_numpy(zero_copy_only=False)),
         "empty conversation: no messages", "messages")
-    problems = _list_problem(
-        table, "messages", "role",
-        lambda v: pc.fill_null(pc.invert(pc.is_in(v, value_set=pa.array(ROLES))), True)
-        .to_numpy(zero_copy_only=False),
-        lambda v: f"unknown role {v!r}; expected one of {ROLES}", "messages[{}].role")
+    problems = _list_problem(table, "messages", "role", _not_in(ROLES, null_ok=False),
+                             lambda v: f"unknown role {v!r}; expected one of {ROLES}",
+                             "messages[{}].role")
+    problems += _list_problem(table, "messages", "turn_idx", _is_null,
+                              lambda v: "missing message position (turn_idx)",
+                              "messages[{}].turn_idx")
+    problems += _list_problem(table, "messages", "kind", _not_in(KINDS, null_ok=True),
+                              lambda v: f"unknown kind {v!r}; expected one of {KINDS} or null",
+                              "messages[{}].kind")
+    for row, pos, j in _rows_with_unnamed_calls(table):
+        rid = _row_ids(table, np.array([row]))[0]
+        problems.append((row, EpisodeValidationError(
+            "a tool call needs a string name", record=rid,
+            field=f"messages[{pos}].tool_calls[{j}].name")))
     problems += _list_problem(
-        table, "messages", "turn_idx",
-        lambda v: pc.is_null(v).to_numpy(zero_copy_only=False),
-        lambda v: "missing message position (turn_idx)", "messages[{}].turn_idx")
-    problems += _list_problem(
-        table, "preferences", "dynamic",
-        lambda v: pc.fill_null(pc.invert(pc.is_in(v, value_set=pa.array(DYNAMICS))), True)
-        .to_numpy(zero_copy_only=False),
-        lambda v: f"unknown dynamic {v!r}; expected one of {DYNAMICS}",
-        "preferences[{}].dynamic")
-    for row, err in problems:
+        table, "preferences", "dynamic", _not_in(DYNAMICS, null_ok=False),
+        lambda v: f"unknown dynamic {v!r}; expected one of {DYNAMICS}", "preferences[{}].dynamic")
+    problems += _list_problem(table, "preferences", "name", _is_null,
+                              lambda v: "a preference needs a name", "preferences[{}].name")
+    for row, err in sorted(problems, key=lambda p: p[0]):
         found.setdefault(row, err)
+    return [
+        (row, EpisodeValidationError(found[row].reason, source=source, record=found[row].record,
+                                     field=found[row].field))
+        for row in sorted(found)
+    ]
+
+
+def _rows_with_unnamed_calls(table: pa.Table) -> list[tuple[int, int, int]]:
+    """(row, message position, call position) of tool calls without a name."""
+    msgs = table.column("messages").combine_chunks()
+    calls = pc.list_flatten(msgs).field("tool_calls")
+    flat_calls = pc.list_flatten(calls)
+    if not len(flat_calls):
+        return []
+    bad = np.flatnonzero(_is_null(flat_calls.field("name")))
+    if not len(bad):
+        return []
+    call_parent = pc.list_parent_indices(calls).to_numpy()
+    msg_parent = pc.list_parent_indices(msgs).to_numpy()
+    call_offsets = calls.offsets.to_numpy()
+    msg_offsets = msgs.offsets.to_numpy()
     out = []
-    for row in sorted(found):
-        err = found[row]
-        err = EpisodeValidationError(err.reason, source=source, record=err.record, field=err.field)
-        out.append((row, err))
+    for j in bad:
+        m = int(call_parent[j])
+        row = int(msg_parent[m])
+        out.append((row, m - int(msg_offsets[row]), int(j - call_offsets[m])))
     return out
+

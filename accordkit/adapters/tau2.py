@@ -13,6 +13,7 @@ field, so that the caller can raise or skip it.
 from __future__ import annotations
 
 import json
+import math
 import warnings
 from collections import defaultdict
 from collections.abc import Mapping
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..schema import EpisodeValidationError, empty_episode, validate_episode
+from ..validate import record_problem
 from .personas import persona_id
 
 __all__ = ["is_results_object", "results_to_episodes", "read_results_dir"]
@@ -39,10 +41,12 @@ def is_results_object(obj: Any) -> bool:
 def _is_acb(info: Mapping[str, Any], tasks: list[Any]) -> bool:
     if "gsrt_judge_llm" in info:
         return True
-    if (info.get("user_info") or {}).get("implementation") in ACB_USER_SIMULATORS:
+    user = info.get("user_info")
+    if isinstance(user, Mapping) and user.get("implementation") in ACB_USER_SIMULATORS:
         return True
     return any(
-        isinstance(t, Mapping) and "goal_shifts" in (t.get("user_scenario") or {}) for t in tasks
+        isinstance(t, Mapping) and isinstance(t.get("user_scenario"), Mapping)
+        and "goal_shifts" in t["user_scenario"] for t in tasks
     )
 
 
@@ -91,10 +95,18 @@ def _text(value: Any, ctx: _Context, field: str) -> str | None:
     return ctx.expect(value, (str,), field, "text")
 
 
+def _items(value: Any, ctx: _Context, field: str) -> list[Any]:
+    """A list that may be absent (null -> empty)."""
+    if value is None:
+        return []
+    return ctx.expect(value, (list,), field, "a list", optional=False)
+
+
 def _int_or_none(value: Any, ctx: _Context, field: str) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+    if (isinstance(value, bool) or not isinstance(value, int | float)
+            or (isinstance(value, float) and not math.isfinite(value)) or value != int(value)):
         raise ctx.error(f"expected an integer message index, got {value!r:.40}", field)
     return int(value)
 
@@ -175,11 +187,12 @@ def _convert_criteria(ec: Any, ctx: _Context) -> dict[str, Any] | None:
     field = "task.evaluation_criteria"
     ctx.expect(ec, (Mapping,), field, "an object")
     sets = []
-    for i, aset in enumerate(ec.get("action_sets") or ()):
+    for i, aset in enumerate(_items(ec.get("action_sets"), ctx, f"{field}.action_sets")):
         where = f"{field}.action_sets[{i}]"
         ctx.expect(aset, (Mapping,), where, "an action set object", optional=False)
         tools = []
-        for j, tool in enumerate(aset.get("allowed_tools") or ()):
+        for j, tool in enumerate(_items(aset.get("allowed_tools"), ctx,
+                                        f"{where}.allowed_tools")):
             twhere = f"{where}.allowed_tools[{j}]"
             ctx.expect(tool, (Mapping,), twhere, "an allowed tool object", optional=False)
             tools.append(
@@ -193,7 +206,7 @@ def _convert_criteria(ec: Any, ctx: _Context) -> dict[str, Any] | None:
         sets.append({"action_id": _text(aset.get("action_id"), ctx, f"{where}.action_id"),
                      "allowed_tools": tools})
     actions = []
-    for i, act in enumerate(ec.get("actions") or ()):
+    for i, act in enumerate(_items(ec.get("actions"), ctx, f"{field}.actions")):
         where = f"{field}.actions[{i}]"
         ctx.expect(act, (Mapping,), where, "an action object", optional=False)
         compare = act.get("compare_args")
@@ -373,23 +386,37 @@ def results_to_episodes(obj: Any, *, source: str) -> list[dict[str, Any] | Episo
     sims = [] if sims is None else sims
     file_ctx.expect(tasks, (list,), "tasks", "a list of tasks")
     file_ctx.expect(sims, (list,), "simulations", "a list of simulations")
-    env = info.get("environment_info") or {}
+    env = file_ctx.expect(info.get("environment_info"), (Mapping,), "info.environment_info",
+                          "an object", optional=False)
     domain = file_ctx.expect(env.get("domain_name"), (str,), "info.environment_info.domain_name",
                              "a domain name", optional=False)
-    agent = info.get("agent_info") or {}
-    user = info.get("user_info") or {}
+    if not domain.strip():
+        raise file_ctx.error("missing required value", "info.environment_info.domain_name")
+    agent = file_ctx.expect(info.get("agent_info"), (Mapping,), "info.agent_info",
+                            "an object") or {}
+    user = file_ctx.expect(info.get("user_info"), (Mapping,), "info.user_info", "an object") or {}
+    num_trials = file_ctx.expect(info.get("num_trials"), (int,), "info.num_trials",
+                                 "an integer")
     benchmark = "agentchangebench" if _is_acb(info, tasks) else "tau2"
     task_for = _task_lookup(tasks, sims, source)
-    num_trials = info.get("num_trials")
     out: list[dict[str, Any] | EpisodeValidationError] = []
     for i, sim in enumerate(sims):
+        if isinstance(sim, EpisodeValidationError):  # an unreadable dir-format sim file
+            out.append(sim)
+            continue
         label = sim.get("id") if isinstance(sim, Mapping) and sim.get("id") else f"simulations[{i}]"
         ctx = _Context(source, str(label))
         try:
             rec = _convert_simulation(sim, task_for.get(i), ctx, benchmark=benchmark,
                                       domain=domain, agent=agent, user=user,
                                       num_trials=num_trials)
-            validate_episode(rec)
+            problem = record_problem(rec)
+            if problem:
+                raise ctx.error(problem[1], problem[0])
+            try:
+                validate_episode(rec)
+            except EpisodeValidationError as exc:
+                raise ctx.error(exc.reason, exc.field or "(simulation)") from None
             out.append(rec)
         except EpisodeValidationError as exc:
             out.append(exc)
@@ -469,7 +496,7 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
         goals=_str_list(shifts.get("goals"), ctx, "task.user_scenario.goal_shifts.goals"),
         required_shifts=ctx.expect(shifts.get("required_shifts"), (int,),
                                    "task.user_scenario.goal_shifts.required_shifts", "an integer"),
-        num_trials=num_trials if isinstance(num_trials, int) else None,
+        num_trials=num_trials,
         criteria=_convert_criteria(task.get("evaluation_criteria"), ctx),
         termination_reason=_text(sim.get("termination_reason"), ctx, "termination_reason"),
         reward=None if reward is None else float(reward),
@@ -490,21 +517,56 @@ def _cost(value: Any, ctx: _Context, field: str) -> float | None:
     return None if v is None else float(v)
 
 
+def _read_json(path: Path, *, record: str) -> Any:
+    """Parse one JSON file; problems become an error naming the file."""
+    try:
+        return json.loads(path.read_bytes().decode("utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        reason = f"not a text file: byte {exc.start} is not UTF-8 (a binary file?)"
+    except json.JSONDecodeError as exc:
+        reason = f"invalid or truncated JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+    except RecursionError:
+        reason = "JSON nested too deeply"
+    raise EpisodeValidationError(reason, source=str(path), record=record, field="(top level)")
+
+
 def read_results_dir(path: Path) -> dict[str, Any]:
-    """Read a dir-format tau2 run (``results.json`` + ``simulations/*.json``) into one object."""
-    meta_path = path / "results.json"
-    obj = json.loads(meta_path.read_text("utf-8"))
-    sims = []
+    """Read a dir-format tau2 run (``results.json`` + ``simulations/*.json``) into one object.
+
+    A simulation file that cannot be parsed is put in ``simulations`` as the
+    :class:`~accordkit.schema.EpisodeValidationError` describing it (its record is the file
+    name, which is the simulation id), so that :func:`results_to_episodes` can report it
+    alone while the other simulations load.
+
+    Raises
+    ------
+    EpisodeValidationError
+        When ``results.json`` cannot be read, or ``simulation_index`` and the simulation
+        files disagree.
+    """
+    obj = _read_json(path / "results.json", record="(whole file)")
+    if not is_results_object(obj):
+        raise EpisodeValidationError(
+            "not a tau2 results.json: expected a JSON object with 'info'",
+            source=str(path / "results.json"), record="(whole file)", field="(top level)")
+    sims: list[Any] = []
     for sim_path in sorted((path / "simulations").glob("*.json")):
-        sims.append(json.loads(sim_path.read_text("utf-8")))
+        try:
+            sims.append(_read_json(sim_path, record=sim_path.stem))
+        except EpisodeValidationError as exc:
+            sims.append(exc)
     index = obj.get("simulation_index")
     if isinstance(index, list):
         want = {str(e.get("id")) for e in index if isinstance(e, Mapping)}
-        have = {str(s.get("id")) for s in sims if isinstance(s, Mapping)}
+        have = {str(s.get("id")) if isinstance(s, Mapping) else str(s.record) for s in sims
+                if not isinstance(s, EpisodeValidationError)}
+        have |= {str(s.record) for s in sims if isinstance(s, EpisodeValidationError)}
         if want != have:
             missing, extra = sorted(want - have), sorted(have - want)
             raise EpisodeValidationError(
                 f"simulation_index and simulations/ disagree: missing {missing[:5]}, "
-                f"extra {extra[:5]}", source=str(path), field="simulation_index")
+                f"extra {extra[:5]}", source=str(path), record="(whole file)",
+                field="simulation_index")
+    obj = dict(obj)
     obj["simulations"] = sims
     return obj
