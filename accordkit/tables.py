@@ -140,10 +140,11 @@ def _format_iv(summary, rows, columns, fmt, digits, value, small_mark):
     keys = summary[rows_ + columns_]
     dup = keys.duplicated(keep=False)
     if dup.any():
-        first = keys[dup].iloc[0].to_dict()
+        first = keys[dup].iloc[0]
+        n_same = int((keys == first).all(axis=1).sum())
         raise ValueError(
             f"`rows` {rows_!r} and `columns` {columns_!r} do not pick a single row: "
-            f"{int(dup.sum())} rows share {first!r}; add the column that tells them apart "
+            f"{n_same} rows share {first.to_dict()!r}; add the column that tells them apart "
             "(e.g. 'metric' or a `by` column) to `rows` or `columns`, or filter first"
         )
     return rows_, columns_
