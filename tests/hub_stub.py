@@ -264,3 +264,55 @@ class _Handler(BaseHTTPRequestHandler):
             data, status = data[start:end + 1], 206
         self._send(status, data, headers=headers, head=head,
                    content_type="application/octet-stream")
+
+
+def use_hub(monkeypatch: Any, endpoint: str | None, hf_home: Path) -> None:
+    """Point ``huggingface_hub`` and ``datasets`` at ``endpoint`` (None: stay offline), with
+    every cache under ``hf_home``, for one test.
+
+    Both libraries read the environment once, at import time, so the module constants are
+    patched as well as the environment; ``monkeypatch`` restores all of them afterwards.
+    ``HF_HUB_OFFLINE`` is lifted only when an endpoint is given. The stand-in has no dataset
+    viewer, so ``datasets`` is told not to ask one for exported dataset infos (it would
+    look up ``datasets-server.<host>``, which is not a loopback address).
+    """
+    import datasets.config as dconfig
+    import huggingface_hub.constants as hconst
+
+    hf_home = Path(hf_home)
+    paths = {
+        "HF_HOME": hf_home, "HF_HUB_CACHE": hf_home / "hub",
+        "HUGGINGFACE_HUB_CACHE": hf_home / "hub", "HF_ASSETS_CACHE": hf_home / "assets",
+        "HF_XET_CACHE": hf_home / "xet", "HF_TOKEN_PATH": hf_home / "token",
+        "HF_STORED_TOKENS_PATH": hf_home / "stored_tokens",
+        "AGENT_HARNESSES_PATH": hf_home / ".agent_harnesses.json",
+        "CHECK_FOR_UPDATE_DONE_PATH": hf_home / ".check_for_update_done",
+        "CHECK_FOR_SKILL_UPDATE_DONE_PATH": hf_home / ".check_for_skill_update_done",
+    }
+    for name, value in paths.items():
+        if hasattr(hconst, name):
+            monkeypatch.setattr(hconst, name, str(value))
+    monkeypatch.setattr(dconfig, "HF_CACHE_HOME", str(hf_home))
+    monkeypatch.setattr(dconfig, "HF_DATASETS_CACHE", hf_home / "datasets")
+    monkeypatch.setattr(dconfig, "HF_MODULES_CACHE", hf_home / "modules")
+    monkeypatch.setattr(dconfig, "DOWNLOADED_DATASETS_PATH", hf_home / "datasets" / "downloads")
+    monkeypatch.setattr(dconfig, "EXTRACTED_DATASETS_PATH",
+                        hf_home / "datasets" / "downloads" / "extracted")
+    monkeypatch.setenv("HF_HOME", str(hf_home))
+    monkeypatch.delenv("HF_TOKEN", raising=False)  # never send a token to the stand-in
+    monkeypatch.setattr(hconst, "HF_HUB_DISABLE_IMPLICIT_TOKEN", True)
+    if endpoint is None:
+        return
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("HF_DATASETS_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", endpoint)
+    monkeypatch.setattr(hconst, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(dconfig, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(dconfig, "HF_DATASETS_OFFLINE", False)
+    monkeypatch.setattr(hconst, "ENDPOINT", endpoint)
+    monkeypatch.setattr(hconst, "HUGGINGFACE_CO_URL_TEMPLATE",
+                        endpoint + "/{repo_id}/resolve/{revision}/{filename}")
+    monkeypatch.setattr(dconfig, "HF_ENDPOINT", endpoint)
+    monkeypatch.setattr(dconfig, "HUB_DATASETS_URL",
+                        endpoint + "/datasets/{repo_id}/resolve/{revision}/{path}")
+    monkeypatch.setattr(dconfig, "USE_PARQUET_EXPORT", False)

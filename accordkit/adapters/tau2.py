@@ -66,8 +66,10 @@ class _Context:
 
     def expect(self, value: Any, types: tuple[type, ...], field: str, what: str,
                *, optional: bool = True) -> Any:
-        if value is None and optional:
-            return None
+        if value is None:
+            if optional:
+                return None
+            raise self.error("missing required value", field)
         if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
             raise self.error(f"expected {what}, got {type(value).__name__} {value!r:.80}", field)
         return value
@@ -429,11 +431,15 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
     ctx.expect(sim, (Mapping,), "(simulation)", "a simulation object", optional=False)
     sim_id = ctx.expect(sim.get("id"), (str,), "id", "a simulation id", optional=False)
     task_id = sim.get("task_id")
-    if task_id is None or isinstance(task_id, bool) or not isinstance(task_id, str | int):
+    if task_id is None:
+        raise ctx.error("missing required value", "task_id")
+    if isinstance(task_id, bool) or not isinstance(task_id, str | int):
         raise ctx.error(f"expected a task id, got {task_id!r:.40}", "task_id")
     task_id = str(task_id)
     trial = sim.get("trial")
-    if trial is None or isinstance(trial, bool) or not isinstance(trial, int):
+    if trial is None:
+        raise ctx.error("missing required value", "trial")
+    if isinstance(trial, bool) or not isinstance(trial, int):
         raise ctx.error(f"expected an integer trial, got {trial!r:.40}", "trial")
     messages = sim.get("messages")
     if messages is None:
