@@ -381,13 +381,13 @@ def _is_canonical(obj: Any) -> bool:
 
 
 def _looks_like_jsonl(text: str) -> bool:
-    """Several lines, one of the first few a canonical episode object."""
+    """Several lines, one of the first few a whole JSON object."""
     lines = [line for line in text.splitlines() if line.strip()]
     if len(lines) < 2:
         return False
     for line in lines[:5]:
         try:
-            if _is_canonical(json.loads(line)):
+            if isinstance(json.loads(line), dict):
                 return True
         except (json.JSONDecodeError, RecursionError):
             continue
