@@ -157,8 +157,10 @@ class _Reader:
         return self.file(path)
 
     def folder(self, path: Path) -> datasets.Dataset:
+        """Every .json/.jsonl/.parquet file below ``path`` (hidden ones left out), by name."""
         files = sorted(p for p in path.rglob("*")
-                       if p.is_file() and p.suffix.lower() in _FILE_SUFFIXES)
+                       if p.is_file() and p.suffix.lower() in _FILE_SUFFIXES
+                       and not any(part.startswith(".") for part in p.relative_to(path).parts))
         if not files:
             raise EpisodeValidationError("folder holds no .json, .jsonl or .parquet files",
                                          source=str(path), record=_WHOLE_FILE, field="(folder)")

@@ -112,6 +112,17 @@ def test_folder_of_results_loads_every_file_and_lists_the_other_json(acb_dir):
         ("expected_upstream.json", "(whole file)")]
 
 
+def test_folder_leaves_hidden_copies_out(acb_dir, tmp_path):
+    name = "retail_gemini-2.5-flash_old_checkpoint_1sim.json"
+    shutil.copy(acb_dir / name, tmp_path / name)
+    (tmp_path / ".ipynb_checkpoints").mkdir()
+    shutil.copy(acb_dir / name, tmp_path / ".ipynb_checkpoints" / name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DuplicateEpisodesWarning)
+        ds = ak.load(tmp_path)
+    assert ds["source"] == [str(tmp_path / name)]
+
+
 def test_results_file_recognised_by_content_not_name(acb_dir, tmp_path):
     odd = tmp_path / "episodes.parquet.txt"
     shutil.copy(acb_dir / "airline_gemini-2.5-flash_old_checkpoint_1sim.json", odd)

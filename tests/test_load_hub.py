@@ -133,3 +133,16 @@ def test_environment_is_restored_after_the_hub_tests():
     assert not datasets.config.HF_ENDPOINT.startswith("http://127.0.0.1")
     assert datasets.config.USE_PARQUET_EXPORT is True
     assert Path(hconst.HF_HUB_CACHE).name == "hub"
+
+
+def test_sample_folders_by_hub_id(sample_dir, tmp_path, monkeypatch):
+    """Done-means of issue 2: a sample folder and the same dataset by hub id are identical."""
+    folders = sorted(p for p in sample_dir.iterdir() if (p / "README.md").is_file())
+    if not folders:
+        pytest.skip(f"no hub-layout sample folders under {sample_dir}")
+    use_hub(monkeypatch, None, tmp_path / "local_home")
+    local = {f.name: ak.load(f) for f in folders}
+    with HubStub({f"accordkit/{f.name}": {"main": f} for f in folders}) as stub:
+        use_hub(monkeypatch, stub.endpoint, tmp_path / "hub_home")
+        for name, expected in local.items():
+            _same(ak.load(f"accordkit/{name}"), expected)
