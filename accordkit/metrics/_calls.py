@@ -1,0 +1,176 @@
+"""Shared extraction of messages and tool calls from a table of canonical episodes.
+
+The goal-shift metrics all start from the same flattened view of the transcripts: one
+entry per message (with its episode, role, position and assistant-turn number) and one
+entry per tool call (with the message it sits on). Building it once with Arrow's list
+kernels keeps every metric vectorised; only the columns a metric needs are turned into
+Python objects.
+
+Conventions (spec ``agentchangebench.md`` §3.3): the assistant messages of an episode are
+numbered 1, 2, 3, ... (text-only messages count), and every message gets the number of
+the latest assistant message at or before it (0 before the first one). A tool call gets the
+number of the message it sits on, whatever that message's role.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+__all__ = ["Transcripts", "group_starts"]
+
+
+def _combined(table: pa.Table, name: str) -> pa.Array:
+    col = table.column(name)
+    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+
+
+def _np(arr: pa.Array, *, fill=None) -> np.ndarray:
+    if fill is not None:
+        arr = pc.fill_null(arr, fill)
+    return arr.to_numpy(zero_copy_only=False)
+
+
+def group_starts(sizes: np.ndarray) -> np.ndarray:
+    """Start offset of each group in a flat array made of consecutive groups of ``sizes``.
+
+    >>> group_starts(np.array([2, 0, 3])).tolist()
+    [0, 2, 2]
+    """
+    out = np.zeros(len(sizes), dtype=np.int64)
+    if len(sizes) > 1:
+        np.cumsum(sizes[:-1], out=out[1:])
+    return out
+
+
+class Transcripts:
+    """Flattened messages and tool calls of the episodes in ``table``.
+
+    Parameters
+    ----------
+    table : pyarrow.Table
+        Canonical episodes (at least the ``messages`` column).
+
+    Attributes
+    ----------
+    n_episodes : int
+        Number of rows of ``table``.
+    msg_episode : ndarray of int64
+        Row of each flattened message.
+    msg_role : ndarray of str
+        Role of each message.
+    msg_turn_idx : ndarray of int64
+        Stored ``turn_idx`` (message position in the source transcript).
+    msg_assistant_turn : ndarray of int64
+        Number of assistant messages up to and including this one, within its episode.
+    call_* : ndarray
+        One entry per tool call: ``call_episode``, ``call_message`` (index into the
+        flattened messages), ``call_turn`` (assistant-turn number), ``call_turn_idx``,
+        ``call_on_assistant``, ``call_index`` (position within its message) and
+        ``call_order`` (position among the calls of its episode).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from accordkit.schema import EPISODE_FEATURES
+    >>> from accordkit.synth.goalshift import build_episode, message
+    >>> rec = build_episode([message("assistant", "Hi"),
+    ...                      message("assistant", calls=[("lookup", {"id": 1})])])
+    >>> t = Transcripts(pa.Table.from_pylist([rec], schema=EPISODE_FEATURES.arrow_schema))
+    >>> t.msg_assistant_turn.tolist(), t.call_turn.tolist()
+    ([1, 2], [2])
+    """
+
+    def __init__(self, table: pa.Table) -> None:
+        self.n_episodes = table.num_rows
+        messages = _combined(table, "messages")
+        self.msg_counts = _np(pc.list_value_length(messages), fill=0).astype(np.int64)
+        self._flat = pc.list_flatten(messages)
+        self.msg_episode = np.repeat(np.arange(self.n_episodes, dtype=np.int64), self.msg_counts)
+        self.msg_start = group_starts(self.msg_counts)
+        self.msg_role = _np(pc.struct_field(self._flat, "role"), fill="")
+        self.msg_turn_idx = _np(pc.struct_field(self._flat, "turn_idx"), fill=-1).astype(np.int64)
+        is_asst = self.msg_role == "assistant"
+        cum = np.cumsum(is_asst, dtype=np.int64)
+        before = cum - is_asst  # assistant messages strictly before each message
+        base = before[self.msg_start[self.msg_counts > 0]]
+        offset = np.zeros(self.n_episodes, dtype=np.int64)
+        offset[self.msg_counts > 0] = base
+        self.msg_assistant_turn = cum - offset[self.msg_episode]
+        self.msg_is_assistant = is_asst
+
+    # ----------------------------------------------------------------- message fields
+    def message_field(self, name: str) -> pa.Array:
+        """One field of every flattened message, as an Arrow array."""
+        return pc.struct_field(self._flat, name)
+
+    # ----------------------------------------------------------------- tool calls
+    @cached_property
+    def _calls(self) -> tuple[pa.Array, np.ndarray]:
+        lists = self.message_field("tool_calls")
+        flat = pc.list_flatten(lists)
+        parent = _np(pc.list_parent_indices(lists)).astype(np.int64)
+        return flat, parent
+
+    @cached_property
+    def call_message(self) -> np.ndarray:
+        return self._calls[1]
+
+    @cached_property
+    def call_episode(self) -> np.ndarray:
+        return self.msg_episode[self.call_message]
+
+    @cached_property
+    def call_turn(self) -> np.ndarray:
+        return self.msg_assistant_turn[self.call_message]
+
+    @cached_property
+    def call_turn_idx(self) -> np.ndarray:
+        return self.msg_turn_idx[self.call_message]
+
+    @cached_property
+    def call_on_assistant(self) -> np.ndarray:
+        return self.msg_is_assistant[self.call_message]
+
+    @cached_property
+    def call_index(self) -> np.ndarray:
+        """Position of each call within its message (0, 1, ...)."""
+        msg = self.call_message
+        if not len(msg):
+            return np.zeros(0, dtype=np.int64)
+        first = np.r_[True, msg[1:] != msg[:-1]]
+        starts = np.flatnonzero(first)
+        sizes = np.diff(np.r_[starts, len(msg)])
+        return np.arange(len(msg), dtype=np.int64) - np.repeat(starts, sizes)
+
+    @cached_property
+    def calls_per_episode(self) -> np.ndarray:
+        return np.bincount(self.call_episode, minlength=self.n_episodes).astype(np.int64)
+
+    @cached_property
+    def call_order(self) -> np.ndarray:
+        """Position of each call among the calls of its episode (conversation order)."""
+        starts = group_starts(self.calls_per_episode)
+        return np.arange(len(self.call_episode), dtype=np.int64) - starts[self.call_episode]
+
+    def call_field(self, name: str) -> pa.Array:
+        """One field of every flattened tool call (``id``, ``name``, ``arguments_json``...)."""
+        return pc.struct_field(self._calls[0], name)
+
+    @cached_property
+    def call_name(self) -> np.ndarray:
+        return _np(self.call_field("name"), fill="")
+
+    @cached_property
+    def call_name_codes(self) -> np.ndarray:
+        """Integer code per call; equal codes mean equal tool names."""
+        enc = pc.fill_null(self.call_field("name"), "").dictionary_encode()
+        return _np(enc.indices).astype(np.int64)
+
+    @cached_property
+    def call_arguments(self) -> pa.Array:
+        """Arguments as JSON text; a missing value reads as ``"{}"``."""
+        return pc.fill_null(self.call_field("arguments_json"), "{}")

@@ -1,0 +1,132 @@
+"""Goal-shift metrics (AgentChangeBench and plain tau2) for :func:`accordkit.score`.
+
+:func:`score_episodes` returns one row per episode with TSR and its channels, TUE (T, P),
+TCRR, goal-shift recovery and GSRT, and the stored outcome (reward, success, costs);
+:func:`score_shifts` returns one row per goal shift. Definitions, modes and the differences
+from the upstream code are in ``docs/metrics-goalshift.md``; each metric lives in its own
+module (:mod:`.tsr`, :mod:`.tue`, :mod:`.tcrr`, :mod:`.gsrt`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ._calls import Transcripts
+from .gsrt import SHIFT_COLUMNS, episode_gsrt, shift_rows
+from .tcrr import resolve_mode, tcrr_counts
+from .tsr import ACTION_MODES, tsr_channels
+from .tue import tue_counts
+
+__all__ = ["score_episodes", "score_shifts", "EPISODE_COLUMNS", "SHIFT_COLUMNS",
+           "SUCCESS_TOLERANCE", "TSR_SUCCESS_TOLERANCE"]
+
+#: ``success`` = |reward - 1| <= this (upstream ``is_successful``).
+SUCCESS_TOLERANCE = 1e-6
+#: ``success_tsr`` = re-scored TSR >= 1 - this.
+TSR_SUCCESS_TOLERANCE = 1e-9
+
+EPISODE_COLUMNS = [
+    "tsr", "tsr_action", "tsr_nl", "tsr_communicate", "nl_unjudged",
+    "tue", "tool_correctness", "param_validity", "n_tool_calls", "n_correct_calls",
+    "n_valid_param_calls",
+    "tcrr", "n_redundant_calls", "n_tcrr_calls",
+    "n_shifts", "n_recovered", "n_transferred", "recovery_rate", "gsrt_ack", "gsrt_tool",
+    "gsrt_outcome", "shift_source",
+    "reward", "success", "success_tsr", "termination_reason", "agent_cost", "user_cost",
+    "num_trials",
+]
+
+_REQUIRED = ("messages", "criteria", "nl_verdicts", "tsr_details", "gsrt_judge", "reward",
+             "termination_reason", "agent_cost", "user_cost", "episode_id", "source",
+             "task_id", "num_trials")
+
+
+def _check(table: pa.Table) -> None:
+    if not isinstance(table, pa.Table):
+        raise TypeError(f"expected a pyarrow.Table of canonical episodes, got "
+                        f"{type(table).__name__}")
+    missing = [c for c in _REQUIRED if c not in table.column_names]
+    if missing:
+        raise ValueError(f"episode table lacks canonical columns {missing}")
+
+
+def _float(table: pa.Table, name: str) -> np.ndarray:
+    col = pc.cast(table.column(name), pa.float64())
+    return pc.fill_null(col, np.nan).to_numpy(zero_copy_only=False).astype(float)
+
+
+def score_episodes(table: pa.Table, *, tcrr_mode: str = "episode",
+                   action_mode: str = "best_match",
+                   verdicts: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Goal-shift metrics for every episode of ``table``, in the same order.
+
+    Parameters
+    ----------
+    table : pyarrow.Table
+        Canonical AgentChangeBench / tau2 episodes.
+    tcrr_mode : {"episode", "upstream_a6a9157", "upstream_b2cc83c", "upstream"}
+        How redundant tool calls are counted (:mod:`accordkit.metrics.tcrr`). The upstream
+        modes pool the conversations of each ``source`` file present in ``table``.
+    action_mode : {"best_match", "upstream"}
+        How calls are matched against action sets (:mod:`accordkit.metrics.tsr`).
+    verdicts : pandas.DataFrame, optional
+        Stored judge verdicts; ``nl_assertions`` verdicts fill the NL channel of episodes
+        that store none.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Metric columns only (:data:`EPISODE_COLUMNS`); NaN means "undefined / does not
+        apply", never 0.
+
+    Examples
+    --------
+    >>> import accordkit as ak
+    >>> frame = ak.score(ak.load("data/sample/goalshift"))          # doctest: +SKIP
+    >>> frame.groupby("agent_model")[["tsr", "recovery_rate"]].mean()  # doctest: +SKIP
+    """
+    _check(table)
+    if action_mode not in ACTION_MODES:
+        raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
+    mode = resolve_mode(tcrr_mode)
+    tr = Transcripts(table)
+    tsr = tsr_channels(table, action_mode=action_mode, verdicts=verdicts, transcripts=tr)
+    tue = tue_counts(table, transcripts=tr)
+    tcrr = tcrr_counts(table, mode=mode, transcripts=tr)
+    shifts, source = shift_rows(table, transcripts=tr)
+    gsrt = episode_gsrt(shifts, source)
+    reward = _float(table, "reward")
+    with np.errstate(invalid="ignore"):
+        success = np.abs(reward - 1.0) <= SUCCESS_TOLERANCE
+        success_tsr = tsr["tsr"].to_numpy() >= 1.0 - TSR_SUCCESS_TOLERANCE
+    out = pd.concat([tsr, tue, tcrr, gsrt], axis=1)
+    out["reward"] = reward
+    out["success"] = pd.array(np.where(np.isnan(reward), None, success), dtype="boolean")
+    out["success_tsr"] = pd.array(np.where(tsr["tsr"].isna(), None, success_tsr),
+                                  dtype="boolean")
+    out["termination_reason"] = pd.Series(table.column("termination_reason").to_pylist(),
+                                          dtype=object)
+    out["agent_cost"] = _float(table, "agent_cost")
+    out["user_cost"] = _float(table, "user_cost")
+    out["num_trials"] = pd.array(table.column("num_trials").to_pylist(), dtype="Int64")
+    return out[EPISODE_COLUMNS]
+
+
+def score_shifts(table: pa.Table) -> pd.DataFrame:
+    """One row per goal shift: ``row`` (position of the episode in ``table``) and the shift.
+
+    Columns: :data:`SHIFT_COLUMNS` (see :mod:`accordkit.metrics.gsrt`). Episodes without
+    shifts contribute no row.
+
+    Examples
+    --------
+    >>> import accordkit as ak
+    >>> shifts = ak.score(ak.load("data/sample/goalshift"), level="shift")   # doctest: +SKIP
+    >>> shifts.groupby("agent_model")["recovered"].mean()                 # doctest: +SKIP
+    """
+    _check(table)
+    frame, _ = shift_rows(table)
+    return frame

@@ -1,0 +1,385 @@
+"""TSR, the task success rate of AgentChangeBench: a weighted mean of three channels.
+
+Spec ``agentchangebench.md`` §3.1. Per episode each channel is *active* with a score in
+[0, 1] or *inactive*:
+
+* **action** (base weight 0.45): the task's ``action_sets`` (or, when there are none, one set
+  per legacy ``action`` with all its arguments). A set scores 0.5 for a call of an allowed
+  tool plus 0.5 when that call's parameters match; the set's score is its best allowed tool;
+  the channel is the mean over sets. ``action_mode="best_match"`` (default) looks at every call
+  of the tool; ``action_mode="upstream"`` only at the first call of each tool name, as the
+  upstream code does. Parameters match when every expected key is present with an equal value
+  under Python ``==`` on the parsed JSON (``1 == 1.0``, ``"1" != 1``); extra keys are allowed.
+* **nl_assertion** (0.30): met verdicts / number of the task's assertions, from the verdicts
+  stored with the episode, else from ``verdicts=``; with no verdicts the channel is inactive
+  (as upstream after a judge failure) and ``nl_unjudged`` is set.
+* **communicate_info** (0.25): share of required strings found (lowercase substring) in the
+  assistant messages' text joined with spaces.
+
+When the episode stores ``tsr_details``, a channel is active exactly as recorded there. TSR is
+the weighted sum over active channels with the weights renormalised to sum to one; with no
+active channel it is NaN (upstream stores 0).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ._calls import Transcripts, group_starts
+
+__all__ = [
+    "ACTION_MODES",
+    "BASE_WEIGHTS",
+    "params_match",
+    "combine_channels",
+    "nl_verdict_lookup",
+    "tsr_channels",
+]
+
+ACTION_MODES = ("best_match", "upstream")
+#: Base channel weights, in the order upstream sums them.
+BASE_WEIGHTS = {"action": 0.45, "nl_assertion": 0.30, "communicate_info": 0.25}
+_NL_VALUES = {"met": True, "not_met": False}
+
+
+def params_match(actual: Any, expected: Any) -> bool:
+    """Whether a call's parsed arguments satisfy the expected parameters.
+
+    Every expected key must be present with a value equal under Python ``==``; extra keys
+    are allowed; empty or missing expected parameters always match.
+
+    Examples
+    --------
+    >>> params_match({"amount": 120.0, "memo": "rent"}, {"amount": 120})
+    True
+    >>> params_match({"amount": "120"}, {"amount": 120})
+    False
+    """
+    if not expected:
+        return True
+    if not isinstance(expected, Mapping):
+        raise ValueError(f"expected parameters must be a JSON object, got {expected!r:.80}")
+    if not isinstance(actual, Mapping):
+        return False
+    return all(key in actual and actual[key] == value for key, value in expected.items())
+
+
+def combine_channels(action: float, nl: float, communicate: float) -> float:
+    """TSR from channel scores; NaN marks an inactive channel.
+
+    Weights are renormalised over the active channels and summed in upstream's order
+    (communicate, action, NL), so stored values are reproduced to the last bit.
+
+    Examples
+    --------
+    >>> round(combine_channels(0.5, 1.0, float("nan")), 6)   # weights 0.6 / 0.4
+    0.7
+    >>> combine_channels(float("nan"), float("nan"), float("nan"))
+    nan
+    """
+    scores = {"action": action, "nl_assertion": nl, "communicate_info": communicate}
+    active = {k: w for k, w in BASE_WEIGHTS.items() if not math.isnan(scores[k])}
+    total = sum(active.values())
+    if total <= 0:
+        return math.nan
+    tsr = 0.0
+    for key in ("communicate_info", "action", "nl_assertion"):
+        if key in active:
+            tsr += active[key] / total * scores[key]
+    return tsr
+
+
+def _combine_vectors(action: np.ndarray, nl: np.ndarray, comm: np.ndarray) -> np.ndarray:
+    out = np.empty(len(action))
+    for i, (a, n, c) in enumerate(zip(action.tolist(), nl.tolist(), comm.tolist(),
+                                      strict=True)):
+        out[i] = combine_channels(a, n, c)
+    return out
+
+
+# --------------------------------------------------------------------------- verdicts
+
+
+def nl_verdict_lookup(verdicts: pd.DataFrame | None) -> dict[str, dict[int, bool | None]]:
+    """``episode_id -> {assertion index: met}`` from a stored judge-verdict table.
+
+    Only rows with ``judge == "nl_assertions"`` are read; ``verdict`` is ``"met"``,
+    ``"not_met"`` or ``"invalid"`` (kept as ``None``); rows without a verdict (transport
+    errors) are ignored.
+
+    Raises
+    ------
+    ValueError
+        Missing columns, an item that is not an assertion index, an unknown verdict, or two
+        verdicts for the same assertion (filter the table to one judge model first).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> v = pd.DataFrame({"episode_id": ["e1", "e1"], "judge": "nl_assertions",
+    ...                   "item": ["0", "1"], "verdict": ["met", "not_met"]})
+    >>> nl_verdict_lookup(v)
+    {'e1': {0: True, 1: False}}
+    """
+    if verdicts is None:
+        return {}
+    if not isinstance(verdicts, pd.DataFrame):
+        raise TypeError(f"verdicts must be a pandas DataFrame, got {type(verdicts).__name__}")
+    missing = {"episode_id", "judge", "item", "verdict"} - set(verdicts.columns)
+    if missing:
+        raise ValueError(f"verdicts table lacks columns {sorted(missing)}")
+    rows = verdicts[(verdicts["judge"] == "nl_assertions") & verdicts["verdict"].notna()]
+    out: dict[str, dict[int, bool | None]] = {}
+    for ep, item, verdict in zip(rows["episode_id"], rows["item"], rows["verdict"], strict=True):
+        try:
+            k = int(str(item))
+        except ValueError:
+            raise ValueError(f"verdicts: episode {ep}, judge nl_assertions: item {item!r} is "
+                             "not an assertion index") from None
+        if verdict not in ("met", "not_met", "invalid"):
+            raise ValueError(f"verdicts: episode {ep}, item {k}: verdict {verdict!r} is not "
+                             "'met', 'not_met' or 'invalid'")
+        items = out.setdefault(str(ep), {})
+        if k in items:
+            raise ValueError(f"verdicts: episode {ep}, item {k} has more than one nl_assertions "
+                             "verdict; keep one judge model (filter on judge_model)")
+        items[k] = _NL_VALUES.get(verdict)
+    return out
+
+
+# --------------------------------------------------------------------------- channels
+
+
+def _np(arr: pa.Array | pa.ChunkedArray, fill: Any = None) -> np.ndarray:
+    if fill is not None:
+        arr = pc.fill_null(arr, fill)
+    return arr.to_numpy(zero_copy_only=False)
+
+
+def _col(table: pa.Table, name: str) -> pa.Array:
+    return table.column(name).combine_chunks()
+
+
+def _expected_tools(criteria: pa.Array) -> tuple[np.ndarray, pd.DataFrame]:
+    """Number of action sets per episode and one row per allowed tool (ep, set, name, params)."""
+    n = len(criteria)
+    sets = pc.struct_field(criteria, "action_sets")
+    legacy = pc.struct_field(criteria, "actions")
+    n_sets = _np(pc.list_value_length(sets), 0).astype(np.int64)
+    n_legacy = _np(pc.list_value_length(legacy), 0).astype(np.int64)
+    use_legacy = (n_sets == 0) & (n_legacy > 0)
+    set_count = np.where(use_legacy, n_legacy, n_sets)
+    set_base = group_starts(set_count)
+    parts = []
+    # action_sets -> allowed tools
+    if n_sets.sum():
+        set_ep = _np(pc.list_parent_indices(sets)).astype(np.int64)
+        flat_sets = pc.list_flatten(sets)
+        set_pos = np.arange(len(set_ep)) - group_starts(n_sets)[set_ep]
+        tools = pc.struct_field(flat_sets, "allowed_tools")
+        tool_set = _np(pc.list_parent_indices(tools)).astype(np.int64)
+        flat_tools = pc.list_flatten(tools)
+        keep = ~use_legacy[set_ep[tool_set]]
+        parts.append(pd.DataFrame({
+            "ep": set_ep[tool_set][keep],
+            "set": (set_base[set_ep] + set_pos)[tool_set][keep],
+            "name": _np(pc.struct_field(flat_tools, "function_name"), "")[keep],
+            "params": np.asarray(pc.struct_field(flat_tools, "params_json").to_pylist(),
+                                 dtype=object)[keep],
+        }))
+    if use_legacy.any():
+        act_ep = _np(pc.list_parent_indices(legacy)).astype(np.int64)
+        flat = pc.list_flatten(legacy)
+        pos = np.arange(len(act_ep)) - group_starts(n_legacy)[act_ep]
+        keep = use_legacy[act_ep]
+        parts.append(pd.DataFrame({
+            "ep": act_ep[keep],
+            "set": (set_base[act_ep] + pos)[keep],
+            "name": _np(pc.struct_field(flat, "name"), "")[keep],
+            "params": np.asarray(pc.struct_field(flat, "arguments_json").to_pylist(),
+                                 dtype=object)[keep],
+        }))
+    tools_frame = (pd.concat(parts, ignore_index=True) if parts else
+                   pd.DataFrame({"ep": np.zeros(0, np.int64), "set": np.zeros(0, np.int64),
+                                 "name": np.zeros(0, object), "params": np.zeros(0, object)}))
+    assert len(set_count) == n
+    return set_count, tools_frame
+
+
+def _action_scores(table: pa.Table, tr: Transcripts, mode: str) -> np.ndarray:
+    criteria = _col(table, "criteria")
+    set_count, tools = _expected_tools(criteria)
+    n = table.num_rows
+    scores = np.full(n, np.nan)
+    if not set_count.any():
+        return scores
+    calls = pd.DataFrame({"ep": tr.call_episode, "name": tr.call_name,
+                          "args": np.asarray(tr.call_arguments.to_pylist(), dtype=object),
+                          "order": tr.call_order})
+    if mode == "upstream":
+        calls = calls.drop_duplicates(["ep", "name"], keep="first")
+    pairs = tools.reset_index().merge(calls, on=["ep", "name"], how="inner", sort=False)
+    set_scores = np.zeros(int(set_count.sum()))
+    if len(pairs):
+        memo: dict[tuple[str | None, str], float] = {}
+        parsed: dict[str | None, Any] = {}
+        ids = _col(table, "episode_id").to_pylist()
+        sources = _col(table, "source").to_pylist()
+        pair_score = np.empty(len(pairs))
+        for j, (ep, expected, actual) in enumerate(zip(pairs["ep"].tolist(),
+                                                        pairs["params"].tolist(),
+                                                        pairs["args"].tolist(), strict=True)):
+            key = (expected, actual)
+            value = memo.get(key)
+            if value is None:
+                try:
+                    if expected not in parsed:
+                        parsed[expected] = None if expected is None else json.loads(expected)
+                    if actual not in parsed:
+                        parsed[actual] = json.loads(actual)
+                    value = 0.5 + 0.5 * params_match(parsed[actual], parsed[expected])
+                except (ValueError, TypeError) as exc:
+                    raise ValueError(f"file {sources[ep]}, record {ids[ep]}, field "
+                                     f"criteria (action {pairs['name'].iloc[j]!r}): {exc}"
+                                     ) from None
+                memo[key] = value
+            pair_score[j] = value
+        best = pd.Series(pair_score).groupby(pairs["set"].to_numpy()).max()
+        set_scores[best.index.to_numpy()] = best.to_numpy()
+    has = set_count > 0
+    set_ep = np.repeat(np.arange(n), set_count)
+    sums = np.bincount(set_ep, weights=set_scores, minlength=n)
+    scores[has] = sums[has] / set_count[has]
+    return scores
+
+
+def _communicate_scores(table: pa.Table, tr: Transcripts) -> np.ndarray:
+    n = table.num_rows
+    scores = np.full(n, np.nan)
+    info = pc.struct_field(_col(table, "criteria"), "communicate_info")
+    n_info = _np(pc.list_value_length(info), 0)
+    need = np.flatnonzero(n_info > 0)
+    if not len(need):
+        return scores
+    content = tr.message_field("content")
+    has_text = tr.msg_is_assistant & _np(pc.greater(pc.utf8_length(content), 0), False)
+    rows = np.flatnonzero(has_text)
+    texts = content.take(pa.array(rows)).to_pylist()
+    eps = tr.msg_episode[rows]
+    lo = np.searchsorted(eps, need, side="left")
+    hi = np.searchsorted(eps, need, side="right")
+    wanted = info.take(pa.array(need)).to_pylist()
+    for k, (ep, a, b, req) in enumerate(zip(need.tolist(), lo.tolist(), hi.tolist(), wanted,
+                                            strict=True)):
+        del k
+        if a == b:
+            scores[ep] = 0.0
+            continue
+        joined = " ".join(texts[a:b]).lower()
+        scores[ep] = sum(s.lower() in joined for s in req) / len(req)
+    return scores
+
+
+def _nl_scores(table: pa.Table, verdict_map: dict[str, dict[int, bool | None]]
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """NL score per episode (NaN when no verdicts) and the number of the task's assertions."""
+    n = table.num_rows
+    assertions = pc.struct_field(_col(table, "criteria"), "nl_assertions")
+    n_assert = _np(pc.list_value_length(assertions), 0).astype(np.int64)
+    stored = _col(table, "nl_verdicts")
+    n_stored = _np(pc.list_value_length(stored), 0).astype(np.int64)
+    met_flat = _np(pc.struct_field(pc.list_flatten(stored), "met"), False).astype(bool)
+    met_parent = _np(pc.list_parent_indices(stored)).astype(np.int64)
+    met = np.bincount(met_parent, weights=met_flat, minlength=n)
+    scores = np.full(n, np.nan)
+    use = (n_stored > 0) & (n_assert > 0)
+    scores[use] = np.minimum(met[use] / n_assert[use], 1.0)
+    if verdict_map:
+        ids = _col(table, "episode_id").to_pylist()
+        for ep in np.flatnonzero(~use & (n_assert > 0)).tolist():
+            items = verdict_map.get(ids[ep])
+            if not items:
+                continue
+            values = [items.get(k) for k in range(int(n_assert[ep]))]
+            if any(v is None for v in values):
+                continue  # a missing or invalid verdict: the channel stays unjudged
+            scores[ep] = sum(values) / len(values)
+    return scores, n_assert
+
+
+def tsr_channels(table: pa.Table, *, action_mode: str = "best_match",
+                 verdicts: pd.DataFrame | None = None,
+                 transcripts: Transcripts | None = None) -> pd.DataFrame:
+    """TSR and its channels for every episode of ``table``.
+
+    Parameters
+    ----------
+    table : pyarrow.Table
+        Canonical episodes.
+    action_mode : {"best_match", "upstream"}
+        How calls are matched against the action sets (module docstring).
+    verdicts : pandas.DataFrame, optional
+        Stored judge verdicts, used for episodes that store no NL verdicts.
+    transcripts : Transcripts, optional
+        Prebuilt flattened view of ``table``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``tsr``, ``tsr_action``, ``tsr_nl``, ``tsr_communicate`` (float; NaN = inactive) and
+        ``nl_unjudged`` (boolean: the task has NL assertions but the channel was not scored).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from accordkit.schema import EPISODE_FEATURES
+    >>> from accordkit.synth.goalshift import build_episode, criteria, message
+    >>> rec = build_episode(
+    ...     [message("assistant", calls=[("lock_card", {"card_id": "K9"})]),
+    ...      message("assistant", calls=[("lock_card", {"card_id": "K1"})]),
+    ...      message("assistant", "Card K1 is locked.")],
+    ...     criteria=criteria(action_sets=[[("lock_card", {"card_id": "K1"})]],
+    ...                       communicate_info=["locked"]))
+    >>> table = pa.Table.from_pylist([rec], schema=EPISODE_FEATURES.arrow_schema)
+    >>> tsr_channels(table)[["tsr", "tsr_action"]].iloc[0].tolist()
+    [1.0, 1.0]
+    >>> tsr_channels(table, action_mode="upstream")[["tsr", "tsr_action"]].iloc[0].tolist()
+    [0.6785714285714286, 0.5]
+    """
+    if action_mode not in ACTION_MODES:
+        raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
+    tr = transcripts if transcripts is not None else Transcripts(table)
+    verdict_map = nl_verdict_lookup(verdicts)
+    action = _action_scores(table, tr, action_mode)
+    comm = _communicate_scores(table, tr)
+    nl, n_assert = _nl_scores(table, verdict_map)
+
+    details = _col(table, "tsr_details")
+    has_details = _np(details.is_valid()).astype(bool)
+    if has_details.any():
+        for key, flag, scores in (("action", "has_actions", action),
+                                  ("nl_assertion", "has_nl_assertions", nl),
+                                  ("communicate_info", "has_communicate_info", comm)):
+            stored_flag = pc.struct_field(details, flag)
+            known = _np(stored_flag.is_valid()).astype(bool) & has_details
+            active = _np(stored_flag, False).astype(bool)
+            stored_score = _np(pc.struct_field(details, key), np.nan).astype(float)
+            # Recorded inactive: inactive. Recorded active but not re-computable here (no
+            # criteria or verdicts in the record): the stored channel score.
+            scores[known & ~active] = np.nan
+            fill = known & active & np.isnan(scores)
+            scores[fill] = stored_score[fill]
+    tsr = _combine_vectors(action, nl, comm)
+    unjudged = (n_assert > 0) & np.isnan(nl)
+    return pd.DataFrame({
+        "tsr": tsr, "tsr_action": action, "tsr_nl": nl, "tsr_communicate": comm,
+        "nl_unjudged": pd.array(unjudged, dtype="boolean"),
+    })
