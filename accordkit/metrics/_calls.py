@@ -17,6 +17,7 @@ from __future__ import annotations
 from functools import cached_property
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -61,7 +62,7 @@ class Transcripts:
     msg_episode : ndarray of int64
         Row of each flattened message.
     msg_role : ndarray of str
-        Role of each message.
+        Role of each message (see also :meth:`role_is`).
     msg_turn_idx : ndarray of int64
         Stored ``turn_idx`` (message position in the source transcript).
     msg_assistant_turn : ndarray of int64
@@ -91,9 +92,9 @@ class Transcripts:
         self._flat = pc.list_flatten(messages)
         self.msg_episode = np.repeat(np.arange(self.n_episodes, dtype=np.int64), self.msg_counts)
         self.msg_start = group_starts(self.msg_counts)
-        self.msg_role = _np(pc.struct_field(self._flat, "role"), fill="")
+        self._role = pc.struct_field(self._flat, "role")
         self.msg_turn_idx = _np(pc.struct_field(self._flat, "turn_idx"), fill=-1).astype(np.int64)
-        is_asst = self.msg_role == "assistant"
+        is_asst = self.role_is("assistant")
         cum = np.cumsum(is_asst, dtype=np.int64)
         before = cum - is_asst  # assistant messages strictly before each message
         base = before[self.msg_start[self.msg_counts > 0]]
@@ -103,6 +104,14 @@ class Transcripts:
         self.msg_is_assistant = is_asst
 
     # ----------------------------------------------------------------- message fields
+    def role_is(self, role: str) -> np.ndarray:
+        """Boolean mask of the flattened messages with this role."""
+        return _np(pc.equal(self._role, role), fill=False).astype(bool)
+
+    @cached_property
+    def msg_role(self) -> np.ndarray:
+        return _np(self._role, fill="")
+
     def message_field(self, name: str) -> pa.Array:
         """One field of every flattened message, as an Arrow array."""
         return pc.struct_field(self._flat, name)
@@ -161,14 +170,17 @@ class Transcripts:
         return pc.struct_field(self._calls[0], name)
 
     @cached_property
-    def call_name(self) -> np.ndarray:
-        return _np(self.call_field("name"), fill="")
+    def call_name(self) -> pd.Categorical:
+        """Tool name of each call (a categorical: cheap to build for many calls)."""
+        enc = pc.fill_null(self.call_field("name"), "").dictionary_encode()
+        return pd.Categorical.from_codes(_np(enc.indices).astype(np.int64),
+                                         categories=pd.Index(enc.dictionary.to_pylist(),
+                                                             dtype=object), validate=False)
 
     @cached_property
     def call_name_codes(self) -> np.ndarray:
         """Integer code per call; equal codes mean equal tool names."""
-        enc = pc.fill_null(self.call_field("name"), "").dictionary_encode()
-        return _np(enc.indices).astype(np.int64)
+        return np.asarray(self.call_name.codes, dtype=np.int64)
 
     @cached_property
     def call_arguments(self) -> pa.Array:

@@ -52,7 +52,7 @@ def shift_sources(table: pa.Table, tr: Transcripts) -> tuple[np.ndarray, np.ndar
     judge = table.column("gsrt_judge").combine_chunks()
     has_judge = _np(judge.is_valid()).astype(bool)
     event = _np(tr.message_field("event"), "")
-    marker = (event == "GOAL_SHIFT") & (tr.msg_role == "user") & ~has_judge[tr.msg_episode]
+    marker = (event == "GOAL_SHIFT") & tr.role_is("user") & ~has_judge[tr.msg_episode]
     meta_msgs = np.flatnonzero(marker)
     has_meta = np.zeros(tr.n_episodes, dtype=bool)
     has_meta[tr.msg_episode[meta_msgs]] = True

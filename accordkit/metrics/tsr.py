@@ -98,11 +98,21 @@ def combine_channels(action: float, nl: float, communicate: float) -> float:
 
 
 def _combine_vectors(action: np.ndarray, nl: np.ndarray, comm: np.ndarray) -> np.ndarray:
-    out = np.empty(len(action))
-    for i, (a, n, c) in enumerate(zip(action.tolist(), nl.tolist(), comm.tolist(),
-                                      strict=True)):
-        out[i] = combine_channels(a, n, c)
-    return out
+    """Vectorised :func:`combine_channels`, with the same operations in the same order.
+
+    Adding 0.0 for an inactive channel is exact, so the result is bit-identical.
+    """
+    scores = {"action": action, "nl_assertion": nl, "communicate_info": comm}
+    active = {k: ~np.isnan(v) for k, v in scores.items()}
+    total = np.zeros(len(action))
+    for key, weight in BASE_WEIGHTS.items():
+        total = total + np.where(active[key], weight, 0.0)
+    tsr = np.zeros(len(action))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for key in ("communicate_info", "action", "nl_assertion"):
+            term = np.where(active[key], BASE_WEIGHTS[key] / total * scores[key], 0.0)
+            tsr = tsr + term
+    return np.where(total > 0, tsr, np.nan)
 
 
 # --------------------------------------------------------------------------- verdicts
@@ -221,39 +231,46 @@ def _action_scores(table: pa.Table, tr: Transcripts, mode: str) -> np.ndarray:
     scores = np.full(n, np.nan)
     if not set_count.any():
         return scores
-    calls = pd.DataFrame({"ep": tr.call_episode, "name": tr.call_name,
-                          "args": np.asarray(tr.call_arguments.to_pylist(), dtype=object),
-                          "order": tr.call_order})
-    if mode == "upstream":
+    names = pc.fill_null(tr.call_field("name"), "").dictionary_encode()
+    args = tr.call_arguments.dictionary_encode()
+    arg_texts = args.dictionary.to_pylist()
+    calls = pd.DataFrame({"ep": tr.call_episode,
+                          "name": _np(names.indices).astype(np.int64),
+                          "arg": _np(args.indices).astype(np.int64)})
+    if mode == "upstream":  # only the first call of each tool name counts
         calls = calls.drop_duplicates(["ep", "name"], keep="first")
-    pairs = tools.reset_index().merge(calls, on=["ep", "name"], how="inner", sort=False)
+    tool_names = pd.Index(names.dictionary.to_pylist()).get_indexer(tools["name"].to_numpy())
+    wanted = pd.DataFrame({"ep": tools["ep"].to_numpy(), "name": tool_names,
+                           "set": tools["set"].to_numpy()})
+    wanted["params"], param_texts = pd.factorize(tools["params"].to_numpy(dtype=object))
+    pairs = wanted[wanted["name"] >= 0].merge(calls, on=["ep", "name"], how="inner",
+                                              sort=False)
     set_scores = np.zeros(int(set_count.sum()))
     if len(pairs):
-        memo: dict[tuple[str | None, str], float] = {}
-        parsed: dict[str | None, Any] = {}
-        ids = _col(table, "episode_id").to_pylist()
-        sources = _col(table, "source").to_pylist()
-        pair_score = np.empty(len(pairs))
-        for j, (ep, expected, actual) in enumerate(zip(pairs["ep"].tolist(),
-                                                        pairs["params"].tolist(),
-                                                        pairs["args"].tolist(), strict=True)):
-            key = (expected, actual)
-            value = memo.get(key)
-            if value is None:
-                try:
-                    if expected not in parsed:
-                        parsed[expected] = None if expected is None else json.loads(expected)
-                    if actual not in parsed:
-                        parsed[actual] = json.loads(actual)
-                    value = 0.5 + 0.5 * params_match(parsed[actual], parsed[expected])
-                except (ValueError, TypeError) as exc:
-                    raise ValueError(f"file {sources[ep]}, record {ids[ep]}, field "
-                                     f"criteria (action {pairs['name'].iloc[j]!r}): {exc}"
-                                     ) from None
-                memo[key] = value
-            pair_score[j] = value
-        best = pd.Series(pair_score).groupby(pairs["set"].to_numpy()).max()
-        set_scores[best.index.to_numpy()] = best.to_numpy()
+        key = (pairs["params"].to_numpy() + 1) * (len(arg_texts) + 1) + pairs["arg"].to_numpy()
+        uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        values = np.empty(len(uniq))
+        parsed: dict[str, Any] = {}
+
+        def load(text: str | None) -> Any:
+            if text is None:
+                return None
+            if text not in parsed:
+                parsed[text] = json.loads(text)
+            return parsed[text]
+
+        for u, j in enumerate(first.tolist()):
+            p_code, a_code = int(pairs["params"].iat[j]), int(pairs["arg"].iat[j])
+            expected = None if p_code < 0 else param_texts[p_code]
+            try:
+                values[u] = 0.5 + 0.5 * params_match(load(arg_texts[a_code]), load(expected))
+            except (ValueError, TypeError) as exc:
+                ep = int(pairs["ep"].iat[j])
+                raise ValueError(
+                    f"file {table.column('source')[ep]}, record "
+                    f"{table.column('episode_id')[ep]}, field criteria (action "
+                    f"{names.dictionary[int(pairs['name'].iat[j])]}): {exc}") from None
+        np.maximum.at(set_scores, pairs["set"].to_numpy(), values[inverse])
     has = set_count > 0
     set_ep = np.repeat(np.arange(n), set_count)
     sums = np.bincount(set_ep, weights=set_scores, minlength=n)
@@ -271,20 +288,27 @@ def _communicate_scores(table: pa.Table, tr: Transcripts) -> np.ndarray:
         return scores
     content = tr.message_field("content")
     has_text = tr.msg_is_assistant & _np(pc.greater(pc.utf8_length(content), 0), False)
-    rows = np.flatnonzero(has_text)
-    texts = content.take(pa.array(rows)).to_pylist()
-    eps = tr.msg_episode[rows]
-    lo = np.searchsorted(eps, need, side="left")
-    hi = np.searchsorted(eps, need, side="right")
-    wanted = info.take(pa.array(need)).to_pylist()
-    for k, (ep, a, b, req) in enumerate(zip(need.tolist(), lo.tolist(), hi.tolist(), wanted,
-                                            strict=True)):
-        del k
-        if a == b:
-            scores[ep] = 0.0
-            continue
-        joined = " ".join(texts[a:b]).lower()
-        scores[ep] = sum(s.lower() in joined for s in req) / len(req)
+    wanted_ep = np.zeros(n, dtype=bool)
+    wanted_ep[need] = True
+    rows = np.flatnonzero(has_text & wanted_ep[tr.msg_episode])
+    # The assistant texts of each needed episode, joined with single spaces by Arrow.
+    counts = np.bincount(tr.msg_episode[rows], minlength=n)[need]
+    offsets = pa.array(np.r_[0, np.cumsum(counts)].astype(np.int32))
+    lists = pa.ListArray.from_arrays(offsets, content.take(pa.array(rows)))
+    joined = pc.binary_join(lists, " ").to_pylist()
+    required = info.take(pa.array(need)).to_pylist()
+    out = np.empty(len(need))
+    lower_cache: dict[str, str] = {}
+    for k, (text, req) in enumerate(zip(joined, required, strict=True)):
+        low = text.lower()
+        hits = 0
+        for item in req:
+            item_low = lower_cache.get(item)
+            if item_low is None:
+                item_low = lower_cache[item] = item.lower()
+            hits += item_low in low
+        out[k] = hits / len(req)
+    scores[need] = out
     return scores
 
 

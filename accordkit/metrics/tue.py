@@ -53,7 +53,7 @@ def call_outcomes(table: pa.Table, *, transcripts: Transcripts | None = None) ->
     [False, False]
     """
     tr = transcripts if transcripts is not None else Transcripts(table)
-    is_tool = tr.msg_role == "tool"
+    is_tool = tr.role_is("tool")
     tool_rows = np.flatnonzero(is_tool)
     ids = tr.message_field("tool_call_id").take(pa.array(tool_rows))
     errors = pc.fill_null(tr.message_field("error").take(pa.array(tool_rows)), False)
