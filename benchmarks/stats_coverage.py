@@ -183,7 +183,7 @@ def report(rows: list[dict], args, seconds: float) -> str:
         "",
         "## Coverage",
         "",
-        "`miss low` / `miss high`: the truth lies below / above the interval. "
+        "`miss low` / `miss high`: the whole interval lies below / above the truth. "
         "`fallback`: share of data sets where BCa was undefined (all rollouts succeeded) "
         "and the percentile interval was used.",
         "",
