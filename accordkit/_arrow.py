@@ -16,9 +16,22 @@ def arrow_table(ds: datasets.Dataset) -> pa.Table:
     return ds.with_format("arrow")[:]
 
 
+def episode_dataset(table: pa.Table) -> datasets.Dataset:
+    """Wrap a canonical Arrow table as an in-memory dataset with the canonical features.
+
+    A random fingerprint is given: without one, ``datasets`` hashes the whole table (with
+    dill) on construction, which costs more than reading the data.
+    """
+    from datasets.fingerprint import generate_random_fingerprint
+
+    from .schema import EPISODE_FEATURES
+
+    return datasets.Dataset(table, info=datasets.DatasetInfo(features=EPISODE_FEATURES),
+                            fingerprint=generate_random_fingerprint())
+
+
 def empty_dataset() -> datasets.Dataset:
     """A dataset with the canonical columns and no rows."""
     from .schema import EPISODE_FEATURES
 
-    table = EPISODE_FEATURES.arrow_schema.empty_table()
-    return datasets.Dataset(table, info=datasets.DatasetInfo(features=EPISODE_FEATURES))
+    return episode_dataset(EPISODE_FEATURES.arrow_schema.empty_table())

@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ._arrow import arrow_table, empty_dataset
+from ._arrow import arrow_table, empty_dataset, episode_dataset
 from .adapters.tau2 import is_results_object, read_results_dir, results_to_episodes
 from .schema import EPISODE_FEATURES, EpisodeValidationError, empty_episode, validate_episode
 from .validate import (
@@ -330,7 +330,7 @@ class _Reader:
 
 
 def _dataset(table: pa.Table) -> datasets.Dataset:
-    return datasets.Dataset(table, info=datasets.DatasetInfo(features=EPISODE_FEATURES))
+    return episode_dataset(table)
 
 
 def _records_to_dataset(records: list[dict[str, Any]], *, source: str) -> datasets.Dataset:
