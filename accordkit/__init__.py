@@ -1,32 +1,91 @@
 """accordkit: load, re-score and report user-agent collaboration benchmarks.
 
-The data flows one way: ``load`` (sources -> canonical episodes) -> ``score`` (pure metric
-functions) -> ``summarize`` / ``compare`` (clustered bootstrap statistics) -> tables,
-figures and notebook reports.
+The data flows one way::
+
+    load (sources -> canonical episodes) -> score (pure metric functions)
+        -> summarize / compare (clustered bootstrap statistics) -> tables, figures, reports
+
+Public names are imported lazily on first use, so ``import accordkit`` and the
+``accordkit`` command start quickly and litellm is only imported when a judge runs.
+
+Examples
+--------
+>>> import accordkit as ak
+>>> ds = ak.load("data/sample/accord")                                # doctest: +SKIP
+>>> table = ak.summarize(ak.score(ds), ["completed", "task_score"],
+...                      by=["agent_model", "method"])                 # doctest: +SKIP
 """
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from . import _env
 
 _env.apply_defaults()
 
-from .frame import to_frame  # noqa: E402
-from .load import is_hub_id, load, load_with_report  # noqa: E402
-from .save import push_to_hub, save  # noqa: E402
-from .schema import EPISODE_FEATURES, ID_COLUMNS, EpisodeValidationError  # noqa: E402
-from .validate import DuplicateEpisodesWarning, SkippedRecordsWarning  # noqa: E402
-
 __version__ = "0.1.0"
 
-__all__ = [
-    "EPISODE_FEATURES",
-    "ID_COLUMNS",
-    "DuplicateEpisodesWarning",
-    "EpisodeValidationError",
-    "SkippedRecordsWarning",
-    "is_hub_id",
-    "load",
-    "load_with_report",
-    "push_to_hub",
-    "save",
-    "to_frame",
-]
+#: public name -> "module" or "module:attribute" that defines it
+_EXPORTS = {
+    # schema and loading
+    "EPISODE_FEATURES": "accordkit.schema",
+    "ID_COLUMNS": "accordkit.schema",
+    "EpisodeValidationError": "accordkit.schema",
+    "load": "accordkit.load",
+    "load_with_report": "accordkit.load",
+    "is_hub_id": "accordkit.load",
+    "SkippedRecordsWarning": "accordkit.validate",
+    "DuplicateEpisodesWarning": "accordkit.validate",
+    "validation_summary": "accordkit.validate_report",
+    "to_frame": "accordkit.frame",
+    "save": "accordkit.save",
+    "push_to_hub": "accordkit.save",
+    # scoring
+    "score": "accordkit.score",
+    "accord_table": "accordkit.metrics.accord_table",
+    "ACCORD_TABLE_METRICS": "accordkit.metrics.accord_table",
+    "pass_hat_k": "accordkit.metrics.passk",
+    "compare_modes": "accordkit.metrics.compare_modes",
+    # judges
+    "judge": "accordkit.judges",
+    "read_verdicts": "accordkit.judges",
+    "pass_rates": "accordkit.judges",
+    "judge_agreement": "accordkit.judges:agreement",
+    # statistics and tables
+    "summarize": "accordkit.stats",
+    "compare": "accordkit.stats",
+    "Metric": "accordkit.stats",
+    "format_table": "accordkit.tables",
+    # reporting
+    "build_report": "accordkit.report",
+    "render_conversation": "accordkit.report.conversation",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    target = _EXPORTS.get(name)
+    if target is None:
+        raise AttributeError(f"module 'accordkit' has no attribute {name!r}")
+    module, _, attr = target.partition(":")
+    value = getattr(import_module(module), attr or name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # for type checkers and IDEs
+    from .frame import to_frame
+    from .load import is_hub_id, load, load_with_report
+    from .save import push_to_hub, save
+    from .schema import EPISODE_FEATURES, ID_COLUMNS, EpisodeValidationError
+    from .score import score
+    from .stats import Metric, compare, summarize
+    from .tables import format_table
+    from .validate import DuplicateEpisodesWarning, SkippedRecordsWarning

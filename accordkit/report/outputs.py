@@ -96,7 +96,7 @@ class ReportOutputs:
         md = format_table(summary, fmt="markdown", caption=text, **kwargs)
         tex = format_table(summary, fmt="latex", caption=text, **kwargs)
         html = format_table(summary, fmt="html", caption=text, **kwargs)
-        stem.with_suffix(".md").write_text(md, encoding="utf-8")
+        stem.with_suffix(".md").write_text(md.rstrip("\n") + "\n", encoding="utf-8")
         stem.with_suffix(".tex").write_text(f"% {self.line}\n{tex}", encoding="utf-8")
         self.written += [stem.with_suffix(s) for s in (".csv", ".md", ".tex")]
         return _HTML(html)
