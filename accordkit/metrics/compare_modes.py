@@ -211,7 +211,8 @@ def compare_modes(ds) -> pd.DataFrame:
         judged = part[part["recovered"].notna()]
         n_known = len(judged)
         n_rec = int(judged["recovered"].sum())
-        ours_g = {"n_shifts": float(len(part)),
+        with_source = (d["shift_source"] != "none").any()
+        ours_g = {"n_shifts": float(len(part)) if with_source else np.nan,
                   "recovery_rate": _ratio(n_rec, n_known),
                   "transfer_rate": _ratio(int(judged["transferred"].sum()), n_known),
                   "never_recovered_rate": _ratio(n_known - n_rec, n_known),

@@ -173,6 +173,10 @@ def test_default_values_that_differ_from_upstream(compared):
     assert value(compared, legacy, "tsr") == -1
     assert 0 < value(compared, legacy, "tsr", column="default") < 1
     assert value(compared, legacy, "n_shifts", column="default") == 2    # meta markers
+    # No judge output and no user markers: the shift count is unknown, not 0.
+    calls142 = "airline_gpt-4.1_legacy-reward_1sim_142calls.json"
+    assert np.isnan(value(compared, calls142, "n_shifts", column="default"))
+    assert value(compared, calls142, "tcrr", column="default") == 0.0
 
 
 def test_rescored_channels_on_the_current_pipeline_file(tables, expected_upstream):
