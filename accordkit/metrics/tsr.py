@@ -278,37 +278,41 @@ def _action_scores(table: pa.Table, tr: Transcripts, mode: str) -> np.ndarray:
     return scores
 
 
-def _communicate_scores(table: pa.Table, tr: Transcripts) -> np.ndarray:
+def _communicate_scores(table: pa.Table, tr: Transcripts, *, chunk: int = 100_000
+                        ) -> np.ndarray:
     n = table.num_rows
     scores = np.full(n, np.nan)
     info = pc.struct_field(_col(table, "criteria"), "communicate_info")
     n_info = _np(pc.list_value_length(info), 0)
-    need = np.flatnonzero(n_info > 0)
-    if not len(need):
+    need_all = np.flatnonzero(n_info > 0)
+    if not len(need_all):
         return scores
     content = tr.message_field("content")
     has_text = tr.msg_is_assistant & _np(pc.greater(pc.utf8_length(content), 0), False)
-    wanted_ep = np.zeros(n, dtype=bool)
-    wanted_ep[need] = True
-    rows = np.flatnonzero(has_text & wanted_ep[tr.msg_episode])
-    # The assistant texts of each needed episode, joined with single spaces by Arrow.
-    counts = np.bincount(tr.msg_episode[rows], minlength=n)[need]
-    offsets = pa.array(np.r_[0, np.cumsum(counts)].astype(np.int32))
-    lists = pa.ListArray.from_arrays(offsets, content.take(pa.array(rows)))
-    joined = pc.binary_join(lists, " ").to_pylist()
-    required = info.take(pa.array(need)).to_pylist()
-    out = np.empty(len(need))
     lower_cache: dict[str, str] = {}
-    for k, (text, req) in enumerate(zip(joined, required, strict=True)):
-        low = text.lower()
-        hits = 0
-        for item in req:
-            item_low = lower_cache.get(item)
-            if item_low is None:
-                item_low = lower_cache[item] = item.lower()
-            hits += item_low in low
-        out[k] = hits / len(req)
-    scores[need] = out
+    # In chunks of episodes, so that no joined text array outgrows Arrow's 32-bit offsets.
+    for lo in range(0, len(need_all), chunk):
+        need = need_all[lo:lo + chunk]
+        wanted_ep = np.zeros(n, dtype=bool)
+        wanted_ep[need] = True
+        rows = np.flatnonzero(has_text & wanted_ep[tr.msg_episode])
+        # The assistant texts of each needed episode, joined with single spaces by Arrow.
+        counts = np.bincount(tr.msg_episode[rows], minlength=n)[need]
+        offsets = pa.array(np.r_[0, np.cumsum(counts)].astype(np.int32))
+        lists = pa.ListArray.from_arrays(offsets, content.take(pa.array(rows)))
+        joined = pc.binary_join(lists, " ").to_pylist()
+        required = info.take(pa.array(need)).to_pylist()
+        out = np.empty(len(need))
+        for k, (text, req) in enumerate(zip(joined, required, strict=True)):
+            low = text.lower()
+            hits = 0
+            for item in req:
+                item_low = lower_cache.get(item)
+                if item_low is None:
+                    item_low = lower_cache[item] = item.lower()
+                hits += item_low in low
+            out[k] = hits / len(req)
+        scores[need] = out
     return scores
 
 

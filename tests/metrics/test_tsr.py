@@ -257,3 +257,18 @@ def test_channels_are_nan_per_row_in_a_mixed_table():
     assert out["tsr_action"].tolist()[0] == 1.0 and np.isnan(out["tsr_action"].iloc[1])
     assert np.isnan(out["tsr_communicate"].iloc[0]) and out["tsr_communicate"].iloc[1] == 1.0
     assert out["tsr"].tolist() == [1.0, 1.0]
+
+
+def test_communicate_scores_do_not_depend_on_chunking():
+    from accordkit.metrics._calls import Transcripts
+    from accordkit.metrics.tsr import _communicate_scores
+
+    recs = [build_episode([message("assistant", "Order shipped" if i % 2 else "Nothing yet"),
+                           message("user", "shipped?")], episode_id=f"agentchangebench/{i}",
+                          criteria=criteria(communicate_info=["SHIPPED"] if i % 3 else []))
+            for i in range(10)]
+    table = table_of(*recs)
+    whole = _communicate_scores(table, Transcripts(table))
+    assert np.array_equal(whole, _communicate_scores(table, Transcripts(table), chunk=3),
+                          equal_nan=True)
+    assert whole[[1, 2, 5]].tolist() == [1.0, 0.0, 1.0] and np.isnan(whole[[0, 3]]).all()
