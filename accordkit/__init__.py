@@ -18,6 +18,8 @@ Examples
 
 from __future__ import annotations
 
+import sys
+import types
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
@@ -78,6 +80,25 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """Keeps ``accordkit.load`` (and ``save``, ``score``) the functions.
+
+    Importing a submodule makes Python bind it as an attribute of its package, and three
+    submodules share their name with the function they define. When that happens the
+    function is bound instead, so ``ak.load`` stays callable however the package was imported.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        target = _EXPORTS.get(name, "")
+        module, _, attr = target.partition(":")
+        if isinstance(value, types.ModuleType) and value.__name__ == module:
+            value = getattr(value, attr or name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs
