@@ -155,11 +155,12 @@ def identity_a6a9157(name: str, arguments: Any) -> tuple:
     return ident
 
 
-def _identity_codes(names: pa.Array, arguments: pa.Array,
-                    fn: Callable[[str, Any], tuple]) -> np.ndarray:
+def _identity_codes(names: pa.Array, arguments: pa.Array, fn: Callable[[str, Any], tuple],
+                    where: Callable[[int], str] = str) -> np.ndarray:
     """Integer code per call such that equal codes mean equal identities.
 
-    Only the distinct (name, arguments text) pairs are normalised in Python.
+    Only the distinct (name, arguments text) pairs are normalised in Python; ``where(i)``
+    names the record of call ``i`` in error messages.
     """
     if len(names) == 0:
         return np.zeros(0, dtype=np.int64)
@@ -173,8 +174,9 @@ def _identity_codes(names: pa.Array, arguments: pa.Array,
         try:
             ident = fn(name, args)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"tool call {name!r}: arguments are not JSON text ({exc.msg}): "
-                             f"{args[:80]!r}") from None
+            first = int(np.flatnonzero(idx == k)[0])
+            raise ValueError(f"{where(first)}: tool call {name!r}: arguments are not JSON "
+                             f"text ({exc.msg}): {args[:80]!r}") from None
         remap[k] = codes.setdefault(ident, len(codes))
     return remap[idx]
 
@@ -268,7 +270,14 @@ def call_redundancy(table: pa.Table, *, mode: str = "episode", pooled: bool | No
     counted = tr.call_on_assistant.copy() if mode == "upstream_a6a9157" else np.ones(n, bool)
     names = tr.call_field("name")
     fn = identity_a6a9157 if mode == "upstream_a6a9157" else identity_b2cc83c
-    ident = _identity_codes(names, tr.call_arguments, fn)
+
+    def where(i: int) -> str:
+        ep = int(tr.call_episode[i])
+        return (f"file {table.column('source')[ep]}, record {table.column('episode_id')[ep]}, "
+                f"field messages[{tr.call_turn_idx[i]}].tool_calls[{tr.call_index[i]}]"
+                ".arguments_json")
+
+    ident = _identity_codes(names, tr.call_arguments, fn, where)
     turn = tr.call_turn
     window = np.zeros(n, dtype=np.int64)
     batch = np.zeros(n, dtype=np.int64)

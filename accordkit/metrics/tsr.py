@@ -180,7 +180,6 @@ def _col(table: pa.Table, name: str) -> pa.Array:
 
 def _expected_tools(criteria: pa.Array) -> tuple[np.ndarray, pd.DataFrame]:
     """Number of action sets per episode and one row per allowed tool (ep, set, name, params)."""
-    n = len(criteria)
     sets = pc.struct_field(criteria, "action_sets")
     legacy = pc.struct_field(criteria, "actions")
     n_sets = _np(pc.list_value_length(sets), 0).astype(np.int64)
@@ -220,7 +219,6 @@ def _expected_tools(criteria: pa.Array) -> tuple[np.ndarray, pd.DataFrame]:
     tools_frame = (pd.concat(parts, ignore_index=True) if parts else
                    pd.DataFrame({"ep": np.zeros(0, np.int64), "set": np.zeros(0, np.int64),
                                  "name": np.zeros(0, object), "params": np.zeros(0, object)}))
-    assert len(set_count) == n
     return set_count, tools_frame
 
 

@@ -172,5 +172,7 @@ def test_bad_arguments_json_is_named():
     rec = build_episode([message("assistant", "x")])
     rec["messages"].append(dict(bad, turn_idx=1, tool_calls=[dict(bad["tool_calls"][0],
                                                                    id="c")]))
-    with pytest.raises(ValueError, match="tool call 'f': arguments are not JSON"):
+    with pytest.raises(ValueError, match=r"file test, record agentchangebench/t0-0, field "
+                       r"messages\[1\]\.tool_calls\[0\]\.arguments_json: tool call 'f': "
+                       "arguments are not JSON"):
         tcrr_counts(table_of(rec))

@@ -102,6 +102,15 @@ def test_set_with_no_call_scores_zero_and_no_tool_calls_at_all():
     assert row["tsr_action"] == 0.0 and row["tsr"] == 0.0
 
 
+def test_bad_expected_parameters_name_the_record():
+    crit = criteria(action_sets=[[("pay", "[1, 2]")]])
+    rec = build_episode([asst(("pay", {"amount": 1}))], criteria=crit,
+                        episode_id="agentchangebench/e9", source="run.json")
+    with pytest.raises(ValueError, match="file run.json, record agentchangebench/e9, field "
+                                         "criteria .action pay.: expected parameters must be"):
+        tsr_channels(table_of(rec))
+
+
 def test_unknown_action_mode():
     rec = build_episode([message("assistant", "x")])
     with pytest.raises(ValueError, match="action_mode must be one of"):
