@@ -4,5 +4,7 @@ from .notebooks import NOTEBOOKS, NotebookSpec
 from .outputs import ReportOutputs
 from .provenance import collect_provenance
 from .runner import build_report
+from .setup import notebook_setup
 
-__all__ = ["NOTEBOOKS", "NotebookSpec", "ReportOutputs", "build_report", "collect_provenance"]
+__all__ = ["NOTEBOOKS", "NotebookSpec", "ReportOutputs", "build_report", "collect_provenance",
+           "notebook_setup"]

@@ -116,10 +116,12 @@ class ReportOutputs:
         styler = styler.set_caption(f"{caption}{more}")
         return _HTML(styler.to_html())
 
-    def figure(self, fig: Any, name: str) -> list[Path]:
-        """Save a figure as PNG and SVG with the provenance line in its metadata."""
+    def figure(self, fig: Any, name: str) -> None:
+        """Save a figure as PNG and SVG with the provenance line in its metadata.
+
+        The figure stays open, so the notebook still shows it; the paths are added to
+        :attr:`written`.
+        """
         from ..plots import save_figure
 
-        paths = save_figure(fig, self._stem("figures", name), description=self.line)
-        self.written += paths
-        return paths
+        self.written += save_figure(fig, self._stem("figures", name), description=self.line)

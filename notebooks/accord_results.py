@@ -1,0 +1,126 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # AcCoRD results
+#
+# Re-scored AcCoRD episodes: **Table 3** (task completion, outcome, perfect outcome and task
+# score per agent model and prompting method, overall and per domain) and **Table 4**
+# (preference scores per preference dynamic, and interaction cost). Every interval is a
+# cluster bootstrap over scenarios: all rollouts and preferences of a scenario are resampled
+# together. Outcome is averaged over completed episodes, perfect outcome over all episodes,
+# task score is completion × outcome per episode (see `docs/metrics.md`).
+
+# %% tags=["parameters"]
+source = ["../data/sample/accord"]
+verdicts = []
+revision = None
+split = None
+models = None
+domains = None
+metrics = None
+by = None
+cluster = "scenario_id"
+ci_method = "bca"
+confidence = 0.95
+n_resamples = 10_000
+seed = 0
+tcrr_mode = "episode"
+action_mode = "best_match"
+baseline = None
+out_dir = "../reports/interactive"
+figures_dir = None
+provenance_path = None
+
+# %%
+import accordkit as ak
+from accordkit.report import ReportOutputs, notebook_setup, views
+from accordkit.plots import plot_intervals
+
+notebook_setup()
+
+params = dict(cluster=cluster, ci_method=ci_method, confidence=confidence,
+              n_resamples=n_resamples, seed=seed)
+boot = views.bootstrap_options(params)
+out = ReportOutputs(out_dir, "accord_results", provenance_path,
+                    figures_dir=figures_dir or ("../figures" if provenance_path is None else None))
+group = list(by) if by else ["agent_model", "method"]
+
+ds = ak.load(source, revision=revision, split=split, errors="skip")
+judged = ak.read_verdicts(verdicts) if verdicts else None
+episodes = views.select(ak.score(ds, verdicts=judged), models=models, domains=domains,
+                        benchmarks=["accord"])
+prefs = views.select(ak.score(ds, level="preference", verdicts=judged), models=models,
+                     domains=domains, benchmarks=["accord"])
+print(f"{len(episodes)} episodes, {episodes['scenario_id'].nunique()} scenarios, "
+      f"{len(prefs)} (episode, preference) pairs")
+episodes.groupby(["domain", *group]).size().rename("episodes").to_frame()
+
+# %% [markdown]
+# ## Table 3 — main results
+# Completion and perfect outcome are shares of all episodes; outcome is the mean over
+# completed episodes of the share of judged preferences satisfied; task score is its
+# per-episode product with completion (0 when not completed).
+
+# %%
+main = views.accord_main(episodes, by=group, **boot)
+out.table(main, "table3", rows=group, columns="metric",
+          caption="AcCoRD Table 3 (all domains pooled).")
+
+# %%
+main_domain = views.accord_main(episodes, by=["domain", *group], **boot)
+out.table(main_domain, "table3_by_domain", rows=["domain", *group], columns="metric",
+          caption="AcCoRD Table 3 per domain.")
+
+# %% [markdown]
+# ## Table 4 — preference scores per dynamic
+# Pooled over (episode, preference) pairs of completed episodes. `stated` preferences (given
+# up front) are shown apart from the four dynamics.
+
+# %%
+dyn = views.accord_dynamics(prefs, by=group, **boot)
+out.table(dyn, "table4_dynamics", rows=group, columns="dynamic",
+          caption="AcCoRD Table 4: preference score by dynamic (completed episodes).")
+
+# %%
+grid = plot_intervals(dyn, x="dynamic", hue="agent_model", col="method",
+                      order=[d for d in views.ACCORD_DYNAMICS if d in set(dyn["dynamic"])],
+                      ylabel="preference score",
+                      title="Preference score by dynamic (hollow: small cell)")
+out.figure(grid, "dynamics")
+
+# %%
+dyn_domain = views.accord_dynamics(prefs, by=["domain", *group], **boot)
+out.table(dyn_domain, "table4_dynamics_by_domain", rows=["domain", *group], columns="dynamic",
+          caption="Preference score by dynamic, per domain (completed episodes).")
+
+# %% [markdown]
+# ## Interaction cost
+# Environment actions (search, click, buy / search, book) and the agent's utterances to the
+# user per episode, as mean and median.
+
+# %%
+cost = views.accord_cost(episodes, by=group, **boot)
+out.table(cost, "table4_cost", rows=group, columns="metric",
+          caption="Interaction cost per episode.")
+
+# %% [markdown]
+# ## Point estimates as in the paper (no intervals)
+# `ak.accord_table` computes the paper's numbers directly; with `agg="episode"` the task
+# score equals completion × outcome exactly.
+
+# %%
+paper = ak.accord_table(episodes, prefs, by=tuple(group), agg="episode")
+out.frame(paper, "paper_point_estimates", caption="Point estimates (pooled over episodes).")

@@ -1,0 +1,95 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Error analysis
+#
+# Which episodes fail, and how: incomplete AcCoRD episodes, triggered preferences left
+# unsatisfied, goal shifts the agent never recovered from, redundant tool calls and hand-offs
+# to a human. Pick a failure type and a table cell to list the episodes behind it, then read
+# a conversation with its preference reveals, goal shifts and tool calls marked.
+
+# %% tags=["parameters"]
+source = ["../data/sample/accord", "../data/sample/goalshift"]
+verdicts = ["../data/sample/verdicts/usersim_tests.parquet"]
+revision = None
+split = None
+models = None
+domains = None
+metrics = None
+by = None
+cluster = "scenario_id"
+ci_method = "bca"
+confidence = 0.95
+n_resamples = 10_000
+seed = 0
+tcrr_mode = "episode"
+action_mode = "best_match"
+baseline = None
+out_dir = "../reports/interactive"
+figures_dir = None
+provenance_path = None
+
+failure = "unrecovered_shift"
+cell = {}
+show = 2
+
+# %%
+import accordkit as ak
+from accordkit.report import ReportOutputs, notebook_setup, views
+from accordkit.report.conversation import render_conversation
+
+notebook_setup()
+
+out = ReportOutputs(out_dir, "error_analysis", provenance_path,
+                    figures_dir=figures_dir or ("../figures" if provenance_path is None else None))
+ds = ak.load(source, revision=revision, split=split, errors="skip")
+episodes = views.select(ak.score(ds, tcrr_mode=tcrr_mode, action_mode=action_mode),
+                        models=models, domains=domains)
+prefs = ak.score(ds, level="preference")
+shifts = ak.score(ds, level="shift")
+flags = views.failure_flags(episodes, prefs, shifts)
+table = episodes[["episode_id", "benchmark", "domain", "agent_model", "method", "persona",
+                  "scenario_id"]].merge(flags, on="episode_id")
+
+# %% [markdown]
+# ## How often each failure occurs, per benchmark and agent
+
+# %%
+counts = table.groupby(["benchmark", "agent_model", "method"])[list(views.FAILURES)].mean()
+out.frame(counts.reset_index(), "failure_rates",
+          caption="Share of episodes with each failure type.")
+
+# %% [markdown]
+# ## Drill down: the episodes behind a cell
+# Set `failure` to one of the types above and `cell` to column values
+# (e.g. `{"agent_model": "...", "domain": "..."}`).
+
+# %%
+print("failure types:", ", ".join(f"{k} ({v})" for k, v in views.FAILURES.items()))
+hits = table[table[failure]]
+for column, value in cell.items():
+    hits = hits[hits[column] == value]
+print(f"{len(hits)} episode(s) with {failure} in {cell or 'all cells'}")
+out.frame(hits[["episode_id", "benchmark", "domain", "agent_model", "method", "persona",
+                "scenario_id"]], f"episodes_{failure}", caption=f"Episodes with {failure}.")
+
+# %% [markdown]
+# ## Conversations
+
+# %%
+by_id = {eid: i for i, eid in enumerate(ds["episode_id"])}
+for eid in hits["episode_id"].head(show):
+    display(render_conversation(ds[by_id[eid]]))

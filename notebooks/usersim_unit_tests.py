@@ -1,0 +1,80 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # User-simulator unit tests
+#
+# AcCoRD checks its user simulator with six LLM-judged unit tests (test000–test005: response
+# relevance, preference value consistency, contradiction acknowledgment, backoff acceptance,
+# premature backoff disclosure, triggered preference revelation). Each user turn gets
+# yes / no / n/a. The **pass rate** is yes / (yes + no), with n/a left out and its share shown
+# (the paper's Table 6). The second table measures how far two judge models agree, per test:
+# percent agreement and Cohen's kappa on the items both judged. Everything here is read from
+# stored verdicts: no API key is needed.
+
+# %% tags=["parameters"]
+source = ["../data/sample/accord", "../data/sample/goalshift"]
+verdicts = ["../data/sample/verdicts/usersim_tests.parquet"]
+revision = None
+split = None
+models = None
+domains = None
+metrics = None
+by = None
+cluster = "scenario_id"
+ci_method = "bca"
+confidence = 0.95
+n_resamples = 10_000
+seed = 0
+tcrr_mode = "episode"
+action_mode = "best_match"
+baseline = None
+out_dir = "../reports/interactive"
+figures_dir = None
+provenance_path = None
+
+# %%
+import accordkit as ak
+from accordkit.report import ReportOutputs, notebook_setup
+
+notebook_setup()
+
+out = ReportOutputs(out_dir, "usersim_unit_tests", provenance_path,
+                    figures_dir=figures_dir or ("../figures" if provenance_path is None else None))
+table = ak.read_verdicts(verdicts)
+table = table[table["judge"] == "usersim_tests"]
+print(f"{len(table)} verdicts on {table['episode_id'].nunique()} episodes from judge models "
+      f"{sorted(table['judge_model'].unique())}; prompt versions "
+      f"{sorted(table['prompt_version'].astype(str).unique())}")
+
+# %% [markdown]
+# ## Table 6 analog — pass rate per test and judge model
+
+# %%
+rates = ak.pass_rates(table)
+out.frame(rates, "table6_pass_rates",
+          caption="Pass rate = yes / (yes + no); n/a share = n/a / all verdicts.")
+
+# %% [markdown]
+# ## Agreement between judge models
+
+# %%
+judges = sorted(table["judge_model"].unique())
+if len(judges) >= 2:
+    agree = ak.judge_agreement(table, judges[0], judges[1])
+    display(out.frame(agree, "judge_agreement",
+                      caption=f"Agreement between {judges[0]} and {judges[1]} per test."))
+else:
+    print("only one judge model: no agreement table")

@@ -1,0 +1,73 @@
+import pytest
+
+from accordkit.report.notebooks import NOTEBOOKS, InputFacts, skip_reason
+from accordkit.report.runner import expand_grid
+
+
+def facts(benchmarks=(), configs=None, judges=(), n=10):
+    return InputFacts(n, frozenset(benchmarks), configs or {}, frozenset(judges))
+
+
+def spec(name):
+    return next(n for n in NOTEBOOKS if n.name == name)
+
+
+def test_every_notebook_file_exists():
+    for nb in NOTEBOOKS:
+        assert nb.path.is_file(), nb.path
+        assert nb.path.with_suffix(".py").is_file(), "paired jupytext file missing"
+
+
+def test_accord_notebook_skipped_without_accord_episodes():
+    reason = skip_reason(spec("accord_results"), facts({"agentchangebench"}))
+    assert reason == "no AcCoRD episodes in the sources"
+
+
+def test_goalshift_notebook_runs_on_tau2_only():
+    assert skip_reason(spec("goalshift_results"), facts({"tau2"})) is None
+
+
+def test_unit_test_notebook_needs_usersim_verdicts():
+    assert "usersim_tests" in skip_reason(spec("usersim_unit_tests"), facts({"accord"},
+                                                                           judges={"outcome"}))
+    assert skip_reason(spec("usersim_unit_tests"), facts(judges={"usersim_tests"})) is None
+
+
+def test_compare_needs_two_configurations_within_a_benchmark():
+    one_each = facts({"accord", "tau2"}, {"accord": 1, "tau2": 1})
+    assert "fewer than two" in skip_reason(spec("compare_models"), one_each)
+    assert skip_reason(spec("compare_models"), facts({"accord"}, {"accord": 4})) is None
+
+
+def test_unknown_requirement_is_an_error():
+    with pytest.raises(ValueError, match="unknown notebook requirement"):
+        facts().has("nothing")
+
+
+def test_expand_grid_without_grid_is_one_run():
+    assert expand_grid({"seed": 1}) == [("main", {"seed": 1})]
+
+
+def test_expand_grid_makes_every_combination():
+    runs = expand_grid({"seed": 1, "grid": {"domains": [["shop"], ["travel"]],
+                                            "ci_method": ["bca", "percentile"]}})
+    assert [name for name, _ in runs] == [
+        "domains=shop,ci_method=bca", "domains=shop,ci_method=percentile",
+        "domains=travel,ci_method=bca", "domains=travel,ci_method=percentile"]
+    assert runs[1][1] == {"seed": 1, "domains": ["shop"], "ci_method": "percentile"}
+
+
+def test_paired_py_and_ipynb_hold_the_same_cells():
+    import jupytext
+    import nbformat
+
+    def cells(nb):
+        return [(c.cell_type, c.source.strip(), tuple(c.metadata.get("tags", ())))
+                for c in nb.cells]
+
+    for nb in NOTEBOOKS:
+        py = jupytext.read(nb.path.with_suffix(".py"))
+        ipynb = nbformat.read(nb.path, as_version=4)
+        assert cells(py) == cells(ipynb), f"{nb.name}: run `jupytext --sync notebooks/*.py`"
+        tagged = [c for c in ipynb.cells if "parameters" in c.metadata.get("tags", ())]
+        assert len(tagged) == 1, f"{nb.name} needs exactly one cell tagged 'parameters'"

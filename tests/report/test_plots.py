@@ -1,0 +1,55 @@
+import matplotlib
+
+matplotlib.use("Agg")
+
+import pandas as pd  # noqa: E402
+
+from accordkit.plots import (  # noqa: E402
+    model_palette,
+    plot_forest,
+    plot_gsrt,
+    plot_intervals,
+    plot_passk,
+    save_figure,
+)
+
+
+def _summary():
+    return pd.DataFrame({"metric": ["a", "a", "b", "b"], "agent_model": ["m1", "m2"] * 2,
+                         "estimate": [.5, .6, .3, .4], "ci_low": [.4, .5, .2, .3],
+                         "ci_high": [.6, .7, .4, .5], "small_cell": [False, True, False, False]})
+
+
+def test_palette_is_stable_and_independent_of_order():
+    assert model_palette(["b", "a"]) == model_palette(["a", "b", "a"])
+
+
+def test_error_bars_come_from_the_given_intervals():
+    grid = plot_intervals(_summary())
+    ax = grid.axes.flat[0]
+    segments = [seg for coll in ax.collections for seg in getattr(coll, "get_segments",
+                                                                    lambda: [])()]
+    spans = sorted(round(float(s[1][1] - s[0][1]), 6) for s in segments if len(s) == 2)
+    assert spans == [0.2, 0.2, 0.2, 0.2]
+
+
+def test_save_figure_writes_png_and_svg_without_date(tmp_path):
+    paths = save_figure(plot_intervals(_summary()), tmp_path / "f", description="prov line")
+    assert [p.suffix for p in paths] == [".png", ".svg"]
+    svg = paths[1].read_text()
+    assert "<dc:date>" not in svg and "prov line" in svg
+
+
+def test_forest_passk_and_gsrt_plots_build(tmp_path):
+    comp = pd.DataFrame({"agent_model": ["m2"], "baseline": ["m1"], "delta": [.1],
+                         "ci_low": [-.05], "ci_high": [.2], "p_adjusted": [.3]})
+    passk = pd.DataFrame({"agent_model": ["m1"] * 3, "k": [1, 2, 3],
+                          "pass_hat_k": [.5, .3, .2], "ci_low": [.4, .2, .1],
+                          "ci_high": [.6, .4, .3]})
+    shifts = pd.DataFrame({"agent_model": ["m1", "m1", "m2"], "gsrt_ack": [1.0, None, 3.0],
+                           "gsrt_tool": [2.0, 4.0, None], "gsrt_outcome": [None, None, 5.0]})
+    for fig in (plot_forest(comp), plot_passk(passk), plot_gsrt(shifts)):
+        assert save_figure(fig, tmp_path / "x", close=True)[0].stat().st_size > 0
+    # censored shifts are announced in the panel titles
+    fig = plot_gsrt(shifts)
+    assert "1 of 3 not reached" in fig.axes[0].get_title()
