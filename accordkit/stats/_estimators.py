@@ -110,8 +110,14 @@ class MedianEstimator:
     the cluster was drawn, so the median of a resample is a weighted median of the
     original sorted values. Two equivalent evaluations are used, whichever is cheaper:
     a matrix product with a (clusters x distinct values) count table when values repeat
-    (integer turn counts), else a gather of the weights row by row.
+    (integer turn counts), else a gather of the weights row by row. The gather looks
+    first at a window of sorted rows around the full-data median (where the resampled
+    medians almost always fall), with the weight below the window from one matrix-vector
+    product, and redoes the full gather only for the resamples whose median lies outside.
     """
+
+    #: the window of sorted rows searched first, as quantiles of the rows
+    WINDOW = (0.35, 0.65)
 
     kind = "median"
 
@@ -131,6 +137,11 @@ class MedianEstimator:
         if self._use_table:
             flat = np.bincount(self._codes * n_uniq + inverse, minlength=n_clusters * n_uniq)
             self._table = flat.reshape(n_clusters, n_uniq).astype(np.float64)
+        n = self._n_rows
+        self._window = (int(np.floor(self.WINDOW[0] * n)), int(np.ceil(self.WINDOW[1] * n)))
+        lo = self._window[0]
+        self._before = np.bincount(self._codes[:lo], minlength=n_clusters).astype(np.float64)
+        self._per_cluster = np.bincount(self._codes, minlength=n_clusters).astype(np.float64)
         self._contributing = np.unique(self._codes)
 
     @property
@@ -159,8 +170,35 @@ class MedianEstimator:
             if self._use_table:
                 out[start : start + step] = _weighted_median(w @ self._table, self.uniq)
             else:
-                out[start : start + step] = _weighted_median(w[:, self._codes], self._sorted)
+                out[start : start + step] = self._median_gather(w)
         return out
+
+    def _median_gather(self, w: np.ndarray) -> np.ndarray:
+        lo, hi = self._window
+        if hi - lo >= self._n_rows or hi <= lo:
+            return _weighted_median(w[:, self._codes], self._sorted)
+        # einsum, not BLAS: threaded matrix-vector products cost more than they save here
+        prefix = np.einsum("bc,c->b", w, self._before)
+        total = np.einsum("bc,c->b", w, self._per_cluster)
+        k_lo = np.floor((total + 1) / 2)
+        k_hi = np.floor(total / 2) + 1
+        # rows of the window x resamples: gathering whole rows of w.T and summing down
+        # the first axis is several times faster than column gathers and an axis-1
+        # cumsum; weights are whole numbers, so integers hold them exactly (int32 when
+        # no resample's total weight can reach 2**31)
+        dtype = np.int32 if self._n_rows * self.n_clusters_total < 2**31 else np.int64
+        inner = np.ascontiguousarray(w.T, dtype=dtype)[self._codes[lo:hi]]
+        np.cumsum(inner, axis=0, out=inner)
+        inner += prefix.astype(dtype)
+        inside = (prefix < k_lo) & (inner[-1] >= k_hi)
+        last = self._n_rows - 1
+        i_lo = np.minimum(lo + np.count_nonzero(inner < k_lo.astype(dtype), axis=0), last)
+        i_hi = np.minimum(lo + np.count_nonzero(inner < k_hi.astype(dtype), axis=0), last)
+        out = (self._sorted[i_lo] + self._sorted[i_hi]) / 2
+        outside = ~inside & (total > 0)
+        if outside.any():
+            out[outside] = _weighted_median(w[outside][:, self._codes], self._sorted)
+        return np.where(total > 0, out, np.nan)
 
     @cached_property
     def estimate(self) -> float:

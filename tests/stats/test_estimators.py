@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_equal
 
-from accordkit.stats._estimators import MedianEstimator, ratio_from_rows
+from accordkit.stats._estimators import MedianEstimator, _weighted_median, ratio_from_rows
 
 C = 30
 
@@ -62,3 +62,19 @@ def test_weighted_median_equals_np_median(rows, discrete):
     per_cluster = [np.nanmedian(values[codes == c]) if np.isfinite(values[codes == c]).any()
                    else np.nan for c in range(C)]
     assert_equal(est.cluster_values(), per_cluster)
+
+
+def test_windowed_gather_equals_full_gather():
+    # resamples whose median falls outside the first-searched window are redone in full
+    rng = np.random.default_rng(3)
+    codes = np.repeat(np.arange(200), 6)
+    values = rng.normal(size=len(codes)) + np.repeat(rng.normal(0, 3, 200), 6)
+    est = MedianEstimator(values, codes, 200)
+    assert not est._use_table
+    w = rng.integers(0, 3, (300, 200)).astype(float)
+    w[:50] *= rng.random((50, 200)) < 0.05  # sparse resamples: medians far from the centre
+    full = _weighted_median(w[:, est._codes], est._sorted)
+    lo, hi = est._window
+    outside = (full < est._sorted[lo]) | (full > est._sorted[hi - 1])
+    assert 0 < outside.sum() < len(w)
+    assert_equal(est.on_counts(w), full)
