@@ -60,6 +60,8 @@ def plot_intervals(
     title: str | None = None,
     height: float = 3.6,
     aspect: float = 1.6,
+    sharey: bool = True,
+    col_wrap: int = 3,
 ) -> sns.FacetGrid:
     """Point estimates with their confidence intervals, dodged by ``hue``.
 
@@ -69,6 +71,8 @@ def plot_intervals(
         Output of :func:`accordkit.summarize` (``estimate``, ``ci_low``, ``ci_high``).
     x, hue, col : str
         Columns for the x axis, colour and facet columns.
+    sharey : bool
+        One y scale for all facets (set False when facets are different metrics).
     palette : dict, optional
         Colours per hue value; defaults to :func:`model_palette`.
 
@@ -88,8 +92,8 @@ def plot_intervals(
     hues = (list(hue_order) if hue_order is not None
             else sorted(data[hue].astype(str).unique()) if hue else [None])
     palette = palette or (model_palette(hues) if hue else None)
-    grid = sns.FacetGrid(data, col=col, height=height, aspect=aspect, sharey=True,
-                         col_wrap=None if col is None else min(3, data[col].nunique()))
+    grid = sns.FacetGrid(data, col=col, height=height, aspect=aspect, sharey=sharey,
+                         col_wrap=None if col is None else min(col_wrap, data[col].nunique()))
 
     def draw(*_: object, data: pd.DataFrame, **__: object) -> None:
         frame = data

@@ -123,4 +123,6 @@ out.table(cost, "table4_cost", rows=group, columns="metric",
 
 # %%
 paper = ak.accord_table(episodes, prefs, by=tuple(group), agg="episode")
-out.frame(paper, "paper_point_estimates", caption="Point estimates (pooled over episodes).")
+wide = paper.pivot_table(index=group, columns="metric", values="estimate", sort=False)
+out.frame(wide.reset_index(), "paper_point_estimates",
+          caption="Point estimates pooled over episodes (long form in the CSV).")

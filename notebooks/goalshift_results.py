@@ -81,9 +81,10 @@ out.table(main, "main_by_domain_model", rows=group, columns="metric",
           caption="Goal-shift metrics by domain and agent model.")
 
 # %%
-grid = plot_intervals(main[main["metric"].isin(["TSR", "TUE", "TCRR", "recovery rate"])],
-                      x="metric", hue="agent_model", col=group[0] if len(group) > 1 else None,
-                      title="Headline metrics (hollow: small cell)")
+headline = main[main["metric"].isin(["TSR", "TUE", "TCRR", "recovery rate"])]
+grid = plot_intervals(headline, x=group[0], hue="agent_model" if len(group) > 1 else None,
+                      col="metric", sharey=False, col_wrap=2, height=3, aspect=1.3,
+                      title="Headline metrics with 95% intervals (hollow: small cell)")
 out.figure(grid, "headline")
 
 # %% [markdown]

@@ -18,7 +18,8 @@ Spec ``agentchangebench.md`` §3.1. Per episode each channel is *active* with a 
 
 When the episode stores ``tsr_details``, a channel is active exactly as recorded there. TSR is
 the weighted sum over active channels with the weights renormalised to sum to one; with no
-active channel it is NaN (upstream stores 0).
+active channel it is 0, as upstream stores it (issue 4: TSR is never NaN because a judge is
+missing, e.g. an NL-only task whose verdicts are absent).
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def params_match(actual: Any, expected: Any) -> bool:
 
 
 def combine_channels(action: float, nl: float, communicate: float) -> float:
-    """TSR from channel scores; NaN marks an inactive channel.
+    """TSR from channel scores; NaN marks an inactive channel, and no active channel gives 0.
 
     Weights are renormalised over the active channels and summed in upstream's order
     (communicate, action, NL), so stored values are reproduced to the last bit.
@@ -83,13 +84,13 @@ def combine_channels(action: float, nl: float, communicate: float) -> float:
     >>> round(combine_channels(0.5, 1.0, float("nan")), 6)   # weights 0.6 / 0.4
     0.7
     >>> combine_channels(float("nan"), float("nan"), float("nan"))
-    nan
+    0.0
     """
     scores = {"action": action, "nl_assertion": nl, "communicate_info": communicate}
     active = {k: w for k, w in BASE_WEIGHTS.items() if not math.isnan(scores[k])}
     total = sum(active.values())
     if total <= 0:
-        return math.nan
+        return 0.0
     tsr = 0.0
     for key in ("communicate_info", "action", "nl_assertion"):
         if key in active:
@@ -112,7 +113,7 @@ def _combine_vectors(action: np.ndarray, nl: np.ndarray, comm: np.ndarray) -> np
         for key in ("communicate_info", "action", "nl_assertion"):
             term = np.where(active[key], BASE_WEIGHTS[key] / total * scores[key], 0.0)
             tsr = tsr + term
-    return np.where(total > 0, tsr, np.nan)
+    return np.where(total > 0, tsr, 0.0)
 
 
 # --------------------------------------------------------------------------- verdicts

@@ -15,6 +15,8 @@ def notebook_setup() -> None:
       already say which interval each cell has.
     * tqdm's notice about missing Jupyter widgets is hidden (bars fall back to text).
     * pandas shows up to 200 rows and 3 decimals.
+    * Inside a Jupyter kernel, figures are shown inline even when ``MPLBACKEND=Agg`` is set
+      for batch runs (papermill kernels inherit it).
     """
     import pandas as pd
 
@@ -30,3 +32,10 @@ def notebook_setup() -> None:
         pass
     pd.set_option("display.max_rows", 200)
     pd.set_option("display.precision", 3)
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - ipykernel is a dependency
+        return
+    shell = get_ipython()
+    if shell is not None and getattr(shell, "kernel", None) is not None:
+        shell.run_line_magic("matplotlib", "inline")

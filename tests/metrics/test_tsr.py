@@ -222,7 +222,18 @@ def test_task_missing_a_channel_and_no_channel_at_all():
     row = score(rec)
     assert math.isnan(row["tsr_communicate"])
     assert row["tsr"] == pytest.approx(0.6)
-    assert math.isnan(score(build_episode([message("assistant", "x")]))["tsr"])
+    # No channel at all: TSR 0 with every channel NaN, as upstream stores it.
+    empty = score(build_episode([message("assistant", "x")]))
+    assert empty["tsr"] == 0.0
+    assert all(math.isnan(empty[c]) for c in ("tsr_action", "tsr_nl", "tsr_communicate"))
+
+
+def test_nl_only_task_without_verdicts_is_zero_not_nan():
+    # The judge never ran (or failed) on a task whose only channel is NL: the channel is
+    # inactive and flagged, and TSR is 0, never NaN because a judge is missing.
+    rec = build_episode([message("assistant", "x")], criteria=criteria(nl_assertions=["a0"]))
+    row = score(rec)
+    assert row["tsr"] == 0.0 and math.isnan(row["tsr_nl"]) and bool(row["nl_unjudged"])
 
 
 def test_stored_tsr_details_decide_which_channels_are_active():
