@@ -68,7 +68,7 @@ def score(
     shop_type_gate : bool
         AcCoRD shop: score the outcome 0 when the product type is wrong (spec §4.2).
     tcrr_mode : {"episode", "upstream_a6a9157", "upstream_b2cc83c", "upstream"}
-        How redundant tool calls are counted (see ``docs/metrics.md``).
+        How redundant tool calls are counted (see ``docs/metrics-goalshift.md``).
     action_mode : {"best_match", "upstream"}
         How calls are matched against expected actions for TSR's action channel.
     verdicts : pandas.DataFrame, optional
