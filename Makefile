@@ -12,6 +12,8 @@ export HF_HOME ?= $(CURDIR)/.cache/huggingface
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export MPLBACKEND := Agg
 export PYTHONHASHSEED := 0
+# Small matrix products in the bootstrap are slower with BLAS threads on a 2-core machine.
+export OPENBLAS_NUM_THREADS ?= 1
 
 .PHONY: setup test report lab lint sample bench clean help
 

@@ -44,6 +44,7 @@ _EXPORTS = {
     "to_frame": "accordkit.frame",
     "save": "accordkit.save",
     "push_to_hub": "accordkit.save",
+    "SourceNotFoundError": "accordkit.load",
     # scoring
     "score": "accordkit.score",
     "accord_table": "accordkit.metrics.accord_table",
@@ -60,6 +61,9 @@ _EXPORTS = {
     "compare": "accordkit.stats",
     "Metric": "accordkit.stats",
     "format_table": "accordkit.tables",
+    "BCaFallbackWarning": "accordkit.stats",
+    "DegenerateIntervalWarning": "accordkit.stats",
+    "UnpairedComparisonWarning": "accordkit.stats",
     # reporting
     "build_report": "accordkit.report",
     "render_conversation": "accordkit.report.conversation",

@@ -1,0 +1,138 @@
+"""End-to-end: the report notebooks executed by papermill inside pytest (small parameters)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from accordkit.report.runner import build_report
+
+pytestmark = pytest.mark.slow
+
+FAKE_KEY = "sk-accordkit-test-NEVER-WRITE-ME-0123456789"
+SMALL = {"n_resamples": 200, "seed": 1}
+
+
+@pytest.fixture(scope="module")
+def sample_report(tmp_path_factory, sample_dir):
+    os.environ["OPENAI_API_KEY"] = FAKE_KEY
+    try:
+        out = tmp_path_factory.mktemp("sample_report")
+        results = build_report(out=out, params=SMALL, jobs=2, progress=False)
+    finally:
+        del os.environ["OPENAI_API_KEY"]
+    return out, {r.notebook: r for r in results}
+
+
+@pytest.fixture(scope="module")
+def fixture_report(tmp_path_factory, acb_dir):
+    out = tmp_path_factory.mktemp("fixture_report")
+    sources = sorted(str(p) for p in acb_dir.glob("*.json") if p.name != "expected_upstream.json")
+    results = build_report(sources, out=out, params=SMALL, jobs=2, progress=False)
+    return out, {r.notebook: r for r in results}
+
+
+def test_every_notebook_runs_on_the_sample(sample_report):
+    _, results = sample_report
+    assert {n: r.status for n, r in results.items()} == {
+        "accord_results": "ok", "goalshift_results": "ok", "usersim_unit_tests": "ok",
+        "compare_models": "ok", "error_analysis": "ok"}, {n: r.reason for n, r in results.items()}
+
+
+@pytest.mark.parametrize("name", [
+    "tables/accord_results__table3.csv", "tables/accord_results__table3.md",
+    "tables/accord_results__table3.tex", "tables/accord_results__table4_dynamics.csv",
+    "tables/accord_results__table4_cost.csv", "figures/accord_results__dynamics.png",
+    "figures/accord_results__dynamics.svg",
+    "tables/goalshift_results__main_by_domain_model.csv",
+    "tables/goalshift_results__gsrt_by_domain_model.csv",
+    "tables/goalshift_results__main_by_persona.csv",
+    "tables/goalshift_results__pass_hat_k.csv", "tables/goalshift_results__default_vs_upstream.csv",
+    "figures/goalshift_results__gsrt_distributions.png",
+    "figures/goalshift_results__pass_hat_k.png", "figures/goalshift_results__recovery_by_persona.png",
+    "figures/goalshift_results__redundancy_by_domain.png",
+    "tables/usersim_unit_tests__table6_pass_rates.csv",
+    "tables/usersim_unit_tests__judge_agreement.csv",
+    "tables/compare_models__all_comparisons.csv", "figures/compare_models__forest.png",
+    "tables/error_analysis__failure_rates.csv",
+    "accord_results.html", "goalshift_results.html", "index.html", "provenance.json",
+    "notebooks/accord_results.ipynb",
+])
+def test_expected_outputs_exist(sample_report, name):
+    out, _ = sample_report
+    assert (out / name).is_file(), name
+
+
+def test_no_cell_errored_and_pages_have_figures(sample_report):
+    import nbformat
+
+    out, results = sample_report
+    for name in results:
+        nb = nbformat.read(out / "notebooks" / f"{name}.ipynb", as_version=4)
+        errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+                  if o.get("output_type") == "error"]
+        assert not errors, f"{name}: {errors[0]['ename']}: {errors[0]['evalue']}"
+    page = (out / "goalshift_results.html").read_text()
+    assert page.count("data:image/png;base64") >= 4
+    assert "Traceback" not in page
+
+
+def test_tables_carry_their_provenance(sample_report):
+    out, _ = sample_report
+    md = (out / "tables/accord_results__table3.md").read_text()
+    assert "cluster" in md and "n_resamples=200" in md and "accordkit" in md
+    meta = json.loads((out / "tables/accord_results__table3.provenance.json").read_text())
+    assert meta["provenance"]["parameters"]["seed"] == 1
+    prov = json.loads((out / "provenance.json").read_text())
+    assert {s["kind"] for s in prov["sources"]} == {"folder"}
+    assert any(j["judge"] == "usersim_tests" for j in prov["judges"])
+    tex = (out / "tables/accord_results__table3.tex").read_text()
+    assert tex.startswith("% accordkit")
+
+
+def test_index_links_every_page(sample_report):
+    out, results = sample_report
+    index = (out / "index.html").read_text()
+    for r in results.values():
+        assert f'href="{r.html}"' in index
+
+
+def test_no_api_key_in_any_artifact(sample_report):
+    out, _ = sample_report
+    for path in out.rglob("*"):
+        if path.is_file():
+            assert FAKE_KEY.encode() not in path.read_bytes(), path
+
+
+def test_fixture_report_skips_accord_notebooks_with_reason(fixture_report):
+    _, results = fixture_report
+    assert results["accord_results"].status == "skipped"
+    assert results["accord_results"].reason == "no AcCoRD episodes in the sources"
+    assert results["usersim_unit_tests"].status == "skipped"
+    assert results["goalshift_results"].status == "ok", results["goalshift_results"].reason
+    assert results["error_analysis"].status == "ok", results["error_analysis"].reason
+
+
+def test_fixture_report_reads_real_files(fixture_report):
+    import pandas as pd
+
+    out, _ = fixture_report
+    modes = pd.read_csv(out / "tables/goalshift_results__default_vs_upstream.csv")
+    assert modes["source"].str.contains("banking_gpt-4.1_13sims").any()
+    index = (out / "index.html").read_text()
+    assert "skipped" in index and "no AcCoRD episodes in the sources" in index
+
+
+def test_a_failed_notebook_does_not_stop_the_others(tmp_path, sample_dir):
+    from accordkit.cli import main
+
+    code = main(["report", "--out", str(tmp_path), "--notebooks", "accord_results",
+                 "error_analysis", "--set", "ci_method=nonsense", "--set", "n_resamples=50"])
+    results = {r["notebook"]: r for r in json.loads((tmp_path / "results.json").read_text())}
+    assert code == 1
+    assert results["accord_results"]["status"] == "failed"
+    assert "method" in results["accord_results"]["reason"]
+    assert results["error_analysis"]["status"] == "ok"
+    assert "failed" in (tmp_path / "index.html").read_text()
