@@ -46,24 +46,14 @@ provenance_path = None
 
 # %%
 import accordkit as ak
-from accordkit.report import ReportOutputs, notebook_setup, views
 from accordkit.plots import plot_intervals
+from accordkit.report import NotebookContext, views
 
-notebook_setup()
-
-params = dict(cluster=cluster, ci_method=ci_method, confidence=confidence,
-              n_resamples=n_resamples, seed=seed)
-boot = views.bootstrap_options(params)
-out = ReportOutputs(out_dir, "accord_results", provenance_path,
-                    figures_dir=figures_dir or ("../figures" if provenance_path is None else None))
-group = list(by) if by else ["agent_model", "method"]
-
-ds = ak.load(source, revision=revision, split=split, errors="skip")
-judged = ak.read_verdicts(verdicts) if verdicts else None
-episodes = views.select(ak.score(ds, verdicts=judged), models=models, domains=domains,
-                        benchmarks=["accord"])
-prefs = views.select(ak.score(ds, level="preference", verdicts=judged), models=models,
-                     domains=domains, benchmarks=["accord"])
+nb = NotebookContext.from_parameters("accord_results", globals())
+out, boot = nb.out, nb.boot
+group = nb.group(["agent_model", "method"])
+episodes = nb.scores(benchmarks=["accord"])
+prefs = nb.scores("preference", benchmarks=["accord"])
 print(f"{len(episodes)} episodes, {episodes['scenario_id'].nunique()} scenarios, "
       f"{len(prefs)} (episode, preference) pairs")
 episodes.groupby(["domain", *group]).size().rename("episodes").to_frame()

@@ -46,17 +46,13 @@ provenance_path = None
 # %%
 import accordkit as ak
 from accordkit.plots import plot_forest
-from accordkit.report import ReportOutputs, notebook_setup, views
+from accordkit.report import NotebookContext
 
-notebook_setup()
-
-out = ReportOutputs(out_dir, "compare_models", provenance_path,
-                    figures_dir=figures_dir or ("../figures" if provenance_path is None else None))
+nb = NotebookContext.from_parameters("compare_models", globals())
+out = nb.out
 options = dict(method=ci_method, confidence=confidence, n_resamples=n_resamples, seed=seed,
                pair_on=cluster)
-ds = ak.load(source, revision=revision, split=split, errors="skip")
-episodes = views.select(ak.score(ds, tcrr_mode=tcrr_mode, action_mode=action_mode),
-                        models=models, domains=domains)
+episodes = nb.scores()
 episodes["agent"] = episodes["agent_model"] + " / " + episodes["method"]
 default_metrics = {"accord": ["task_score", "outcome_score", "completed"],
                    "agentchangebench": ["tsr", ("n_recovered", "n_shifts")],

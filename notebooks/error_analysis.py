@@ -48,18 +48,13 @@ show = 2
 
 # %%
 import accordkit as ak
-from accordkit.report import ReportOutputs, notebook_setup, views
-from accordkit.report.conversation import render_conversation
+from accordkit.report import NotebookContext, views
 
-notebook_setup()
-
-out = ReportOutputs(out_dir, "error_analysis", provenance_path,
-                    figures_dir=figures_dir or ("../figures" if provenance_path is None else None))
-ds = ak.load(source, revision=revision, split=split, errors="skip")
-episodes = views.select(ak.score(ds, tcrr_mode=tcrr_mode, action_mode=action_mode),
-                        models=models, domains=domains)
-prefs = ak.score(ds, level="preference")
-shifts = ak.score(ds, level="shift")
+nb = NotebookContext.from_parameters("error_analysis", globals())
+out, ds = nb.out, nb.dataset
+episodes = nb.scores()
+prefs = nb.scores("preference") if "accord" in set(episodes["benchmark"]) else None
+shifts = nb.scores("shift")
 flags = views.failure_flags(episodes, prefs, shifts)
 table = episodes[["episode_id", "benchmark", "domain", "agent_model", "method", "persona",
                   "scenario_id"]].merge(flags, on="episode_id")
@@ -92,4 +87,4 @@ out.frame(hits[["episode_id", "benchmark", "domain", "agent_model", "method", "p
 # %%
 by_id = {eid: i for i, eid in enumerate(ds["episode_id"])}
 for eid in hits["episode_id"].head(show):
-    display(render_conversation(ds[by_id[eid]]))
+    display(ak.render_conversation(ds[by_id[eid]]))

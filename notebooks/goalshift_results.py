@@ -45,26 +45,15 @@ provenance_path = None
 
 # %%
 import accordkit as ak
-from accordkit.report import ReportOutputs, notebook_setup, views
 from accordkit.plots import plot_gsrt, plot_intervals, plot_passk
+from accordkit.report import NotebookContext, views
 
-notebook_setup()
-
-params = dict(cluster=cluster, ci_method=ci_method, confidence=confidence,
-              n_resamples=n_resamples, seed=seed)
-boot = views.bootstrap_options(params)
-out = ReportOutputs(out_dir, "goalshift_results", provenance_path,
-                    figures_dir=figures_dir or ("../figures" if provenance_path is None else None))
-group = list(by) if by else ["domain", "agent_model"]
+nb = NotebookContext.from_parameters("goalshift_results", globals())
+out, boot = nb.out, nb.boot
+group = nb.group(["domain", "agent_model"])
 goalshift = ["agentchangebench", "tau2"]
-
-ds = ak.load(source, revision=revision, split=split, errors="skip")
-judged = ak.read_verdicts(verdicts) if verdicts else None
-episodes = views.select(ak.score(ds, tcrr_mode=tcrr_mode, action_mode=action_mode,
-                                 verdicts=judged),
-                        models=models, domains=domains, benchmarks=goalshift)
-shifts = views.select(ak.score(ds, level="shift"), models=models, domains=domains,
-                      benchmarks=goalshift)
+episodes = nb.scores(benchmarks=goalshift)
+shifts = nb.scores("shift", benchmarks=goalshift)
 print(f"{len(episodes)} episodes on {episodes['scenario_id'].nunique()} tasks, "
       f"{len(shifts)} goal shifts; modes: tcrr_mode={tcrr_mode}, action_mode={action_mode}")
 episodes.groupby(group).size().rename("episodes").to_frame()
@@ -144,6 +133,6 @@ out.figure(plot_passk(passk, title="pass^k"), "pass_hat_k")
 # Each row is a file-level value under accordkit's default and under the upstream mode.
 
 # %%
-modes = ak.compare_modes(ds)
+modes = ak.compare_modes(nb.dataset)
 out.frame(modes, "default_vs_upstream",
           caption="File-level metrics: accordkit default vs upstream modes.")

@@ -47,14 +47,11 @@ provenance_path = None
 
 # %%
 import accordkit as ak
-from accordkit.report import ReportOutputs, notebook_setup
+from accordkit.report import NotebookContext
 
-notebook_setup()
-
-out = ReportOutputs(out_dir, "usersim_unit_tests", provenance_path,
-                    figures_dir=figures_dir or ("../figures" if provenance_path is None else None))
-table = ak.read_verdicts(verdicts)
-table = table[table["judge"] == "usersim_tests"]
+nb = NotebookContext.from_parameters("usersim_unit_tests", globals())
+out = nb.out
+table = nb.verdicts[nb.verdicts["judge"] == "usersim_tests"]
 print(f"{len(table)} verdicts on {table['episode_id'].nunique()} episodes from judge models "
       f"{sorted(table['judge_model'].unique())}; prompt versions "
       f"{sorted(table['prompt_version'].astype(str).unique())}")

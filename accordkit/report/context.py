@@ -1,0 +1,107 @@
+"""``NotebookContext``: what every report notebook does first, in one place.
+
+A notebook's parameters cell defines plain variables (papermill overwrites them); the
+notebook then calls ``NotebookContext.from_parameters(name, globals())`` and gets the loaded
+dataset, score frames filtered by the ``models`` / ``domains`` parameters, the bootstrap
+options and a :class:`~accordkit.report.outputs.ReportOutputs` for its tables and figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import pandas as pd
+
+from .outputs import ReportOutputs
+from .runner import DEFAULT_PARAMETERS
+from .setup import notebook_setup
+from .views import bootstrap_options, select
+
+__all__ = ["NotebookContext", "PARAMETER_NAMES"]
+
+#: Every notebook parameter: the shared defaults plus the inputs and output locations.
+PARAMETER_NAMES = (*DEFAULT_PARAMETERS, "source", "verdicts", "out_dir", "figures_dir",
+                   "provenance_path")
+
+
+@dataclass
+class NotebookContext:
+    """Parameters of one notebook run, and the data they select.
+
+    Parameters
+    ----------
+    notebook : str
+        The notebook's name (prefix of its output files).
+    params : mapping
+        The notebook parameters (see :data:`PARAMETER_NAMES`).
+    """
+
+    notebook: str
+    params: Mapping[str, Any]
+    _scores: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_parameters(cls, notebook: str, namespace: Mapping[str, Any]) -> NotebookContext:
+        """Collect the parameters from a notebook's namespace (``globals()``) and set up."""
+        missing = [n for n in PARAMETER_NAMES if n not in namespace]
+        if missing:
+            raise NameError(f"{notebook}: the parameters cell does not define {missing}")
+        notebook_setup()
+        return cls(notebook, {n: namespace[n] for n in PARAMETER_NAMES})
+
+    def __getitem__(self, name: str) -> Any:
+        return self.params[name]
+
+    @property
+    def interactive(self) -> bool:
+        """True when run by hand (not by ``accordkit report``, which passes provenance)."""
+        return self.params.get("provenance_path") is None
+
+    @cached_property
+    def out(self) -> ReportOutputs:
+        figures = self.params.get("figures_dir") or ("../figures" if self.interactive else None)
+        return ReportOutputs(self.params["out_dir"], self.notebook,
+                             self.params.get("provenance_path"), figures_dir=figures)
+
+    @property
+    def boot(self) -> dict[str, Any]:
+        """Keyword options for :func:`accordkit.summarize`."""
+        return bootstrap_options(self.params)
+
+    def group(self, default: Sequence[str]) -> list[str]:
+        """The ``by`` parameter, or the notebook's default grouping."""
+        by = self.params.get("by")
+        return [by] if isinstance(by, str) else list(by) if by else list(default)
+
+    @cached_property
+    def dataset(self):
+        """All episodes of ``source`` (bad records skipped and reported)."""
+        from ..load import load
+
+        return load(self.params["source"], revision=self.params.get("revision"),
+                    split=self.params.get("split"), errors="skip")
+
+    @cached_property
+    def verdicts(self) -> pd.DataFrame | None:
+        """Stored judge verdicts from the ``verdicts`` files, or None."""
+        paths = self.params.get("verdicts") or []
+        if not paths:
+            return None
+        from ..judges.verdicts import read_verdicts
+
+        return read_verdicts(paths)
+
+    def scores(self, level: str = "episode", *,
+               benchmarks: Sequence[str] | None = None) -> pd.DataFrame:
+        """Score frame at ``level``, with the notebook's modes, filtered by its parameters."""
+        if level not in self._scores:
+            from ..score import score
+
+            self._scores[level] = score(
+                self.dataset, level=level, tcrr_mode=self.params["tcrr_mode"],
+                action_mode=self.params["action_mode"], verdicts=self.verdicts)
+        return select(self._scores[level], models=self.params.get("models"),
+                      domains=self.params.get("domains"), benchmarks=benchmarks)

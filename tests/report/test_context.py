@@ -1,0 +1,38 @@
+import pytest
+
+from accordkit.report.context import PARAMETER_NAMES, NotebookContext
+from accordkit.report.runner import DEFAULT_PARAMETERS
+
+
+def _namespace(**over):
+    ns = {**DEFAULT_PARAMETERS, "source": [], "verdicts": [], "out_dir": "out",
+          "figures_dir": None, "provenance_path": None}
+    ns.update(over)
+    return ns
+
+
+def test_missing_parameter_is_named():
+    ns = _namespace()
+    del ns["seed"]
+    with pytest.raises(NameError, match=r"does not define \['seed'\]"):
+        NotebookContext.from_parameters("x", ns)
+
+
+def test_parameters_and_bootstrap_options(tmp_path):
+    ctx = NotebookContext.from_parameters("x", _namespace(out_dir=str(tmp_path), seed=5,
+                                                          ci_method="percentile", by="domain"))
+    assert set(ctx.params) == set(PARAMETER_NAMES)
+    assert ctx.boot == {"cluster": "scenario_id", "method": "percentile", "confidence": 0.95,
+                        "n_resamples": 10_000, "seed": 5}
+    assert ctx.group(["agent_model"]) == ["domain"]
+    assert ctx.interactive and str(ctx.out.figures_dir) == "../figures"
+    assert ctx.verdicts is None
+
+
+def test_scores_are_filtered_by_model_and_domain(tmp_path, sample_dir):
+    ctx = NotebookContext.from_parameters("x", _namespace(
+        source=[str(sample_dir / "accord")], out_dir=str(tmp_path), models=["sim-basic-1"],
+        domains=["shop"], provenance_path=str(tmp_path / "none.json")))
+    frame = ctx.scores()
+    assert set(frame["agent_model"]) == {"sim-basic-1"} and set(frame["domain"]) == {"shop"}
+    assert not ctx.interactive
