@@ -1,0 +1,41 @@
+"""LLM judges through litellm: cached on disk, resumable, costed; verdicts stored as data.
+
+Judges: ``usersim_tests`` (AcCoRD user-simulator unit tests), ``outcome`` (AcCoRD-Shop
+purchase criteria), ``nl_assertions`` (AgentChangeBench NL assertions), ``gsrt`` (goal-shift
+detection). See ``docs/judges.md``.
+"""
+
+from .parse import gsrt_struct
+from .pricing import UnknownPriceWarning
+from .registry import JUDGES, get_judge
+from .reliability import agreement, pass_rates
+from .runner import JudgeRun, arun_judge, judge, run_judge
+from .verdicts import (
+    VERDICT_COLUMNS,
+    check_verdicts,
+    gsrt_from_verdicts,
+    judge_costs,
+    nl_verdicts_from_verdicts,
+    read_verdicts,
+    write_verdicts,
+)
+
+__all__ = [
+    "JUDGES",
+    "VERDICT_COLUMNS",
+    "JudgeRun",
+    "UnknownPriceWarning",
+    "agreement",
+    "arun_judge",
+    "check_verdicts",
+    "get_judge",
+    "gsrt_from_verdicts",
+    "gsrt_struct",
+    "judge",
+    "judge_costs",
+    "nl_verdicts_from_verdicts",
+    "pass_rates",
+    "read_verdicts",
+    "run_judge",
+    "write_verdicts",
+]

@@ -1,0 +1,113 @@
+"""The judges' own on-disk cache: one small JSON file per request, written atomically.
+
+litellm's response cache cannot be used (its disk cache was removed in 1.109 and a cache
+hit needs the proxy's extra dependencies), so accordkit keeps its own:
+
+* the key is the SHA-256 of the judge, prompt id and version, model, rendered messages and
+  request parameters (:func:`cache_key`);
+* a reply is stored the moment it arrives, as ``<dir>/<judge>/<key[:2]>/<key>.json``,
+  written to a temporary file in the same folder, flushed and renamed over the final name
+  (``os.replace``), so an interrupted run leaves either the whole entry or none;
+* only successful replies are stored (malformed ones too: they are verdicts, ``invalid``);
+  transport errors are not, so they are retried on the next run;
+* entries hold the reply text, token counts and cost, never credentials.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .calls import JudgeCall
+
+__all__ = ["JudgeCache", "cache_key", "default_cache_dir", "CACHE_ENV"]
+
+CACHE_ENV = "ACCORDKIT_JUDGE_CACHE"
+
+
+def default_cache_dir() -> Path:
+    """``$ACCORDKIT_JUDGE_CACHE``, else ``.cache/judges`` under the working directory."""
+    return Path(os.environ.get(CACHE_ENV) or Path.cwd() / ".cache" / "judges")
+
+
+def cache_key(call: JudgeCall, *, model: str, params: Mapping[str, Any]) -> str:
+    """SHA-256 (hex) identifying one request.
+
+    Examples
+    --------
+    >>> from accordkit.judges.calls import JudgeCall
+    >>> c = JudgeCall("gsrt", "gsrt", "1", (("user", "hi"),), ())
+    >>> cache_key(c, model="m", params={}) == cache_key(c, model="m", params={})
+    True
+    >>> cache_key(c, model="m", params={}) == cache_key(c, model="n", params={})
+    False
+    """
+    blob = json.dumps({"judge": call.judge, "prompt_id": call.prompt_id,
+                       "prompt_version": call.prompt_version, "model": model,
+                       "messages": call.chat(), "params": dict(params)},
+                      sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class JudgeCache:
+    """Directory-backed cache of judge replies.
+
+    Parameters
+    ----------
+    root : str or Path
+        Cache folder (created on first write).
+
+    Examples
+    --------
+    >>> cache = JudgeCache("/tmp/judge-cache-doc")                 # doctest: +SKIP
+    >>> cache.put("gsrt", "ab" * 32, {"raw": "..."})               # doctest: +SKIP
+    >>> cache.get("gsrt", "ab" * 32)["raw"]                        # doctest: +SKIP
+    '...'
+    """
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self._made: set[Path] = set()
+
+    def path(self, judge: str, key: str) -> Path:
+        return self.root / judge / key[:2] / f"{key}.json"
+
+    def get(self, judge: str, key: str) -> dict[str, Any] | None:
+        """The stored entry, or ``None`` (also for an unreadable file, which is re-requested)."""
+        try:
+            with open(self.path(judge, key), encoding="utf-8") as fh:
+                entry = json.load(fh)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        except (OSError, ValueError):
+            return None
+        return entry if isinstance(entry, dict) and entry.get("key") == key else None
+
+    def put(self, judge: str, key: str, entry: Mapping[str, Any]) -> Path:
+        """Store ``entry`` under ``key`` atomically (temp file + ``os.replace``)."""
+        final = self.path(judge, key)
+        if final.parent not in self._made:
+            final.parent.mkdir(parents=True, exist_ok=True)
+            self._made.add(final.parent)
+        data = json.dumps({**entry, "key": key}, ensure_ascii=False, sort_keys=True)
+        fd, tmp = tempfile.mkstemp(dir=final.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, final)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return final
+
+    def __len__(self) -> int:
+        if not self.root.is_dir():
+            return 0
+        return sum(1 for _ in self.root.glob("*/*/*.json"))

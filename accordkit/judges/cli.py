@@ -1,0 +1,97 @@
+"""``accordkit judge``: run an LLM judge over episodes and write the verdict table."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+__all__ = ["register", "run"]
+
+DESCRIPTION = """\
+Judge episodes with an LLM through litellm and write one verdict row per judged item.
+
+Replies are cached on disk as they arrive (--cache, default $ACCORDKIT_JUDGE_CACHE or
+./.cache/judges): an interrupted run loses nothing, and running the same command again
+requests only what is missing. API keys are read from the environment only
+(OPENAI_API_KEY, ANTHROPIC_API_KEY, ...).
+
+exit status: 0 every item has a verdict (including "invalid"); 2 some items still have
+transport errors (run again to retry them); 1 bad arguments or input.
+"""
+
+EPILOG = """\
+examples:
+  accordkit judge data/sample/accord --judge usersim_tests --model gpt-4o-mini \\
+      -o verdicts/usersim_gpt4omini.parquet
+  accordkit judge run.json --judge gsrt --model anthropic/claude-sonnet-4-5 --max-cost 5
+  accordkit judge run.json --judge nl_assertions --model openai/Qwen2.5-7B-Instruct \\
+      --api-base http://127.0.0.1:8000/v1 --price-in 0 --price-out 0 -o nl.parquet
+"""
+
+
+def run(args: argparse.Namespace) -> int:
+    """Execute the ``judge`` subcommand; returns the exit code."""
+    from ..load import load
+    from .runner import run_judge
+    from .verdicts import write_verdicts
+
+    try:
+        ds = load(args.sources, errors=args.errors)
+        result = run_judge(
+            ds, judge=args.judge, model=args.model, api_base=args.api_base,
+            concurrency=args.concurrency, cache_dir=args.cache, max_cost=args.max_cost,
+            price_in=args.price_in, price_out=args.price_out, timeout=args.timeout,
+            max_attempts=args.max_attempts, progress=not args.no_progress,
+            skip_stored=not args.rejudge)
+    except ValueError as exc:
+        print(f"accordkit judge: error: {exc}", file=sys.stderr)
+        return 1
+    write_verdicts(result.verdicts, args.output)
+    s = result.summary()
+    cost = "unknown (no price)" if math.isnan(result.cost_usd) else f"${result.cost_usd:.4f}"
+    skipped = ", ".join(f"{n} {why}" for why, n in s["n_skipped"].items() if n) or "none"
+    print(f"{s['judge']} · {s['model']}: {s['n_items']} items from {s['n_episodes']} episodes "
+          f"(skipped: {skipped})\n"
+          f"  requests {s['n_requests']}: {s['n_cached']} from cache, {s['n_calls']} called "
+          f"({s['n_attempts']} attempts); cost of this run {cost}\n"
+          f"  invalid {s['n_invalid']}, errors {s['n_errors']}\n"
+          f"wrote {args.output}", file=sys.stderr)
+    if result.exit_code:
+        print(f"{s['n_errors']} item(s) have no verdict yet: run the same command again to "
+              "retry them", file=sys.stderr)
+    return result.exit_code
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``judge`` subcommand to ``accordkit``'s parser."""
+    from .registry import JUDGES
+
+    p = subparsers.add_parser(
+        "judge", help="LLM-judge episodes (cached, resumable) -> verdict table",
+        description=DESCRIPTION, epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("sources", nargs="+", metavar="SOURCE", help="episodes (any loadable source)")
+    p.add_argument("--judge", required=True, choices=sorted(JUDGES), help="which judge")
+    p.add_argument("--model", required=True,
+                   help="litellm model name (gpt-4o-mini, anthropic/..., openai/<served>)")
+    p.add_argument("--api-base", help="base URL of an OpenAI-compatible server (e.g. vLLM)")
+    p.add_argument("--concurrency", type=int, default=8, help="requests in flight (default 8)")
+    p.add_argument("--cache", metavar="DIR",
+                   help="reply cache (default $ACCORDKIT_JUDGE_CACHE or ./.cache/judges)")
+    p.add_argument("--max-cost", type=float, metavar="USD",
+                   help="stop requesting once this run would spend more (needs a price)")
+    p.add_argument("--price-in", type=float, metavar="USD_PER_MTOK",
+                   help="input price, USD per million tokens (with --price-out)")
+    p.add_argument("--price-out", type=float, metavar="USD_PER_MTOK",
+                   help="output price, USD per million tokens (with --price-in)")
+    p.add_argument("--timeout", type=float, default=60, help="seconds per attempt (default 60)")
+    p.add_argument("--max-attempts", type=int, default=10,
+                   help="attempts per request on 429/5xx/timeouts (default 10)")
+    p.add_argument("--rejudge", action="store_true",
+                   help="also judge episodes that already hold this judge's stored output")
+    p.add_argument("--errors", choices=("raise", "skip"), default="raise",
+                   help="stop at the first bad record, or skip bad records")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("-o", "--output", required=True, metavar="VERDICTS.parquet")
+    p.set_defaults(func=run)

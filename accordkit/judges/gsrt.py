@@ -1,0 +1,52 @@
+"""``gsrt``: goal-shift and acknowledgment detection (the stored ``gsrt_v2`` structure).
+
+One call per episode with a goal sequence. One row per episode: ``item`` = ``"shifts"``,
+``verdict`` = the normalised JSON output (``{"start_goal": {...}, "user_goal_shifts":
+[...]}``, see :func:`accordkit.judges.parse.parse_gsrt`) or ``"invalid"``; convert it to the
+canonical ``gsrt_judge`` struct with :func:`accordkit.judges.parse.gsrt_struct`. Unlike the
+upstream judge, unreadable output is ``invalid``, never an empty (no-shift) result.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from .calls import ItemRef, JudgeCall, JudgeSpec
+from .parse import INVALID, parse_gsrt
+from .prompts import fence_code, fill, load_prompt, quote
+from .transcript import indexed_lines
+
+__all__ = ["SPEC", "ITEM"]
+
+ITEM = "shifts"
+
+
+def build(episode: Mapping[str, Any]) -> list[JudgeCall]:
+    """One call for an episode with a goal sequence; none without goals."""
+    goals = list(episode.get("goals") or ())
+    if not goals:
+        return []
+    max_shifts = episode.get("required_shifts")
+    if max_shifts is None:
+        max_shifts = len(goals) - 1
+    tpl = load_prompt("gsrt")
+    conversation = indexed_lines(episode.get("messages") or ())
+    goal_list = ", ".join(goals)
+    code = fence_code(conversation, goal_list)
+    user = fill(tpl.user, {"goals": goal_list, "max_shifts": str(int(max_shifts)),
+                           "conversation": quote("CONVERSATION", conversation, code)})
+    return [JudgeCall("gsrt", tpl.id, tpl.version,
+                      (("system", fill(tpl.system, {"fence": code})), ("user", user)),
+                      (ItemRef(episode["episode_id"], ITEM, None),))]
+
+
+def parse(raw: str, call: JudgeCall) -> list[tuple[str, str]]:
+    obj = parse_gsrt(raw)
+    return [(INVALID if obj is None else json.dumps(obj, ensure_ascii=False), raw)]
+
+
+SPEC = JudgeSpec(name="gsrt", benchmarks=("agentchangebench", "tau2"), verdicts=(),
+                 build=build, parse=parse,
+                 has_stored=lambda episode: episode.get("gsrt_judge") is not None)

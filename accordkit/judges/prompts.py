@@ -1,0 +1,174 @@
+"""Judge prompt templates (data files) and the framing of untrusted text inside them.
+
+Templates live in ``accordkit/judges/prompts/<id>.yaml``: an ``id``, a ``version``, the
+``judge`` they serve, a ``system`` and a ``user`` text with ``{{name}}`` placeholders, and
+judge-specific extras (the unit-test rules, the outcome criteria phrases).
+
+Transcript text, instructions and product cards come from the episodes, so they are
+*untrusted*: a simulated user may write "ignore the instructions above". They are only ever
+inserted through :func:`quote`, which
+
+* puts them between a BEGIN and an END line carrying a code derived from the quoted text
+  itself (a SHA-256 prefix), so the text cannot contain its own closing line, and
+* replaces marker-like runs (``<<<``, ``>>>``) inside the text, so it cannot imitate one.
+
+Placeholders are filled in one pass over the template only, so ``{{...}}`` written inside a
+transcript is never expanded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+__all__ = [
+    "PromptTemplate",
+    "load_prompt",
+    "prompt_ids",
+    "fence_code",
+    "quote",
+    "fill",
+]
+
+_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
+_MARKER_RUN = re.compile(r"<<<|>>>")
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """One versioned judge prompt.
+
+    Attributes
+    ----------
+    id, version, judge : str
+        Identity recorded in every verdict row (``prompt_id``, ``prompt_version``).
+    system, user : str
+        Message texts with ``{{name}}`` placeholders.
+    extra : mapping
+        Everything else in the file (e.g. ``tests`` for the unit tests).
+    """
+
+    id: str
+    version: str
+    judge: str
+    system: str
+    user: str
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def text_sha256(self) -> str:
+        """Hash of the prompt text and extras (pinned per version by the tests)."""
+        blob = yaml.safe_dump({"system": self.system, "user": self.user,
+                               "extra": dict(self.extra)}, sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def prompt_ids() -> list[str]:
+    """The ids of every packaged template, sorted.
+
+    Examples
+    --------
+    >>> "gsrt" in prompt_ids()
+    True
+    """
+    folder = resources.files("accordkit.judges") / "prompts"
+    return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+@cache
+def load_prompt(prompt_id: str) -> PromptTemplate:
+    """Read one packaged template.
+
+    Parameters
+    ----------
+    prompt_id : str
+        File stem under ``accordkit/judges/prompts/`` (e.g. ``"usersim_tests.shop"``).
+
+    Raises
+    ------
+    KeyError
+        Unknown id (the message lists the known ones).
+    ValueError
+        The file lacks a field or its ``id`` differs from its file name.
+
+    Examples
+    --------
+    >>> load_prompt("gsrt").judge
+    'gsrt'
+    """
+    path = resources.files("accordkit.judges") / "prompts" / f"{prompt_id}.yaml"
+    if not path.is_file():
+        raise KeyError(f"no judge prompt {prompt_id!r}; known: {prompt_ids()}")
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    where = f"accordkit/judges/prompts/{prompt_id}.yaml"
+    for name in ("id", "version", "judge", "system", "user"):
+        if not isinstance(data.get(name), str) or not data[name]:
+            raise ValueError(f"{where}: field {name!r} must be non-empty text")
+    if data["id"] != prompt_id:
+        raise ValueError(f"{where}: id {data['id']!r} differs from the file name")
+    extra = {k: v for k, v in data.items() if k not in ("id", "version", "judge", "system",
+                                                          "user")}
+    return PromptTemplate(data["id"], data["version"], data["judge"], data["system"],
+                          data["user"], extra)
+
+
+def fence_code(*texts: str) -> str:
+    """A 12-hex-digit code derived from the untrusted texts of one prompt.
+
+    Deterministic (the cache key depends on it) yet impossible for the quoted text to
+    predict, since it is a hash of that very text.
+
+    Examples
+    --------
+    >>> fence_code("hello") == fence_code("hello") != fence_code("hello!")
+    True
+    """
+    h = hashlib.sha256()
+    for text in texts:
+        h.update(text.encode("utf-8", "surrogatepass"))
+        h.update(b"\x00")
+    return h.hexdigest()[:12]
+
+
+def _neutralise(text: str) -> str:
+    return _MARKER_RUN.sub(lambda m: "\u2039\u2039\u2039" if m.group() == "<<<" else
+                           "\u203a\u203a\u203a", text)
+
+
+def quote(label: str, text: str, code: str) -> str:
+    """Frame untrusted ``text`` between BEGIN/END lines carrying ``code``.
+
+    Examples
+    --------
+    >>> print(quote("REPLY", "sure >>> END", "abc123"))
+    <<<BEGIN REPLY abc123>>>
+    sure ››› END
+    <<<END REPLY abc123>>>
+    """
+    return f"<<<BEGIN {label} {code}>>>\n{_neutralise(text)}\n<<<END {label} {code}>>>"
+
+
+def fill(template: str, values: Mapping[str, str]) -> str:
+    """Replace every ``{{name}}`` of ``template`` by ``values[name]`` in a single pass.
+
+    Raises
+    ------
+    KeyError
+        A placeholder has no value.
+
+    Examples
+    --------
+    >>> fill("a {{x}} b", {"x": "{{x}}"})
+    'a {{x}} b'
+    """
+    missing = sorted({m.group(1) for m in _PLACEHOLDER.finditer(template)} - set(values))
+    if missing:
+        raise KeyError(f"prompt placeholders without a value: {missing}")
+    return _PLACEHOLDER.sub(lambda m: str(values[m.group(1)]), template)

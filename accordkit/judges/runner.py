@@ -1,0 +1,608 @@
+"""``judge``: run an LLM judge over episodes through litellm — cached, resumable, costed.
+
+Flow: episodes -> :class:`~accordkit.judges.calls.JudgeCall` s (the judge's templates) ->
+cache keys -> requests for keys not in the cache (each key once, however many items share
+it) -> replies stored as they arrive -> parsed into the verdict table.
+
+* **Bounded concurrency**: ``concurrency`` workers share one asyncio event loop.
+* **Retries**: rate limits (429), timeouts, connection failures and 5xx are retried up to
+  ``max_attempts`` times with capped exponential backoff and jitter, waiting at least the
+  server's ``Retry-After``. litellm's own retries are switched off (``num_retries=0``,
+  ``max_retries=0``), so the count is the runner's.
+* **Resumable**: every reply is written to the cache the moment it arrives; a crash or
+  Ctrl-C loses at most the calls in flight, and a re-run requests only the missing keys.
+* **Never guessed**: a malformed reply is the verdict ``"invalid"`` (cached, with the raw
+  text); a call that still fails after its attempts leaves its items with an ``error`` and
+  no verdict, and is tried again by the next run (exit code 2).
+* **Costed**: tokens and USD per call from the explicit prices or litellm's price list;
+  NaN with one warning for an unknown price. ``max_cost`` stops dispatching once the spend
+  (plus an estimate for the calls in flight) would pass the cap.
+* **Keys**: only from the environment, as litellm reads them. ``completion_kwargs`` may not
+  carry one, and error texts are scrubbed of any credential found in the environment.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import random
+import re
+import threading
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ._litellm import get_litellm
+from .cache import JudgeCache, cache_key, default_cache_dir
+from .calls import JudgeCall, JudgeSpec
+from .pricing import Price, resolve_price
+from .registry import get_judge
+from .retry import RetryPolicy, is_retryable, retry_after_seconds
+from .verdicts import VERDICT_COLUMNS, judge_costs, verdict_frame
+
+__all__ = ["judge", "run_judge", "arun_judge", "JudgeRun", "build_calls", "redact",
+           "DEFAULT_PARAMS"]
+
+#: Request parameters sent with every call (part of the cache key); temperature 0 as in
+#: both papers' judges. ``completion_kwargs`` adds to or overrides them.
+DEFAULT_PARAMS: dict[str, Any] = {"temperature": 0}
+
+_SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
+#: litellm parameters that carry credentials (``aws_secret_access_key``, ``azure_ad_token``,
+#: ``vertex_credentials``, ...); ``max_tokens`` and the like are fine.
+_SECRET_KWARG = re.compile(r"(^|_)(api_?key|key|secret|password|token|credentials?)$|secret",
+                           re.IGNORECASE)
+_FORBIDDEN_KWARGS = ("api_key", "api_base", "base_url", "timeout", "num_retries",
+                     "max_retries", "messages", "model")
+#: Output tokens assumed per call for the ``max_cost`` estimate until replies are seen.
+_DEFAULT_OUTPUT_TOKENS = 256
+
+
+@dataclass(frozen=True)
+class JudgeRun:
+    """What one judge run produced and cost.
+
+    Attributes
+    ----------
+    verdicts : DataFrame
+        The verdict table (:mod:`accordkit.judges.verdicts`).
+    judge, model : str
+        The judge and judge model.
+    n_episodes : int
+        Episodes judged (after skipping).
+    n_skipped : dict
+        Episodes not judged, by reason (``"stored"``: already hold this judge's output;
+        ``"benchmark"``: the judge does not apply).
+    n_requests : int
+        Distinct requests needed (identical requests count once).
+    n_cached : int
+        Of those, answered from the cache.
+    n_calls : int
+        Requested from the model in this run (each counted once, however many attempts).
+    n_attempts : int
+        HTTP attempts made, retries included.
+    n_errors, n_invalid : int
+        Items left without a verdict / with the verdict ``"invalid"``.
+    cost_usd : float
+        USD spent by this run (cache hits cost nothing; NaN with an unknown price).
+    price : Price or None
+        The price used.
+    """
+
+    verdicts: pd.DataFrame = field(repr=False)
+    judge: str
+    model: str
+    n_episodes: int
+    n_skipped: Mapping[str, int]
+    n_requests: int
+    n_cached: int
+    n_calls: int
+    n_attempts: int
+    n_errors: int
+    n_invalid: int
+    cost_usd: float
+    price: Price | None
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every item has a verdict (``invalid`` included), 2 when some have errors."""
+        return 0 if self.n_errors == 0 else 2
+
+    @property
+    def cost_by_model(self) -> pd.DataFrame:
+        """Tokens and cost of the verdict table per judge and model (:func:`judge_costs`)."""
+        return judge_costs(self.verdicts)
+
+    def summary(self) -> dict[str, Any]:
+        """The counts as a plain dict (also stored in ``verdicts.attrs["judge_run"]``)."""
+        return {"judge": self.judge, "model": self.model, "n_episodes": self.n_episodes,
+                "n_skipped": dict(self.n_skipped), "n_items": len(self.verdicts),
+                "n_requests": self.n_requests, "n_cached": self.n_cached,
+                "n_calls": self.n_calls, "n_attempts": self.n_attempts,
+                "n_errors": self.n_errors, "n_invalid": self.n_invalid,
+                "cost_usd": self.cost_usd, "exit_code": self.exit_code}
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def redact(text: str | None) -> str | None:
+    """``text`` with the value of every credential-like environment variable masked.
+
+    Examples
+    --------
+    >>> import os; os.environ["DOC_API_KEY"] = "sk-doc-123456"
+    >>> redact("auth sk-doc-123456 failed")
+    'auth [REDACTED] failed'
+    >>> del os.environ["DOC_API_KEY"]
+    """
+    if not text:
+        return text
+    for name, value in os.environ.items():
+        if _SECRET_NAME.search(name) and value and len(value) >= 8 and value in text:
+            text = text.replace(value, "[REDACTED]")
+    return text
+
+
+def _episodes(ds: Any) -> list[Mapping[str, Any]]:
+    if hasattr(ds, "to_list"):
+        return ds.to_list()
+    if isinstance(ds, Mapping):
+        return [ds]
+    return list(ds)
+
+
+def build_calls(episodes: Iterable[Mapping[str, Any]], spec: JudgeSpec, *,
+                skip_stored: bool = True) -> tuple[list[JudgeCall], int, dict[str, int]]:
+    """The calls a judge makes for ``episodes``.
+
+    Returns
+    -------
+    calls : list of JudgeCall
+    n_judged : int
+        Episodes that were not skipped.
+    skipped : dict
+        Skipped episodes by reason (``"benchmark"``, ``"stored"``).
+    """
+    calls: list[JudgeCall] = []
+    skipped = {"benchmark": 0, "stored": 0}
+    n = 0
+    for ep in episodes:
+        if ep.get("benchmark") not in spec.benchmarks:
+            skipped["benchmark"] += 1
+            continue
+        if skip_stored and spec.has_stored(ep):
+            skipped["stored"] += 1
+            continue
+        n += 1
+        calls.extend(spec.build(ep))
+    return calls, n, skipped
+
+
+def _judge_iv(*, judge: str, model: str, concurrency: int, timeout: float, max_attempts: int,
+              max_cost: float | None, completion_kwargs: Mapping[str, Any] | None) -> JudgeSpec:
+    spec = get_judge(judge)
+    if not isinstance(model, str) or not model.strip():
+        raise ValueError(f"model must be a litellm model name, got {model!r}")
+    if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
+        raise ValueError(f"concurrency must be a positive integer, got {concurrency!r}")
+    if not isinstance(max_attempts, int) or isinstance(max_attempts, bool) or max_attempts < 1:
+        raise ValueError(f"max_attempts must be a positive integer, got {max_attempts!r}")
+    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    if max_cost is not None and (not isinstance(max_cost, int | float) or isinstance(max_cost, bool)
+                                 or not math.isfinite(max_cost) or max_cost < 0):
+        raise ValueError(f"max_cost must be a non-negative number of USD, got {max_cost!r}")
+    for name in completion_kwargs or {}:
+        if name in _FORBIDDEN_KWARGS or _SECRET_KWARG.search(name):
+            raise ValueError(f"completion_kwargs may not set {name!r}: API keys come only from "
+                             "the environment, and the runner sets the others itself")
+    return spec
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+@dataclass
+class _Budget:
+    """Running spend and the estimate reserved for calls in flight (``max_cost``)."""
+
+    cap: float | None
+    price: Price | None
+    spent: float = 0.0
+    reserved: float = 0.0
+    out_tokens: list[int] = field(default_factory=list)
+
+    def estimate(self, call: JudgeCall) -> float:
+        if self.price is None:
+            return 0.0
+        n_in = sum(len(c) for _, c in call.messages) / 4
+        n_out = (sum(self.out_tokens) / len(self.out_tokens)) if self.out_tokens \
+            else _DEFAULT_OUTPUT_TOKENS
+        return self.price.cost(int(n_in), int(n_out))
+
+    def admit(self, est: float) -> bool:
+        if self.cap is None:
+            return True
+        if self.spent + self.reserved + est > self.cap:
+            return False
+        self.reserved += est
+        return True
+
+
+@dataclass
+class _Stats:
+    n_calls: int = 0
+    n_attempts: int = 0
+    n_failed: int = 0
+    cost: float = 0.0
+
+
+async def _request_one(call: JudgeCall, key: str, *, model: str, api_base: str | None,
+                       params: Mapping[str, Any], timeout: float, retry: RetryPolicy,
+                       cache: JudgeCache, price: Price | None, stats: _Stats,
+                       rng: random.Random, completion: Callable[..., Any]) -> dict[str, Any]:
+    """One request with retries; returns the stored cache entry or ``{"error": ...}``."""
+    last: BaseException | None = None
+    stats.n_calls += 1
+    # litellm prices every response itself; handing it the known price spares it a slow
+    # search of its price list (the price does not change the reply: not in the cache key)
+    pricing = {} if price is None else {"input_cost_per_token": price.input_per_token,
+                                        "output_cost_per_token": price.output_per_token}
+    for attempt in range(1, retry.max_attempts + 1):
+        stats.n_attempts += 1
+        try:
+            response = await asyncio.wait_for(
+                completion(model=model, messages=call.chat(), api_base=api_base,
+                           timeout=timeout, num_retries=0, max_retries=0, drop_params=True,
+                           **pricing, **params),
+                timeout=timeout * 1.5 + 5)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - classified just below
+            last = exc
+            if not is_retryable(exc) or attempt == retry.max_attempts:
+                break
+            await asyncio.sleep(retry.delay(attempt, retry_after_seconds(exc), rng))
+            continue
+        try:
+            raw = response.choices[0].message.content
+        except (AttributeError, IndexError, TypeError):
+            raw = None
+        usage = getattr(response, "usage", None)
+        n_in = getattr(usage, "prompt_tokens", None)
+        n_out = getattr(usage, "completion_tokens", None)
+        cost = price.cost(n_in, n_out) if price is not None else math.nan
+        entry = {"judge": call.judge, "prompt_id": call.prompt_id,
+                 "prompt_version": call.prompt_version, "judge_model": model,
+                 "messages": call.chat(), "params": dict(params),
+                 "raw": redact(raw if isinstance(raw, str) else ""),
+                 "input_tokens": n_in, "output_tokens": n_out,
+                 "cost_usd": None if math.isnan(cost) else cost,
+                 "response_model": getattr(response, "model", None), "cached_at": _now()}
+        # written in a worker thread: the flush to disk must not stall the other requests
+        await asyncio.to_thread(cache.put, call.judge, key, entry)
+        stats.cost += cost
+        return entry
+    stats.n_failed += 1
+    kind = type(last).__name__ if last is not None else "Error"
+    text = str(last) if last is not None else ""
+    return {"error": redact(f"{kind} after {attempt} attempt(s): {text}")[:500]}
+
+
+async def _execute(pending: Mapping[str, JudgeCall], *, model: str, api_base: str | None,
+                   params: Mapping[str, Any], timeout: float, retry: RetryPolicy,
+                   concurrency: int, cache: JudgeCache, price: Price | None,
+                   max_cost: float | None, progress: bool, label: str,
+                   completion: Callable[..., Any] | None, seed: int | None
+                   ) -> tuple[dict[str, dict[str, Any]], _Stats]:
+    if completion is None:
+        completion = get_litellm().acompletion
+    from tqdm import tqdm
+
+    results: dict[str, dict[str, Any]] = {}
+    stats = _Stats()
+    budget = _Budget(max_cost, price)
+    queue: asyncio.Queue[tuple[str, JudgeCall]] = asyncio.Queue()
+    for item in pending.items():
+        queue.put_nowait(item)
+    rng = random.Random(seed)
+    bar = tqdm(total=len(pending), desc=label, unit="call", disable=not progress,
+               dynamic_ncols=True)
+
+    async def worker() -> None:
+        while True:
+            try:
+                key, call = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            est = budget.estimate(call)
+            if not budget.admit(est):
+                results[key] = {"error": f"not requested: max_cost ${max_cost:g} reached "
+                                f"(spent ${budget.spent:.4f})"}
+                bar.update(1)
+                continue
+            try:
+                out = await _request_one(call, key, model=model, api_base=api_base,
+                                         params=params, timeout=timeout, retry=retry,
+                                         cache=cache, price=price, stats=stats, rng=rng,
+                                         completion=completion)
+            finally:
+                budget.reserved -= est if max_cost is not None else 0.0
+            results[key] = out
+            if "error" not in out:
+                if out.get("cost_usd") is not None:
+                    budget.spent += out["cost_usd"]
+                if isinstance(out.get("output_tokens"), int):
+                    budget.out_tokens.append(out["output_tokens"])
+            bar.update(1)
+            bar.set_postfix(cost=("?" if price is None else f"${stats.cost:.4f}"),
+                            errors=stats.n_failed, refresh=False)
+
+    try:
+        await asyncio.gather(*(worker() for _ in range(min(concurrency, max(1, len(pending))))))
+    finally:
+        bar.close()
+    return results, stats
+
+
+def _run_coroutine(coro: Any) -> Any:
+    """Run ``coro`` to completion, also from inside a running loop (Jupyter).
+
+    With a loop already running in this thread, the coroutine runs under ``asyncio.run`` in
+    a worker thread; Ctrl-C (KeyboardInterrupt) cancels it there before re-raising, so the
+    replies stored so far stay in the cache and nothing keeps running in the background.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+    started = threading.Event()
+
+    async def main() -> Any:
+        box["loop"], box["task"] = asyncio.get_running_loop(), asyncio.current_task()
+        started.set()
+        return await coro
+
+    def target() -> None:
+        try:
+            box["result"] = asyncio.run(main())
+        except BaseException as exc:  # noqa: BLE001 - handed to the calling thread
+            box["error"] = exc
+        finally:
+            started.set()
+
+    thread = threading.Thread(target=target, name="accordkit-judge", daemon=True)
+    thread.start()
+    try:
+        while thread.is_alive():
+            thread.join(timeout=0.1)
+    except KeyboardInterrupt:
+        started.wait()
+        if "task" in box:
+            box["loop"].call_soon_threadsafe(box["task"].cancel)
+        thread.join(timeout=30)
+        raise
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+def _rows(calls: Sequence[JudgeCall], keys: Sequence[str], outcomes: Mapping[str, dict],
+          spec: JudgeSpec, model: str, price: Price | None) -> pd.DataFrame:
+    cols: dict[str, list[Any]] = {c: [] for c in VERDICT_COLUMNS}
+    charged: set[str] = set()
+    for call, key in zip(calls, keys, strict=True):
+        out = outcomes[key]
+        if "error" in out:
+            parsed = [(None, None)] * len(call.items)
+        else:
+            parsed = spec.parse(out.get("raw") or "", call)
+        first = key not in charged and "error" not in out
+        charged.add(key)
+        cost = out.get("cost_usd")
+        if cost is None and "error" not in out and price is not None:
+            cost = price.cost(out.get("input_tokens"), out.get("output_tokens"))
+        for i, (ref, (verdict, raw)) in enumerate(zip(call.items, parsed, strict=True)):
+            charge = first and i == 0
+            cols["episode_id"].append(ref.episode_id)
+            cols["judge"].append(call.judge)
+            cols["judge_model"].append(model)
+            cols["prompt_id"].append(call.prompt_id)
+            cols["prompt_version"].append(call.prompt_version)
+            cols["item"].append(ref.item)
+            cols["turn_idx"].append(ref.turn_idx)
+            cols["verdict"].append(verdict)
+            cols["raw"].append(raw)
+            cols["error"].append(out.get("error"))
+            if "error" in out:
+                cols["input_tokens"].append(None)
+                cols["output_tokens"].append(None)
+                cols["cost_usd"].append(math.nan)
+            else:
+                cols["input_tokens"].append(out.get("input_tokens") if charge else 0)
+                cols["output_tokens"].append(out.get("output_tokens") if charge else 0)
+                unknown = cost is None or (isinstance(cost, float) and math.isnan(cost))
+                cols["cost_usd"].append(math.nan if unknown else (cost if charge else 0.0))
+            cols["cached_at"].append(out.get("cached_at"))
+    return verdict_frame(cols)
+
+
+# --------------------------------------------------------------------------- public API
+
+
+async def arun_judge(
+    ds: Any,
+    *,
+    judge: str,
+    model: str,
+    api_base: str | None = None,
+    concurrency: int = 8,
+    cache_dir: str | Path | None = None,
+    max_cost: float | None = None,
+    price_in: float | None = None,
+    price_out: float | None = None,
+    timeout: float = 60,
+    max_attempts: int = 10,
+    progress: bool = True,
+    skip_stored: bool = True,
+    completion_kwargs: Mapping[str, Any] | None = None,
+    backoff: tuple[float, float] = (1.0, 60.0),
+    seed: int | None = None,
+    _completion: Callable[..., Any] | None = None,
+) -> JudgeRun:
+    """Async form of :func:`run_judge` (same parameters), for code that has a loop."""
+    spec = _judge_iv(judge=judge, model=model, concurrency=concurrency, timeout=timeout,
+                     max_attempts=max_attempts, max_cost=max_cost,
+                     completion_kwargs=completion_kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        price = resolve_price(model, price_in=price_in, price_out=price_out,
+                              warn=max_cost is None)
+    if max_cost is not None and price is None:
+        raise ValueError(f"max_cost needs a price, and judge model {model!r} has none in "
+                         "litellm's price list: give price_in and price_out "
+                         "(--price-in/--price-out, USD per million tokens)")
+    params = {**DEFAULT_PARAMS, **dict(completion_kwargs or {})}
+    cache = JudgeCache(cache_dir if cache_dir is not None else default_cache_dir())
+    calls, n_episodes, skipped = build_calls(_episodes(ds), spec, skip_stored=skip_stored)
+    keys = [cache_key(c, model=model, params=params) for c in calls]
+    unique: dict[str, JudgeCall] = {}
+    for key, call in zip(keys, calls, strict=True):
+        unique.setdefault(key, call)
+    outcomes: dict[str, dict[str, Any]] = {}
+    pending: dict[str, JudgeCall] = {}
+    for key, call in unique.items():
+        entry = cache.get(call.judge, key)
+        if entry is not None:
+            outcomes[key] = entry
+        else:
+            pending[key] = call
+    stats = _Stats()
+    if pending:
+        with warnings.catch_warnings():
+            # pydantic warns about litellm's own types on the first request; not ours to fix
+            warnings.filterwarnings("ignore", message=r".*`ReadOnly` qualifier",
+                                    category=UserWarning)
+            results, stats = await _execute(
+                pending, model=model, api_base=api_base, params=params, timeout=timeout,
+                retry=RetryPolicy(max_attempts=max_attempts, base=backoff[0], cap=backoff[1]),
+                concurrency=concurrency, cache=cache, price=price, max_cost=max_cost,
+                progress=progress, label=f"judge {judge} · {model}", completion=_completion,
+                seed=seed)
+        outcomes.update(results)
+    verdicts = _rows(calls, keys, outcomes, spec, model, price)
+    n_errors = int(verdicts["error"].notna().sum())
+    run = JudgeRun(
+        verdicts=verdicts, judge=judge, model=model, n_episodes=n_episodes, n_skipped=skipped,
+        n_requests=len(unique), n_cached=len(unique) - len(pending), n_calls=stats.n_calls,
+        n_attempts=stats.n_attempts, n_errors=n_errors,
+        n_invalid=int((verdicts["verdict"] == "invalid").sum()),
+        cost_usd=stats.cost, price=price)
+    verdicts.attrs["judge_run"] = run.summary()
+    return run
+
+
+def run_judge(ds: Any, *, judge: str, model: str, **options: Any) -> JudgeRun:
+    """Judge episodes and return the verdicts with the run's counts and cost.
+
+    Same parameters as :func:`judge`; returns a :class:`JudgeRun` (``.verdicts``,
+    ``.exit_code``, ``.n_calls``, ``.n_cached``, ``.n_errors``, ``.cost_usd``,
+    ``.cost_by_model``).
+
+    Examples
+    --------
+    >>> run = run_judge(ds, judge="gsrt", model="gpt-4o-mini")     # doctest: +SKIP
+    >>> run.exit_code, run.n_calls, run.cost_usd                    # doctest: +SKIP
+    (0, 13, 0.0042)
+    """
+    return _run_coroutine(arun_judge(ds, judge=judge, model=model, **options))
+
+
+def judge(
+    ds: Any,
+    *,
+    judge: str,
+    model: str,
+    api_base: str | None = None,
+    concurrency: int = 8,
+    cache_dir: str | Path | None = None,
+    max_cost: float | None = None,
+    price_in: float | None = None,
+    price_out: float | None = None,
+    timeout: float = 60,
+    max_attempts: int = 10,
+    progress: bool = True,
+    skip_stored: bool = True,
+    completion_kwargs: Mapping[str, Any] | None = None,
+    backoff: tuple[float, float] = (1.0, 60.0),
+) -> pd.DataFrame:
+    """Judge episodes with an LLM through litellm and return the verdict table.
+
+    Parameters
+    ----------
+    ds : datasets.Dataset or iterable of episode dicts
+        Canonical episodes (:func:`accordkit.load`). Episodes of other benchmarks than the
+        judge's are skipped.
+    judge : {"usersim_tests", "outcome", "nl_assertions", "gsrt"}
+        Which judge (see ``docs/judges.md``).
+    model : str
+        litellm model name, e.g. ``"gpt-4o-mini"``, ``"anthropic/claude-sonnet-4-5"``,
+        ``"openai/<served name>"`` with ``api_base`` for an OpenAI-compatible server (vLLM).
+    api_base : str, optional
+        Base URL of an OpenAI-compatible server.
+    concurrency : int
+        Requests in flight at once.
+    cache_dir : str or Path, optional
+        Reply cache; default ``$ACCORDKIT_JUDGE_CACHE`` or ``./.cache/judges``.
+    max_cost : float, optional
+        USD cap for this run; needs a known price. Requests that would pass it are not
+        sent (their items get an error; exit code 2).
+    price_in, price_out : float, optional
+        USD per million input / output tokens (overrides litellm's price list).
+    timeout : float
+        Seconds per attempt.
+    max_attempts : int
+        Attempts per request on 429 / 5xx / timeouts / connection errors.
+    progress : bool
+        Show a tqdm bar with the live cost.
+    skip_stored : bool
+        Skip episodes that already hold this judge's output (stored NL verdicts, goal-shift
+        judge output, preference judgments). ``False`` judges them again.
+    completion_kwargs : mapping, optional
+        Extra litellm parameters (part of the cache key), e.g. ``{"max_tokens": 400}`` or
+        ``{"mock_response": "yes"}`` for offline tests. API keys are refused.
+    backoff : (float, float)
+        Base and cap, in seconds, of the exponential backoff between attempts.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The verdict table (columns :data:`accordkit.judges.VERDICT_COLUMNS`); the run's
+        counts are in ``.attrs["judge_run"]`` (``exit_code`` 0 when every item has a
+        verdict, 2 when some still have errors). Use :func:`run_judge` for the full
+        :class:`JudgeRun`.
+
+    Examples
+    --------
+    >>> import accordkit as ak
+    >>> ds = ak.load("data/sample/goalshift")                                # doctest: +SKIP
+    >>> v = ak.judge(ds, judge="nl_assertions", model="gpt-4o-mini",
+    ...              skip_stored=False)                                      # doctest: +SKIP
+    >>> v.attrs["judge_run"]["exit_code"]                                    # doctest: +SKIP
+    0
+    """
+    run = run_judge(ds, judge=judge, model=model, api_base=api_base, concurrency=concurrency,
+                    cache_dir=cache_dir, max_cost=max_cost, price_in=price_in,
+                    price_out=price_out, timeout=timeout, max_attempts=max_attempts,
+                    progress=progress, skip_stored=skip_stored,
+                    completion_kwargs=completion_kwargs, backoff=backoff)
+    return run.verdicts
