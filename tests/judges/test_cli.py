@@ -1,0 +1,120 @@
+"""``accordkit judge``: exit codes, resuming after a kill, and no key in any artifact."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import datasets
+import pytest
+
+import accordkit as ak
+from accordkit.judges.cache import JudgeCache
+from accordkit.judges.cli import register, run
+from accordkit.judges.verdicts import read_verdicts
+from accordkit.schema import EPISODE_FEATURES
+
+from .episodes import FAKE_KEY, acb_episode
+from .stub_server import Fault, last_user_text
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="accordkit")
+    register(parser.add_subparsers(dest="command"))
+    return parser.parse_args(argv)
+
+
+@pytest.fixture
+def source(tmp_path) -> Path:
+    """Twelve AgentChangeBench-like episodes saved as a parquet file."""
+    recs = [acb_episode(f"ep{i}") for i in range(12)]
+    return ak.save(datasets.Dataset.from_list(recs, features=EPISODE_FEATURES),
+                   tmp_path / "episodes.parquet")
+
+
+def argv(source: Path, tmp_path: Path, server, *extra: str) -> list[str]:
+    return ["judge", str(source), "--judge", "gsrt", "--model", "openai/stub-judge",
+            "--api-base", server.base_url, "--cache", str(tmp_path / "cache"),
+            "--price-in", "0.5", "--price-out", "1.5", "--no-progress",
+            "-o", str(tmp_path / "out" / "verdicts.parquet"), *extra]
+
+
+def test_cli_writes_the_table_and_exits_0_then_2_on_errors(source, tmp_path, stub, fake_key,
+                                                           capsys):
+    server = stub(fault=lambda body, n: Fault("500") if "(ep3)" in last_user_text(body) else None)
+    args = parse(argv(source, tmp_path, server, "--max-attempts", "2"))
+    assert args.func is run
+    assert run(args) == 2
+    err = capsys.readouterr().err
+    assert "12 items from 12 episodes" in err and "errors 1" in err and "run the same" in err
+    v = read_verdicts(tmp_path / "out" / "verdicts.parquet")
+    assert len(v) == 12 and v["error"].notna().sum() == 1
+    server.fault = None
+    assert run(args) == 0
+    assert read_verdicts(tmp_path / "out" / "verdicts.parquet")["verdict"].notna().all()
+    assert "11 from cache, 1 called" in capsys.readouterr().err
+
+
+def test_cli_refuses_max_cost_without_a_price(source, tmp_path, stub, fake_key, capsys):
+    server = stub()
+    base = [a for a in argv(source, tmp_path, server)
+            if a not in ("--price-in", "--price-out", "0.5", "1.5")]
+    assert run(parse([*base, "--max-cost", "1"])) == 1
+    assert "max_cost needs a price" in capsys.readouterr().err
+    assert server.n_requests == 0
+
+
+def test_no_api_key_in_cache_output_or_logs(source, tmp_path, stub, fake_key, capfd):
+    faults = {"(ep1)": Fault("401"), "(ep2)": Fault("500")}
+    server = stub(fault=lambda body, n: next((f for tag, f in faults.items()
+                                              if tag in last_user_text(body)), None))
+    assert run(parse(argv(source, tmp_path, server, "--max-attempts", "2"))) == 2
+    out, err = capfd.readouterr()
+    # the key was really used (sent to the provider) ...
+    assert any(FAKE_KEY in value for h in server.headers_seen for value in h.values())
+    # ... and the server echoed it back in an error message, which was scrubbed
+    v = read_verdicts(tmp_path / "out" / "verdicts.parquet")
+    assert "[REDACTED]" in v.set_index("episode_id").loc["agentchangebench/ep1", "error"]
+    artifacts = [p for p in tmp_path.rglob("*") if p.is_file() and p != source]
+    assert len(artifacts) >= 11
+    for path in artifacts:
+        assert FAKE_KEY.encode() not in path.read_bytes(), path
+    assert FAKE_KEY not in out + err
+
+
+@pytest.mark.slow
+def test_killed_run_resumes_without_re_requesting_stored_items(source, tmp_path, stub, fake_key):
+    server = stub(latency=0.15)
+    cache_dir = tmp_path / "cache"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    cmd = [sys.executable, "-c", "import sys; from accordkit.cli import main; "
+           "sys.exit(main(sys.argv[1:]))",
+           *argv(source, tmp_path, server, "--concurrency", "2")]
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    cache = JudgeCache(cache_dir)
+    deadline = time.monotonic() + 120
+    while len(cache) < 4 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode()[-2000:]
+    assert not (tmp_path / "out" / "verdicts.parquet").exists()
+    stored = {json.loads(p.read_text())["messages"][1]["content"]
+              for p in cache_dir.glob("gsrt/*/*.json")}
+    assert 4 <= len(stored) < 12
+    first = server.n_requests
+    assert run(parse(argv(source, tmp_path, server, "--concurrency", "4"))) == 0
+    asked = server.request_texts()[first:]
+    assert not stored & set(asked)            # nothing stored was requested again
+    assert len(asked) == 12 - len(stored)
+    v = read_verdicts(tmp_path / "out" / "verdicts.parquet")
+    assert len(v) == 12 and v["verdict"].notna().all()

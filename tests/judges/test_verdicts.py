@@ -1,0 +1,107 @@
+"""The verdict table: schema, validation messages, parquet round trip, conversions."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pytest
+
+from accordkit.judges.verdicts import (
+    VERDICT_COLUMNS,
+    check_verdicts,
+    empty_verdicts,
+    gsrt_from_verdicts,
+    judge_costs,
+    nl_verdicts_from_verdicts,
+    read_verdicts,
+    verdict_frame,
+    write_verdicts,
+)
+
+from .episodes import GSRT_REPLY
+
+
+def rows(*specs):
+    """Verdict rows from (judge, model, episode, item, turn, verdict, error, cost) tuples."""
+    cols = {c: [] for c in VERDICT_COLUMNS}
+    for judge, model, eid, item, turn, verdict, error, cost in specs:
+        values = {"episode_id": eid, "judge": judge, "judge_model": model, "prompt_id": judge,
+                  "prompt_version": "1", "item": item, "turn_idx": turn, "verdict": verdict,
+                  "raw": verdict, "error": error, "input_tokens": 10, "output_tokens": 2,
+                  "cost_usd": cost, "cached_at": "2026-01-02T03:04:05+00:00"}
+        for c in VERDICT_COLUMNS:
+            cols[c].append(values[c])
+    return verdict_frame(cols)
+
+
+def test_columns_and_dtypes():
+    v = empty_verdicts()
+    assert tuple(v.columns) == VERDICT_COLUMNS == (
+        "episode_id", "judge", "judge_model", "prompt_id", "prompt_version", "item", "turn_idx",
+        "verdict", "raw", "error", "input_tokens", "output_tokens", "cost_usd", "cached_at")
+    assert str(v["turn_idx"].dtype) == "Int32" and str(v["cost_usd"].dtype) == "float64"
+
+
+def test_parquet_round_trip_is_identical(tmp_path):
+    v = rows(("usersim_tests", "m", "e", "test000", 1, "yes", None, 0.5),
+             ("gsrt", "m", "e", "shifts", None, json.dumps(json.loads(GSRT_REPLY)), None, 1.0),
+             ("outcome", "m", "e", "p0", None, None, "Timeout after 10 attempt(s)", math.nan))
+    path = write_verdicts(v, tmp_path / "v.parquet")
+    back = read_verdicts(path)
+    pd.testing.assert_frame_equal(back, v)
+    write_verdicts(v, tmp_path / "w.parquet")
+    assert (tmp_path / "v.parquet").read_bytes() == (tmp_path / "w.parquet").read_bytes()
+
+
+@pytest.mark.parametrize("spec, match", [
+    (("usersim_tests", "m", "e", "test000", 1, "maybe", None, 0.0), r"row 0, column verdict: 'maybe'"),
+    (("outcome", "m", "e", "p0", None, "yes", None, 0.0), "not a outcome verdict"),
+    (("gsrt", "m", "e", "shifts", None, "{}", None, 0.0), "row 0, column verdict: not valid goal"),
+    (("nl_assertions", "m", "e", "0", None, None, None, 0.0), "row 0: no verdict and no error"),
+    (("nl_assertions", "m", None, "0", None, "met", None, 0.0), "row 0, column episode_id"),
+])
+def test_one_message_per_problem(spec, match):
+    with pytest.raises(ValueError, match=match):
+        check_verdicts(rows(spec))
+
+
+def test_missing_column_and_duplicates_and_missing_file(tmp_path):
+    with pytest.raises(ValueError, match=r"missing column\(s\) \['cached_at'\]"):
+        check_verdicts(empty_verdicts().drop(columns="cached_at"))
+    dup = ("usersim_tests", "m", "e", "test000", 1, "yes", None, 0.0)
+    with pytest.raises(ValueError, match="duplicate rows for episode e"):
+        check_verdicts(rows(dup, dup))
+    with pytest.raises(FileNotFoundError, match="no verdict file"):
+        read_verdicts(tmp_path / "none.parquet")
+
+
+def test_judge_costs_sums_per_judge_and_model_and_keeps_unknown_prices_nan():
+    v = rows(("outcome", "a", "e", "p0", None, "1", None, 0.25),
+             ("outcome", "a", "e", "p1", None, "0", None, 0.5),
+             ("outcome", "a", "e", "p2", None, None, "boom", math.nan),
+             ("outcome", "b", "e", "p0", None, "1", None, math.nan))
+    costs = judge_costs(v).set_index("judge_model")
+    assert costs.loc["a", "cost_usd"] == 0.75
+    assert costs.loc["a", "n_errors"] == 1 and costs.loc["a", "n_items"] == 3
+    assert costs.loc["a", "input_tokens"] == 30
+    assert math.isnan(costs.loc["b", "cost_usd"])
+
+
+def test_gsrt_and_nl_conversions():
+    v = rows(("gsrt", "m", "e1", "shifts", None, json.dumps(json.loads(GSRT_REPLY)), None, 0.0),
+             ("gsrt", "m", "e2", "shifts", None, "invalid", None, 0.0),
+             ("nl_assertions", "m", "e1", "1", None, "not_met", None, 0.0),
+             ("nl_assertions", "m", "e1", "0", None, "met", None, 0.0),
+             ("nl_assertions", "m", "e2", "0", None, "invalid", None, 0.0))
+    v.loc[v["item"] == "0", "raw"] = '{"index": 0, "met": true, "justification": "ok"}'
+    gs = gsrt_from_verdicts(v)
+    assert list(gs) == ["e1"] and gs["e1"]["shifts"][0]["ack_turn"] == 5
+    nl = nl_verdicts_from_verdicts(v, assertions={"e1": ["A0", "A1"]})
+    assert nl == {"e1": [{"assertion": "A0", "met": True, "justification": "ok"},
+                         {"assertion": "A1", "met": False, "justification": None}]}
+    two = pd.concat([v, v.assign(judge_model="n")], ignore_index=True)
+    with pytest.raises(ValueError, match="several judge models"):
+        gsrt_from_verdicts(two)
+    assert list(gsrt_from_verdicts(two, judge_model="n")) == ["e1"]
