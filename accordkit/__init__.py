@@ -53,7 +53,11 @@ _EXPORTS = {
     "compare_modes": "accordkit.metrics.compare_modes",
     # judges
     "judge": "accordkit.judges",
+    "run_judge": "accordkit.judges",
+    "JudgeRun": "accordkit.judges",
     "read_verdicts": "accordkit.judges",
+    "write_verdicts": "accordkit.judges",
+    "judge_costs": "accordkit.judges",
     "pass_rates": "accordkit.judges",
     "judge_agreement": "accordkit.judges:agreement",
     # statistics and tables

@@ -1,7 +1,19 @@
+import warnings
+
+import pandas as pd
 import pytest
 
 from accordkit.report.context import PARAMETER_NAMES, NotebookContext
 from accordkit.report.runner import DEFAULT_PARAMETERS
+
+
+@pytest.fixture(autouse=True)
+def _restore_global_settings():
+    """notebook_setup changes pandas display options and warning filters for a notebook;
+    keep them from leaking into other tests of this process."""
+    with warnings.catch_warnings(), pd.option_context("display.max_rows", 60,
+                                                      "display.precision", 6):
+        yield
 
 
 def _namespace(**over):
