@@ -8,7 +8,20 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("ACCORDKIT_SHARED", REPO.parent / "shared"))
+
+
+def _shared_folder() -> Path:
+    """The folder holding fixtures/: $ACCORDKIT_SHARED, else ../shared beside the clone, else
+    the workplace's /work/shared (CI clones may live elsewhere on the same machine)."""
+    if os.environ.get("ACCORDKIT_SHARED"):
+        return Path(os.environ["ACCORDKIT_SHARED"])
+    for candidate in (REPO.parent / "shared", Path("/work/shared")):
+        if (candidate / "fixtures").is_dir():
+            return candidate
+    return REPO.parent / "shared"
+
+
+SHARED = _shared_folder()
 FIXTURES = SHARED / "fixtures"
 ACB = FIXTURES / "agentchangebench"
 TAU2 = FIXTURES / "tau2"

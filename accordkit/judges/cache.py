@@ -108,6 +108,10 @@ class JudgeCache:
         return final
 
     def __len__(self) -> int:
+        return sum(1 for _ in self.entries())
+
+    def entries(self) -> list[Path]:
+        """Paths of the finished entries (temp files of a write in progress left out)."""
         if not self.root.is_dir():
-            return 0
-        return sum(1 for _ in self.root.glob("*/*/*.json"))
+            return []
+        return [p for p in self.root.glob("*/*/*.json") if not p.name.startswith(".tmp-")]

@@ -109,7 +109,7 @@ def test_killed_run_resumes_without_re_requesting_stored_items(source, tmp_path,
     assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode()[-2000:]
     assert not (tmp_path / "out" / "verdicts.parquet").exists()
     stored = {json.loads(p.read_text())["messages"][1]["content"]
-              for p in cache_dir.glob("gsrt/*/*.json")}
+              for p in JudgeCache(cache_dir).entries()}
     assert 4 <= len(stored) < 12
     first = server.n_requests
     assert run(parse(argv(source, tmp_path, server, "--concurrency", "4"))) == 0

@@ -86,7 +86,7 @@ def test_extra_litellm_parameters_are_passed_and_keyed(tmp_path):
     b = run_judge([acb_episode()], completion_kwargs={"mock_response": GSRT_REPLY,
                                                       "max_tokens": 500}, **opts)
     assert (a.n_calls, b.n_calls) == (1, 1)          # a different parameter is a new request
-    entry = json.loads(next(tmp_path.glob("gsrt/*/*.json")).read_text())
+    entry = json.loads(JudgeCache(tmp_path).entries()[0].read_text())
     assert entry["params"]["temperature"] == 0 and entry["params"]["max_tokens"] in (400, 500)
 
 
@@ -212,7 +212,7 @@ def test_cancelled_run_resumes_without_re_requesting_stored_items(stub, tmp_path
 
     asyncio.run(interrupted())
     stored = {json.loads(p.read_text())["messages"][1]["content"]
-              for p in tmp_path.glob("gsrt/*/*.json")}
+              for p in JudgeCache(tmp_path).entries()}
     assert 5 <= len(stored) < 16
     first = len(server.requests)
     run = run_judge(eps, **opts)
