@@ -136,3 +136,17 @@ def test_a_failed_notebook_does_not_stop_the_others(tmp_path, sample_dir):
     assert "method" in results["accord_results"]["reason"]
     assert results["error_analysis"]["status"] == "ok"
     assert "failed" in (tmp_path / "index.html").read_text()
+
+
+@pytest.mark.parametrize("name", ["accord_results", "usersim_unit_tests", "goalshift_results"])
+def test_notebooks_run_with_their_default_sources_as_in_jupyterlab(tmp_path, sample_dir, name):
+    """`make lab` opens notebooks/ : the default parameters must point at the sample."""
+    import papermill as pm
+
+    from accordkit.report.notebooks import NOTEBOOK_DIR
+
+    pm.execute_notebook(NOTEBOOK_DIR / f"{name}.ipynb", tmp_path / "out.ipynb",
+                        parameters={"n_resamples": 100, "out_dir": str(tmp_path),
+                                    "figures_dir": str(tmp_path / "figures")},
+                        kernel_name="python3", cwd=str(NOTEBOOK_DIR), progress_bar=False)
+    assert any((tmp_path / "tables").glob(f"{name}__*.csv"))
