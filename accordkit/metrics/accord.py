@@ -24,6 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..schema import DYNAMICS, EpisodeValidationError
+from ._checks import check_episode_table
 from .accord_table import ACCORD_TABLE_METRICS, AGGREGATIONS, accord_table
 
 __all__ = [
@@ -58,16 +59,6 @@ _VERDICT_VALUES = {"1": True, "0": False, "invalid": None}
 # ---------------------------------------------------------------------------------------
 # Input handling
 # ---------------------------------------------------------------------------------------
-
-
-def _check_table(table: pa.Table) -> None:
-    if not isinstance(table, pa.Table):
-        raise TypeError(f"expected a pyarrow.Table of canonical episodes, got "
-                        f"{type(table).__name__}")
-    missing = [c for c in _REQUIRED if c not in table.column_names]
-    if missing:
-        raise ValueError(f"AcCoRD scoring needs the canonical columns {missing}, which the "
-                         "table lacks (see accordkit.schema.EPISODE_FEATURES)")
 
 
 def _column(table: pa.Table, name: str) -> pa.ChunkedArray:
@@ -211,7 +202,7 @@ def _apply_verdicts(table: pa.Table, flat: _Flat, verdicts: pd.DataFrame,
 class _Scored:
     def __init__(self, table: pa.Table, *, shop_type_gate: bool,
                  verdicts: pd.DataFrame | None) -> None:
-        _check_table(table)
+        check_episode_table(table, _REQUIRED, what="AcCoRD scoring")
         if not isinstance(shop_type_gate, bool):
             raise TypeError(f"shop_type_gate must be True or False, got {shop_type_gate!r}")
         n = table.num_rows

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._calls import Transcripts
+from ._checks import check_episode_table
 from .gsrt import SHIFT_COLUMNS, episode_gsrt, shift_rows
 from .tcrr import resolve_mode, tcrr_counts
 from .tsr import ACTION_MODES, tsr_channels
@@ -42,15 +43,6 @@ EPISODE_COLUMNS = [
 _REQUIRED = ("messages", "criteria", "nl_verdicts", "tsr_details", "gsrt_judge", "reward",
              "termination_reason", "agent_cost", "user_cost", "episode_id", "source",
              "task_id", "num_trials")
-
-
-def _check(table: pa.Table) -> None:
-    if not isinstance(table, pa.Table):
-        raise TypeError(f"expected a pyarrow.Table of canonical episodes, got "
-                        f"{type(table).__name__}")
-    missing = [c for c in _REQUIRED if c not in table.column_names]
-    if missing:
-        raise ValueError(f"episode table lacks canonical columns {missing}")
 
 
 def _float(table: pa.Table, name: str) -> np.ndarray:
@@ -88,7 +80,7 @@ def score_episodes(table: pa.Table, *, tcrr_mode: str = "episode",
     >>> frame = ak.score(ak.load("data/sample/goalshift"))          # doctest: +SKIP
     >>> frame.groupby("agent_model")[["tsr", "recovery_rate"]].mean()  # doctest: +SKIP
     """
-    _check(table)
+    check_episode_table(table, _REQUIRED, what="goal-shift scoring")
     if action_mode not in ACTION_MODES:
         raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
     mode = resolve_mode(tcrr_mode)
@@ -127,6 +119,6 @@ def score_shifts(table: pa.Table) -> pd.DataFrame:
     >>> shifts = ak.score(ak.load("data/sample/goalshift"), level="shift")   # doctest: +SKIP
     >>> shifts.groupby("agent_model")["recovered"].mean()                 # doctest: +SKIP
     """
-    _check(table)
+    check_episode_table(table, _REQUIRED, what="goal-shift scoring")
     frame, _ = shift_rows(table)
     return frame

@@ -94,7 +94,7 @@ def test_modes_are_validated():
         score_episodes(table, tcrr_mode="pooled")
     with pytest.raises(ValueError, match="action_mode must be one of"):
         score_episodes(table, action_mode="first")
-    with pytest.raises(ValueError, match="lacks canonical columns"):
+    with pytest.raises(ValueError, match=r"goal-shift scoring needs the canonical columns \['criteria'\]"):
         score_episodes(table.drop(["criteria"]))
 
 
