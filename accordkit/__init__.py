@@ -110,11 +110,11 @@ sys.modules[__name__].__class__ = _Package
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs
-    from .frame import to_frame
-    from .load import is_hub_id, load, load_with_report
-    from .save import push_to_hub, save
-    from .schema import EPISODE_FEATURES, ID_COLUMNS, EpisodeValidationError
-    from .score import score
-    from .stats import Metric, compare, summarize
-    from .tables import format_table
-    from .validate import DuplicateEpisodesWarning, SkippedRecordsWarning
+    from .frame import to_frame  # noqa: F401
+    from .load import is_hub_id, load, load_with_report  # noqa: F401
+    from .save import push_to_hub, save  # noqa: F401
+    from .schema import EPISODE_FEATURES, ID_COLUMNS, EpisodeValidationError  # noqa: F401
+    from .score import score  # noqa: F401
+    from .stats import Metric, compare, summarize  # noqa: F401
+    from .tables import format_table  # noqa: F401
+    from .validate import DuplicateEpisodesWarning, SkippedRecordsWarning  # noqa: F401
