@@ -133,7 +133,7 @@ def plot_forest(comparison: pd.DataFrame, *, label: str = "agent_model",
               for _, r in data.iterrows()]
     if "metric" in data and data["metric"].nunique() > 1:
         labels = [f"{m}: {lab}" for m, lab in zip(data["metric"], labels, strict=True)]
-    fig, ax = plt.subplots(figsize=(6.4, 0.45 * len(data) + 1.2))
+    fig, ax = plt.subplots(figsize=(9.0, 0.45 * len(data) + 1.2))
     y = np.arange(len(data))[::-1]
     palette = model_palette(data[label].astype(str))
     for yi, (_, row) in zip(y, data.iterrows(), strict=True):

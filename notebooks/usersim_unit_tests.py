@@ -61,8 +61,13 @@ print(f"{len(table)} verdicts on {table['episode_id'].nunique()} episodes from j
 
 # %%
 rates = ak.pass_rates(table)
+layout = rates.pivot(index="item", columns="judge_model", values="pass_rate")
+display(out.frame(layout.reset_index(), "table6_layout",
+                  caption="Pass rate per unit test (rows) and judge model (columns), as in "
+                          "the paper's Table 6."))
 out.frame(rates, "table6_pass_rates",
-          caption="Pass rate = yes / (yes + no); n/a share = n/a / all verdicts.")
+          caption="Counts behind the pass rates: pass rate = yes / (yes + no); "
+                  "n/a share = n/a / all verdicts.")
 
 # %% [markdown]
 # ## Agreement between judge models
