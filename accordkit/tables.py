@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-__all__ = ["format_table", "FORMATS"]
+__all__ = ["format_table", "interval_caption", "FORMATS"]
 
 FORMATS = ("markdown", "latex", "html")
 _INTERVAL_VALUES = ("estimate", "delta")
@@ -102,7 +102,7 @@ def format_table(
         for (_, r), is_small in zip(summary.iterrows(), small, strict=True)
     ]
     table = _pivot(summary, rows_, columns_, pd.Series(text, index=summary.index), value)
-    caption = _caption(summary, value, show_interval) if caption is None else caption
+    caption = interval_caption(summary, value=value) if caption is None else caption
     note = _SMALL_NOTE if bool(small.any()) and small_mark else ""
     if fmt == "markdown":
         return _markdown(table, caption, f"{small_mark} {note}" if note else "")
@@ -184,6 +184,16 @@ def _pivot(summary, rows_, columns_, text: pd.Series, value: str) -> pd.DataFram
         return table.reindex(index)
     table = data.pivot(index=rows_, columns=columns_, values="_cell")
     return table.reindex(index=index, columns=_ordered_index(summary, columns_))
+
+
+def interval_caption(summary: pd.DataFrame, *, value: str = "estimate") -> str:
+    """The caption :func:`format_table` writes by default: what the cells show and how the
+    intervals were made (level, method, resamples, clusters, seed, pairing).
+
+    Useful to extend the default caption instead of replacing it.
+    """
+    interval = value in _INTERVAL_VALUES and {"ci_low", "ci_high"} <= set(summary.columns)
+    return _caption(summary, value, interval)
 
 
 def _caption(summary: pd.DataFrame, value: str, interval: bool) -> str:

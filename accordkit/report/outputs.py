@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..tables import format_table
+from ..tables import format_table, interval_caption
 from .provenance import provenance_line
 
 __all__ = ["ReportOutputs"]
@@ -87,12 +87,10 @@ class ReportOutputs:
                 "interval_settings": summary.attrs.get("provenance")}
         stem.with_suffix(".provenance.json").write_text(
             json.dumps(meta, indent=1, default=str), encoding="utf-8")
-        full = caption or ""
         kwargs = dict(rows=rows, columns=columns, digits=digits, value=value)
-        auto = format_table(summary, fmt="markdown", **kwargs).split("\n\n")
-        auto_caption = auto[1] if len(auto) > 1 else ""
-        text = " ".join(p for p in (full, auto_caption, f"[{self.line}]" if self.line else "")
-                        if p)
+        parts = (caption, interval_caption(summary, value=value),
+                 f"[{self.line}]" if self.line else "")
+        text = " ".join(p for p in parts if p)
         md = format_table(summary, fmt="markdown", caption=text, **kwargs)
         tex = format_table(summary, fmt="latex", caption=text, **kwargs)
         html = format_table(summary, fmt="html", caption=text, **kwargs)
