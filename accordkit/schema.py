@@ -26,6 +26,7 @@ from datasets import Features, List, Value
 __all__ = [
     "EPISODE_FEATURES",
     "ID_COLUMNS",
+    "CONFIG_COLUMNS",
     "BENCHMARKS",
     "ROLES",
     "DYNAMICS",
@@ -36,7 +37,7 @@ __all__ = [
 ]
 
 #: Bumped when a column is added, removed or changes meaning.
-SCHEMA_VERSION = "accordkit.episode/1"
+SCHEMA_VERSION = "accordkit.episode/2"
 
 BENCHMARKS = ("accord", "agentchangebench", "tau2")
 ROLES = ("system", "user", "assistant", "tool")
@@ -55,8 +56,16 @@ ID_COLUMNS = (
     "agent_model",
     "method",
     "user_model",
+    "user_implementation",
     "persona",
 )
+
+#: Columns that together name one agent configuration: the agent model, the agent
+#: implementation (``method``: tau2 ``info.agent_info.implementation``, AcCoRD react/uncreact),
+#: the user-simulator model and the user-simulator implementation. Tables, pass^k and
+#: comparisons group by ``domain`` x these unless asked otherwise. Group with
+#: ``dropna=False``: a canonical dataset may leave some of them null.
+CONFIG_COLUMNS = ("agent_model", "method", "user_model", "user_implementation")
 
 _str = Value("string")
 _bool = Value("bool")
@@ -163,6 +172,7 @@ EPISODE_FEATURES = Features(
         "agent_model": _str,
         "method": _str,
         "user_model": _str,
+        "user_implementation": _str,
         "persona": _str,
         "persona_text": _str,
         "source": _str,

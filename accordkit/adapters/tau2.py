@@ -492,6 +492,8 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
         agent_model=_text(agent.get("llm"), ctx, "info.agent_info.llm"),
         method=_text(agent.get("implementation"), ctx, "info.agent_info.implementation"),
         user_model=_text(user.get("llm"), ctx, "info.user_info.llm"),
+        user_implementation=_text(user.get("implementation"), ctx,
+                                  "info.user_info.implementation"),
         persona=persona,
         persona_text=None if persona_text is None or persona_text.strip() == persona
         else persona_text,

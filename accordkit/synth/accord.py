@@ -49,6 +49,7 @@ AGENT_MODELS = ("sim-basic-1", "sim-careful-1")
 METHODS = ("react", "uncreact")
 N_ROLLOUTS = 3
 USER_MODEL = "sim-user-rules-1"
+USER_IMPLEMENTATION = "accord_user_simulator"
 SOURCE = "accordkit.synth/accord"
 MAX_STEPS = {"shop": 30, "travel": 48}  # agent messages (actions + utterances) per episode
 
@@ -1042,7 +1043,8 @@ def _episode(scn: _Scenario, index: int, model: str, method: str, rollout: int,
         "benchmark": "accord", "domain": scn.domain, "scenario_id": pid,
         "task_id": scn.task_id, "rollout": rollout,
         "episode_id": f"{pid}/{model}/{method}/{rollout}", "agent_model": model,
-        "method": method, "user_model": USER_MODEL, "persona": scn.category,
+        "method": method, "user_model": USER_MODEL,
+        "user_implementation": USER_IMPLEMENTATION, "persona": scn.category,
         "persona_text": scn.narrative, "source": SOURCE, "config": scn.domain, "split": "test",
         "seed": rseed, "instructions": scn.narrative + "\n\n" + _rules(scn),
         "messages": s.messages, "completed": completed,

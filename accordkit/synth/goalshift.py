@@ -65,6 +65,7 @@ _PERSONA_DIFFICULTY = {"EASY_1": 0.0, "EASY_2": 0.05, "MEDIUM_1": 0.12, "MEDIUM_
                        "HARD_1": 0.25}
 
 USER_MODEL = "sim-user-v1"
+USER_IMPLEMENTATION = "user_simulator"
 METHOD = "llm_agent"
 NUM_TRIALS = 3
 BASE_WEIGHTS = (("action", 0.45), ("nl_assertion", 0.30), ("communicate_info", 0.25))
@@ -244,7 +245,7 @@ def build_episode(messages: Sequence[Mapping[str, Any]], **fields: Any) -> dict[
         scenario_id=(f"agentchangebench/{domain}/new/{task_id}" if benchmark == "agentchangebench"
                      else f"{benchmark}/{domain}/{task_id}"),
         rollout=0, episode_id=f"{benchmark}/{task_id}-0", agent_model="agent", method=METHOD,
-        user_model="user", source="test", termination_reason="user_stop", messages=msgs,
+        user_model="user", user_implementation="user_simulator", source="test", termination_reason="user_stop", messages=msgs,
     )
     unknown = set(fields) - set(EPISODE_FEATURES)
     if unknown:
@@ -917,7 +918,7 @@ def _episode(task: Task, model: str, policy: AgentPolicy, trial: int,
         benchmark="agentchangebench", domain=task.domain, task_id=task.task_id, task_set="new",
         scenario_id=f"agentchangebench/{task.domain}/new/{task.task_id}", rollout=trial,
         episode_id=episode_id, agent_model=model, method=METHOD, user_model=USER_MODEL,
-        persona=task.persona, persona_text=PERSONA_TEXT[task.persona],
+        user_implementation=USER_IMPLEMENTATION, persona=task.persona, persona_text=PERSONA_TEXT[task.persona],
         source=f"accordkit.synth/goalshift/{task.domain}/{model}.json",
         config=task.domain, split="test",
         seed=trial_seed,
