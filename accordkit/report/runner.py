@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
+import sys
 import time
 import traceback
 from collections.abc import Mapping, Sequence
@@ -89,22 +91,45 @@ def _execute(spec_name: str, notebook: str, out_ipynb: str, out_html: str,
     import papermill as pm
     from nbconvert import HTMLExporter
 
+    from .pages import finish_page
+
     os.environ.setdefault("MPLBACKEND", "Agg")
     error = ""
-    try:
-        pm.execute_notebook(notebook, out_ipynb, parameters=parameters, kernel_name="python3",
-                            cwd=cwd, progress_bar=False, log_output=False)
-    except pm.PapermillExecutionError as exc:
-        error = f"{exc.ename}: {exc.evalue} (cell {exc.exec_count})"
-    except Exception as exc:  # noqa: BLE001 - reported, never raised into the pool
-        error = f"{type(exc).__name__}: {exc}"
+    # The kernel and the libraries it loads talk to stderr (transport warnings, progress
+    # bars): keep that in the notebook's log file, not on the user's terminal.
+    with _stderr_to(Path(out_ipynb).with_suffix(".log")):
+        try:
+            pm.execute_notebook(notebook, out_ipynb, parameters=parameters,
+                                kernel_name="python3", cwd=cwd, progress_bar=False,
+                                log_output=False)
+        except pm.PapermillExecutionError as exc:
+            error = f"{exc.ename}: {exc.evalue} (cell {exc.exec_count})"
+        except Exception as exc:  # noqa: BLE001 - reported, never raised into the pool
+            error = f"{type(exc).__name__}: {exc}"
     if Path(out_ipynb).exists():
         node = nbformat.read(out_ipynb, as_version=4)
         exporter = HTMLExporter(template_name="lab", exclude_input=not show_code,
                                 exclude_input_prompt=True, exclude_output_prompt=True)
         body, _ = exporter.from_notebook_node(node)
+        body, _ = finish_page(body)
         Path(out_html).write_text(body, encoding="utf-8")
     return spec_name, error
+
+
+@contextlib.contextmanager
+def _stderr_to(path: Path):
+    """Send this process's stderr (file descriptor 2, inherited by the kernel) to ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with open(path, "ab") as log:
+        os.dup2(log.fileno(), 2)
+        try:
+            yield path
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
 
 
 def build_report(

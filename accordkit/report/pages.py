@@ -1,0 +1,317 @@
+"""Turn an exported notebook page into a report page people can navigate.
+
+nbconvert's HTML is a faithful copy of the notebook: one long scroll, scripts fetched from
+a CDN, warnings wherever a cell printed them. :func:`finish_page` rewrites it, offline:
+
+* every section heading, table and figure gets a stable anchor, and a table of contents
+  (``nav.ak-toc``) after the page title links them all;
+* warnings a cell printed to stderr (and elements marked ``ak-note``) move into one
+  "Notes" box near the top of the page, each linking back to where it was raised;
+* tables get sticky headers; a table longer than ``page_rows`` rows is paged, sortable
+  and filterable by a small script embedded in the page (no network, no dependency);
+* any ``<script src=...>`` pointing off the machine is removed: a report opens offline
+  with no failed request and no console error.
+
+The function is pure (text in, text out), so it is unit-tested without a browser; the
+browser tests in ``tests/browser`` check what a reader sees.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["finish_page", "PageOutline", "PAGE_CSS", "PAGE_SCRIPT"]
+
+#: Extra style for report pages (sticky headers, the contents box, the notes box).
+PAGE_CSS = """
+.ak-toc{border:1px solid #d0d7de;border-radius:6px;padding:.5rem 1rem;margin:1rem 0;
+background:#f6f8fa;font-size:13px;max-width:60rem}
+.ak-toc ol{margin:.2rem 0 .2rem 1.2rem;padding:0} .ak-toc li{margin:.1rem 0}
+.ak-toc .ak-toc-kind{color:#57606a;font-size:11px;margin-right:.3rem}
+.ak-notes{border:1px solid #d4a72c;background:#fff8c5;border-radius:6px;padding:.5rem 1rem;
+margin:1rem 0;font-size:13px;max-width:60rem}
+.ak-notes pre{white-space:pre-wrap;margin:.2rem 0;font-size:12px}
+.ak-note-ref{font-size:11px;color:#9a6700}
+.jp-RenderedHTMLCommon thead th,.ak-paged thead th{position:sticky;top:0;background:#f6f8fa;
+z-index:1}
+.ak-scroll{max-height:80vh;overflow:auto}
+.ak-pager{font-size:12px;margin:.3rem 0;display:flex;gap:.5rem;align-items:center}
+.ak-pager input{font-size:12px;padding:1px 4px}
+.ak-paged th{cursor:pointer}
+.ak-downloads{font-size:12px;margin:.2rem 0 1rem 0}
+"""
+
+#: Pages long tables in the browser: page size from ``data-page-rows``; click a header
+#: to sort; type to filter. Rows stay in the HTML, so a reader without scripts sees all.
+PAGE_SCRIPT = """
+(function(){
+function setup(box){
+  var table=box.querySelector('table'); if(!table||!table.tBodies.length){return;}
+  var body=table.tBodies[0], rows=Array.prototype.slice.call(body.rows);
+  var size=parseInt(box.getAttribute('data-page-rows')||'25',10), page=0, shown=rows;
+  var bar=document.createElement('div'); bar.className='ak-pager';
+  var filter=document.createElement('input'); filter.placeholder='filter rows';
+  filter.setAttribute('aria-label','filter rows');
+  var prev=document.createElement('button'); prev.textContent='\\u2039 previous';
+  var next=document.createElement('button'); next.textContent='next \\u203a';
+  var info=document.createElement('span');
+  bar.appendChild(filter); bar.appendChild(prev); bar.appendChild(next); bar.appendChild(info);
+  box.insertBefore(bar, box.firstChild);
+  function draw(){
+    var pages=Math.max(1,Math.ceil(shown.length/size)); page=Math.min(page,pages-1);
+    rows.forEach(function(r){r.style.display='none';});
+    shown.slice(page*size,(page+1)*size).forEach(function(r){r.style.display='';});
+    info.textContent='rows '+(shown.length?page*size+1:0)+'\\u2013'+
+      Math.min((page+1)*size,shown.length)+' of '+shown.length+
+      (shown.length<rows.length?' (filtered from '+rows.length+')':'');
+    prev.disabled=page===0; next.disabled=page>=pages-1;
+  }
+  filter.addEventListener('input',function(){
+    var q=filter.value.toLowerCase();
+    shown=rows.filter(function(r){return r.textContent.toLowerCase().indexOf(q)>=0;});
+    page=0; draw();
+  });
+  prev.addEventListener('click',function(){page-=1; draw();});
+  next.addEventListener('click',function(){page+=1; draw();});
+  var heads=table.tHead?table.tHead.rows[table.tHead.rows.length-1].cells:[];
+  Array.prototype.forEach.call(heads,function(th,i){
+    th.addEventListener('click',function(){
+      var asc=th.getAttribute('data-sort')!=='asc'; th.setAttribute('data-sort',asc?'asc':'desc');
+      function key(r){var c=r.cells[i]; var t=c?c.textContent.trim():'';
+        var n=parseFloat(t); return isNaN(n)?t:n;}
+      rows.sort(function(a,b){var x=key(a),y=key(b);
+        if(typeof x===typeof y){return (x<y?-1:x>y?1:0)*(asc?1:-1);}
+        return (typeof x==='number'?-1:1)*(asc?1:-1);});
+      rows.forEach(function(r){body.appendChild(r);});
+      shown=rows.filter(function(r){return shown.indexOf(r)>=0;}); draw();
+    });
+  });
+  draw();
+}
+document.querySelectorAll('.ak-paged').forEach(setup);
+})();
+"""
+
+_LOCAL_SRC = re.compile(r"^(?!(?:[a-z][a-z0-9+.-]*:)?//)", re.IGNORECASE)
+
+
+@dataclass
+class PageOutline:
+    """What :func:`finish_page` found: anchors in page order, and the notes it moved."""
+
+    entries: list[tuple[str, str, str, int]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    paged_tables: int = 0
+
+    @property
+    def anchors(self) -> list[str]:
+        """Every anchor id the table of contents links to."""
+        return [e[1] for e in self.entries]
+
+
+def _slug(text: str, used: set[str], prefix: str = "") -> str:
+    words = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:60]
+    base = prefix + words if (prefix or words) else "item"
+    slug, n = base, 2
+    while slug in used:
+        slug, n = f"{base}-{n}", n + 1
+    used.add(slug)
+    return slug
+
+
+def _short(label: str, limit: int = 90) -> str:
+    """First sentence of a caption, cut to ``limit`` characters."""
+    first = re.split(r"(?<=[a-z0-9)])\. ", label, maxsplit=1)[0]
+    return first if len(first) <= limit else first[: limit - 1] + "…"
+
+
+def nav_empty_lists(ol):
+    """Nested lists of the contents box that stayed empty."""
+    return [sub for sub in ol.find_all("ol") if not sub.find("li")]
+
+
+def _label_of_table(table) -> str:
+    caption = table.find("caption")
+    if caption and caption.get_text(strip=True):
+        return caption.get_text(" ", strip=True)
+    heads = [th.get_text(" ", strip=True) for th in table.find_all("th")[:4]]
+    return "table of " + ", ".join(h for h in heads if h) if any(heads) else "table"
+
+
+def _figure_label(img, index: int) -> str:
+    alt = (img.get("alt") or "").strip()
+    if alt and alt.lower() not in ("no description has been provided for this image", "png"):
+        return alt
+    # the nearest heading above the figure names it best
+    heading = img.find_previous(["h2", "h3"])
+    text = heading.get_text(" ", strip=True).rstrip("¶").strip() if heading else ""
+    return f"figure {index}" + (f": {text}" if text else "")
+
+
+def finish_page(html: str, *, page_rows: int = 25, downloads: dict[str, str] | None = None,
+                ) -> tuple[str, PageOutline]:
+    """Add contents, notes, sticky headers and table paging to one exported page.
+
+    Parameters
+    ----------
+    html : str
+        A page as nbconvert writes it (any template).
+    page_rows : int, default 25
+        Tables with more body rows than this are paged in the browser.
+    downloads : dict of str to str, optional
+        For figures: image ``alt`` or ``data-ak-figure`` name -> relative CSV path, shown
+        as a download link under the figure. Tables whose wrapper carries ``data-csv``
+        get their link without it.
+
+    Returns
+    -------
+    html : str
+        The finished page.
+    outline : PageOutline
+        Anchors (kind, id, label, level) in page order and the notes moved to the box.
+
+    Examples
+    --------
+    >>> page, outline = finish_page("<html><head></head><body><h1>R</h1><h2>A</h2>"
+    ...                             "<table><tr><td>1</td></tr></table></body></html>")
+    >>> outline.anchors
+    ['a', 'table-1']
+    >>> 'class="ak-toc"' in page
+    True
+    """
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    downloads = dict(downloads or {})
+    outline = PageOutline()
+    used = {tag["id"] for tag in soup.find_all(id=True)}
+
+    # 1. nothing fetched from elsewhere
+    for script in soup.find_all("script", src=True):
+        if not _LOCAL_SRC.match(script["src"]):
+            script.decompose()
+
+    # 2. anchors: section headings, tables, figures (page order)
+    body = soup.body or soup
+    n_table = n_figure = 0
+    for tag in body.find_all(["h2", "h3", "table", "img"]):
+        if tag.name in ("h2", "h3"):
+            label = tag.get_text(" ", strip=True).rstrip("¶").strip()
+            if not label:
+                continue
+            if not tag.get("id"):
+                tag["id"] = _slug(label, used)
+            outline.entries.append(("section", tag["id"], label, int(tag.name[1])))
+        elif tag.name == "table":
+            if tag.find_parent("table") or tag.find_parent(class_="ak-toc"):
+                continue
+            n_table += 1
+            if not tag.get("id") or tag["id"].startswith("T_"):
+                tag["id"] = _slug("", used, prefix=f"table-{n_table}")
+            outline.entries.append(("table", tag["id"], _label_of_table(tag), 4))
+            rows = tag.tbody.find_all("tr", recursive=False) if tag.tbody else []
+            if len(rows) > page_rows:
+                box = soup.new_tag("div", attrs={"class": "ak-paged ak-scroll",
+                                                 "data-page-rows": str(page_rows)})
+                tag.wrap(box)
+                outline.paged_tables += 1
+        else:
+            n_figure += 1
+            if not tag.get("id"):
+                tag["id"] = _slug("", used, prefix=f"figure-{n_figure}")
+            label = _figure_label(tag, n_figure)
+            if not (tag.get("alt") or "").strip() or tag.get("alt", "").startswith("No descr"):
+                tag["alt"] = label
+            outline.entries.append(("figure", tag["id"], label, 4))
+            csv = downloads.get(tag.get("data-ak-figure", "")) or downloads.get(label)
+            if csv:
+                link = soup.new_tag("div", attrs={"class": "ak-downloads"})
+                a = soup.new_tag("a", href=csv, download="")
+                a.string = "data behind this figure (CSV)"
+                link.append(a)
+                tag.insert_after(link)
+
+    # 3. CSV links for tables whose wrapper says where their data is
+    for wrapper in body.find_all(attrs={"data-csv": True}):
+        if wrapper.find(class_="ak-downloads"):
+            continue
+        link = soup.new_tag("div", attrs={"class": "ak-downloads"})
+        a = soup.new_tag("a", href=wrapper["data-csv"], download="")
+        a.string = "table as CSV"
+        link.append(a)
+        wrapper.append(link)
+
+    # 4. notes: stderr output and elements marked ak-note, gathered in one box
+    notes = body.find_all(attrs={"data-mime-type": "application/vnd.jupyter.stderr"})
+    notes += body.find_all(class_="ak-note")
+    for node in notes:
+        text = node.get_text("\n", strip=True)
+        if not text:
+            node.decompose()
+            continue
+        k = len(outline.notes) + 1
+        marker = soup.new_tag("a", href=f"#note-{k}-text", id=f"note-{k}",
+                              attrs={"class": "ak-note-ref"})
+        marker.string = f"[note {k}]"
+        node.replace_with(marker)
+        outline.notes.append(text)
+
+    # 5. the contents and notes boxes go right after the page title
+    title = body.find("h1")
+    anchor_point = title if title is not None else None
+    boxes = []
+    if outline.entries:
+        nav = soup.new_tag("nav", attrs={"class": "ak-toc", "aria-label": "contents"})
+        head = soup.new_tag("strong")
+        head.string = "Contents"
+        nav.append(head)
+        ol = soup.new_tag("ol")
+        current = ol
+        for kind, anchor, label, _level in outline.entries:
+            li = soup.new_tag("li")
+            if kind != "section":
+                span = soup.new_tag("span", attrs={"class": "ak-toc-kind"})
+                span.string = kind
+                li.append(span)
+            a = soup.new_tag("a", href=f"#{anchor}")
+            a.string = _short(label)
+            li.append(a)
+            if kind == "section":
+                ol.append(li)
+                current = soup.new_tag("ol")
+                li.append(current)
+            else:
+                current.append(li)
+        for empty in nav_empty_lists(ol):
+            empty.decompose()
+        nav.append(ol)
+        boxes.append(nav)
+    if outline.notes:
+        box = soup.new_tag("details", attrs={"class": "ak-notes", "open": ""})
+        summary = soup.new_tag("summary")
+        summary.string = f"Notes ({len(outline.notes)}): warnings raised while this page was built"
+        box.append(summary)
+        for i, text in enumerate(outline.notes, start=1):
+            pre = soup.new_tag("pre", id=f"note-{i}-text")
+            pre.string = f"[{i}] {text}"
+            box.append(pre)
+        boxes.append(box)
+    for box in reversed(boxes):
+        if anchor_point is not None:
+            anchor_point.insert_after(box)
+        else:
+            body.insert(0, box)
+
+    # 6. style and the paging script, inline
+    head_tag = soup.head
+    if head_tag is not None:
+        style = soup.new_tag("style")
+        style.string = PAGE_CSS
+        head_tag.append(style)
+    if outline.paged_tables:
+        script = soup.new_tag("script")
+        script.string = PAGE_SCRIPT
+        body.append(script)
+    return str(soup), outline
+
