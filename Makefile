@@ -36,8 +36,9 @@ test: setup  ## run the test suite (offline)
 report: setup  ## build the HTML report for the embedded sample data in reports/
 	HF_HUB_OFFLINE=$${HF_HUB_OFFLINE:-1} $(VENV)/bin/accordkit report --out $(OUT) $(REPORT_ARGS)
 
-lab: setup  ## start JupyterLab on 127.0.0.1 with the notebooks
-	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --no-browser --allow-root --notebook-dir=notebooks
+LAB_DIR ?= notebooks
+lab: setup  ## start JupyterLab on 127.0.0.1 with the notebooks (LAB_ARGS="--port=N ..." to add options)
+	$(VENV)/bin/jupyter lab --ip=127.0.0.1 --no-browser --allow-root --notebook-dir=$(LAB_DIR) $(LAB_ARGS)
 
 lint: setup  ## ruff
 	$(VENV)/bin/ruff check accordkit tests benchmarks
