@@ -71,6 +71,7 @@ _EXPORTS = {
     # reporting
     "build_report": "accordkit.report",
     "render_conversation": "accordkit.report.conversation",
+    "show": "accordkit.show",
 }
 
 __all__ = sorted(_EXPORTS)
