@@ -9,6 +9,7 @@ in their metadata.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -97,10 +98,18 @@ class ReportOutputs:
         stem.with_suffix(".md").write_text(md.rstrip("\n") + "\n", encoding="utf-8")
         stem.with_suffix(".tex").write_text(f"% {self.line}\n{tex}", encoding="utf-8")
         self.written += [stem.with_suffix(s) for s in (".csv", ".md", ".tex")]
-        return _HTML(html)
+        return _HTML(self._wrap_table(html, name, stem.with_suffix(".csv")))
+
+    def _wrap_table(self, html: str, name: str, csv: Path) -> str:
+        """Give a displayed table its stable anchor and the path of its CSV."""
+        from .headline import table_anchor
+
+        rel = os.path.relpath(csv, self.out_dir).replace(os.sep, "/")
+        return (f'<div class="ak-table" data-ak-table="{name}" '
+                f'id="{table_anchor(self.notebook, name)}" data-csv="{rel}">{html}</div>')
 
     def frame(self, frame: pd.DataFrame, name: str, *, caption: str = "",
-              max_rows: int = 60) -> _HTML:
+              max_rows: int = 1000) -> _HTML:
         """Write a plain frame (no intervals) as CSV and return it as HTML for display."""
         stem = self._stem("tables", name)
         frame.to_csv(stem.with_suffix(".csv"), index=False)
@@ -112,14 +121,71 @@ class ReportOutputs:
         more = f" (first {max_rows} of {len(frame)} rows)" if len(frame) > max_rows else ""
         styler = shown.style.format(precision=3, na_rep="–").hide(axis="index")
         styler = styler.set_caption(f"{caption}{more}")
-        return _HTML(styler.to_html())
+        return _HTML(self._wrap_table(styler.to_html(), name, stem.with_suffix(".csv")))
 
-    def figure(self, fig: Any, name: str) -> None:
-        """Save a figure as PNG and SVG with the provenance line in its metadata.
+    def figure(self, fig: Any, name: str, *, data: pd.DataFrame | None = None,
+               alt: str | None = None) -> None:
+        """Save a figure as PNG and SVG (and its data as CSV) with the provenance line.
 
-        The figure stays open, so the notebook still shows it; the paths are added to
+        Inside a notebook the figure is shown once, with a stable anchor
+        (``fig-<notebook>__<name>``) and a link to the CSV of ``data`` (the frame it was
+        drawn from), then closed; in a plain script it stays open. The paths are added to
         :attr:`written`.
+
+        Parameters
+        ----------
+        fig : matplotlib Figure or seaborn grid
+        name : str
+            File name after ``<notebook>__``.
+        data : DataFrame, optional
+            The numbers behind the figure, written next to it as CSV.
+        alt : str, optional
+            Text alternative for the image (default: the figure's title or ``name``).
         """
         from ..plots import save_figure
 
-        self.written += save_figure(fig, self._stem("figures", name), description=self.line)
+        stem = self._stem("figures", name)
+        paths = save_figure(fig, stem, description=self.line)
+        self.written += paths
+        csv = None
+        if data is not None:
+            csv = stem.with_suffix(".csv")
+            data.to_csv(csv, index=False)
+            self.written.append(csv)
+        _show_figure(fig, paths[0], anchor=f"fig-{self.notebook}__{name}",
+                     csv=None if csv is None else
+                     os.path.relpath(csv, self.out_dir).replace(os.sep, "/"),
+                     alt=alt or _figure_title(fig) or name.replace("_", " "))
+
+
+def _figure_title(fig: Any) -> str:
+    figure = getattr(fig, "figure", fig)
+    title = getattr(getattr(figure, "_suptitle", None), "get_text", lambda: "")()
+    if not title:
+        for ax in getattr(figure, "axes", []):
+            if ax.get_title():
+                return ax.get_title()
+    return title
+
+
+def _show_figure(fig: Any, png: Path, *, anchor: str, csv: str | None, alt: str) -> None:
+    """In a notebook: display the saved PNG with its anchor and CSV link, close the figure."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import HTML, display
+    except ImportError:
+        return
+    if get_ipython() is None:
+        return
+    import base64
+    import html as _html
+
+    import matplotlib.pyplot as plt
+
+    data = base64.b64encode(png.read_bytes()).decode("ascii")
+    link = (f'<figcaption class="ak-downloads"><a href="{_html.escape(csv)}" download>'
+            "data behind this figure (CSV)</a></figcaption>" if csv else "")
+    display(HTML(f'<figure class="ak-figure" id="{anchor}" style="margin:0">'
+                 f'<img src="data:image/png;base64,{data}" alt="{_html.escape(alt)}" '
+                 f'style="max-width:100%">{link}</figure>'))
+    plt.close(getattr(fig, "figure", fig))

@@ -207,9 +207,14 @@ def finish_page(html: str, *, page_rows: int = 25, downloads: dict[str, str] | N
             if tag.find_parent("table") or tag.find_parent(class_="ak-toc"):
                 continue
             n_table += 1
-            if not tag.get("id") or tag["id"].startswith("T_"):
-                tag["id"] = _slug("", used, prefix=f"table-{n_table}")
-            outline.entries.append(("table", tag["id"], _label_of_table(tag), 4))
+            holder = tag.find_parent(attrs={"data-ak-table": True})
+            if holder is not None and holder.get("id"):
+                anchor = holder["id"]
+            else:
+                if not tag.get("id") or tag["id"].startswith("T_"):
+                    tag["id"] = _slug("", used, prefix=f"table-{n_table}")
+                anchor = tag["id"]
+            outline.entries.append(("table", anchor, _label_of_table(tag), 4))
             rows = tag.tbody.find_all("tr", recursive=False) if tag.tbody else []
             if len(rows) > page_rows:
                 box = soup.new_tag("div", attrs={"class": "ak-paged ak-scroll",
@@ -218,12 +223,17 @@ def finish_page(html: str, *, page_rows: int = 25, downloads: dict[str, str] | N
                 outline.paged_tables += 1
         else:
             n_figure += 1
-            if not tag.get("id"):
-                tag["id"] = _slug("", used, prefix=f"figure-{n_figure}")
+            holder = tag.find_parent("figure")
+            if holder is not None and holder.get("id"):
+                anchor = holder["id"]
+            else:
+                if not tag.get("id"):
+                    tag["id"] = _slug("", used, prefix=f"figure-{n_figure}")
+                anchor = tag["id"]
             label = _figure_label(tag, n_figure)
             if not (tag.get("alt") or "").strip() or tag.get("alt", "").startswith("No descr"):
                 tag["alt"] = label
-            outline.entries.append(("figure", tag["id"], label, 4))
+            outline.entries.append(("figure", anchor, label, 4))
             csv = downloads.get(tag.get("data-ak-figure", "")) or downloads.get(label)
             if csv:
                 link = soup.new_tag("div", attrs={"class": "ak-downloads"})
@@ -234,7 +244,7 @@ def finish_page(html: str, *, page_rows: int = 25, downloads: dict[str, str] | N
 
     # 3. CSV links for tables whose wrapper says where their data is
     for wrapper in body.find_all(attrs={"data-csv": True}):
-        if wrapper.find(class_="ak-downloads"):
+        if wrapper.find(class_="ak-downloads", recursive=False):
             continue
         link = soup.new_tag("div", attrs={"class": "ak-downloads"})
         a = soup.new_tag("a", href=wrapper["data-csv"], download="")
