@@ -1,26 +1,47 @@
-"""``index.html``: one page linking every notebook, table and figure of a report."""
+"""``index.html``: the report's front page, which answers before it lists.
+
+From top to bottom: the headline number of each benchmark per agent configuration (with its
+interval, each linking to the table it comes from), thumbnails of the main figures, the
+notebooks with their status (and the reason for any skipped or failed one), records skipped
+while loading, the inputs as the user named them (sha256 folded away) and the provenance.
+"""
 
 from __future__ import annotations
 
 import html
 import json
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
+from .headline import headline_numbers
 from .notebooks import NOTEBOOKS, InputFacts
 from .provenance import provenance_line
 
-__all__ = ["write_index"]
+__all__ = ["write_index", "display_path"]
+
+#: Figures shown as thumbnails per notebook (the first ones each notebook drew).
+THUMBNAILS_PER_NOTEBOOK = 2
 
 _CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:60rem;
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;max-width:64rem;
 margin:2rem auto;padding:0 1rem;color:#222;line-height:1.45}
 h1{margin-bottom:.2rem} .sub{color:#666;margin-top:0}
-table{border-collapse:collapse;width:100%;margin:1rem 0} td,th{border-bottom:1px solid #ddd;
-padding:.4rem .5rem;text-align:left;vertical-align:top} th{background:#f5f5f5}
+table{border-collapse:collapse;width:100%;margin:.6rem 0 1.2rem 0}
+td,th{border-bottom:1px solid #ddd;padding:.35rem .5rem;text-align:left;vertical-align:top}
+thead th{background:#f5f5f5;position:sticky;top:0}
+td.num{font-variant-numeric:tabular-nums;white-space:nowrap}
 .ok{color:#176f2c;font-weight:600} .failed{color:#b00020;font-weight:600}
 .skipped{color:#8a6d00;font-weight:600} code{background:#f3f3f3;padding:0 .2rem}
 .files a{margin-right:.6rem;white-space:nowrap} details{margin:.3rem 0}
+.what{color:#555;font-size:13px;margin:.1rem 0 .3rem 0}
+.thumbs{display:flex;flex-wrap:wrap;gap:.8rem;margin:.6rem 0 1.2rem 0}
+.thumbs figure{margin:0;width:15rem;border:1px solid #ddd;border-radius:6px;padding:.4rem}
+.thumbs img{width:100%;height:9rem;object-fit:contain;background:#fff}
+.thumbs figcaption{font-size:12px;color:#444}
+.small{color:#8a6d00} .warn{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;
+padding:.4rem .8rem}
 """
 
 
@@ -28,11 +49,88 @@ def _link(href: str, text: str) -> str:
     return f'<a href="{html.escape(href)}">{html.escape(text)}</a>'
 
 
-def write_index(out: Path, results: Sequence, *, runs: Sequence[str], sources: Sequence[str],
-                verdicts: Sequence[str], facts: InputFacts) -> Path:
-    """Write ``out/index.html`` for a finished report and return its path."""
+def display_path(source: str, *, cwd: str | Path | None = None) -> str:
+    """A source as the user would name it: relative to the working folder when inside it.
+
+    Examples
+    --------
+    >>> display_path("/home/me/proj/data/x.json", cwd="/home/me/proj")
+    'data/x.json'
+    >>> display_path("/elsewhere/x.json", cwd="/home/me/proj")
+    '/elsewhere/x.json'
+    >>> display_path("org/dataset", cwd="/home/me/proj")
+    'org/dataset'
+    """
+    path = Path(source)
+    if not path.is_absolute():
+        return source
+    base = Path(cwd) if cwd is not None else Path.cwd()
+    try:
+        return path.relative_to(base).as_posix() or "."
+    except ValueError:
+        return source
+
+
+def _number(x: float | None) -> str:
+    return "–" if x is None else f"{x:.3f}"
+
+
+def _headline_section(rows: Sequence[Mapping[str, Any]]) -> str:
+    if not rows:
+        return ("<h2 id='headline'>Headline numbers</h2><p>No headline table was produced "
+                "(see the notebooks below).</p>")
+    parts = ["<h2 id='headline'>Headline numbers</h2>"]
+    for bench in dict.fromkeys(r["benchmark"] for r in rows):
+        group = [r for r in rows if r["benchmark"] == bench]
+        conf = group[0].get("confidence")
+        level = f"{conf:.0%}" if conf else "95%"
+        keys = list(group[0]["group"])
+        head = "".join(f"<th>{html.escape(k)}</th>" for k in keys)
+        body = []
+        for r in group:
+            cells = "".join(f"<td>{html.escape(v or '–')}</td>" for v in r["group"].values())
+            mark = " <span class=small title='fewer than 10 clusters or events'>†</span>" \
+                if r.get("small_cell") else ""
+            body.append(
+                f"<tr class='headline-row' data-benchmark='{html.escape(bench)}'>{cells}"
+                f"<td class='num'><a href='{html.escape(r['href'])}' class='headline-value' "
+                f"data-estimate='{r['estimate']}'>{_number(r['estimate'])}</a>{mark}</td>"
+                f"<td class='num'>[{_number(r['ci_low'])}, {_number(r['ci_high'])}]</td>"
+                f"<td class='num'>{'' if r.get('n_clusters') is None else r['n_clusters']}</td>"
+                "</tr>")
+        parts.append(
+            f"<h3>{html.escape(bench)}: {html.escape(group[0]['metric'])}</h3>"
+            f"<p class='what'>{html.escape(group[0]['what'])}; {level} interval from the "
+            "cluster bootstrap over tasks; † = small cell.</p>"
+            f"<table class='headline'><thead><tr>{head}<th>{html.escape(group[0]['metric'])}"
+            f"</th><th>{level} interval</th><th>tasks</th></tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table>")
+    return "".join(parts)
+
+
+def _thumbnails(out: Path, results: Sequence, *, multi: bool) -> str:
+    figs = []
+    for r in results:
+        if r.status != "ok" or not r.html:
+            continue
+        prefix = f"{r.run}/" if multi else ""
+        pngs = [f for f in r.outputs if f.endswith(".png")][:THUMBNAILS_PER_NOTEBOOK]
+        for png in pngs:
+            name = Path(png).stem
+            href = f"{prefix}{r.html}#fig-{name}"
+            label = name.split("__", 1)[-1].replace("_", " ")
+            figs.append(
+                f"<figure><a href='{html.escape(href)}'><img loading='lazy' "
+                f"src='{html.escape(prefix + png)}' alt='{html.escape(r.title + ': ' + label)}'>"
+                f"</a><figcaption>{html.escape(r.title)} · {html.escape(label)}</figcaption>"
+                "</figure>")
+    if not figs:
+        return ""
+    return f"<h2 id='figures'>Main figures</h2><div class='thumbs'>{''.join(figs)}</div>"
+
+
+def _notebook_rows(results: Sequence, *, multi: bool) -> str:
     descriptions = {n.name: n.description for n in NOTEBOOKS}
-    multi = len(runs) > 1
     rows = []
     for r in results:
         prefix = f"{r.run}/" if multi else ""
@@ -41,48 +139,135 @@ def write_index(out: Path, results: Sequence, *, runs: Sequence[str], sources: S
         if r.ipynb:
             files = _link(prefix + r.ipynb, "notebook (.ipynb)") + " " + files
         detail = html.escape(r.reason) if r.reason else ""
+        folded = ("" if not files else
+                  f"<details><summary>{len(r.outputs)} files</summary>"
+                  f"<div class=files>{files}</div></details>")
+        run_cell = f"<td>{html.escape(r.run)}</td>" if multi else ""
         rows.append(
             f"<tr><td>{name}<br><small>{html.escape(descriptions.get(r.notebook, ''))}"
-            f"</small></td>{'<td>' + html.escape(r.run) + '</td>' if multi else ''}"
-            f'<td class="{r.status}">{r.status}</td><td>{detail}'
-            f'{"" if not files else "<details><summary>" + str(len(r.outputs)) + " files</summary><div class=files>" + files + "</div></details>"}'
-            f"</td><td>{r.seconds:.0f} s</td></tr>")
+            f"</small></td>{run_cell}<td class='{r.status}'>{r.status}</td>"
+            f"<td>{detail}{folded}</td><td class='num'>{r.seconds:.0f} s</td></tr>")
+    return "".join(rows)
+
+
+def _skipped_section(skipped: Mapping[str, Mapping[str, Any]] | None) -> str:
+    if not skipped:
+        return ("<h2 id='skipped-records'>Skipped records</h2>"
+                "<p>None: every record of every input was loaded.</p>")
+    rows = []
+    for source, info in skipped.items():
+        reasons = "".join(f"<li><code>{html.escape(str(x))}</code></li>"
+                          for x in info.get("first_reasons", [])[:5])
+        rows.append(f"<tr><td><code>{html.escape(display_path(source))}</code></td>"
+                    f"<td class='num'>{info.get('skipped', 0)}</td>"
+                    f"<td><ul style='margin:0'>{reasons}</ul></td></tr>")
+    total = sum(int(i.get("skipped", 0)) for i in skipped.values())
+    return (f"<h2 id='skipped-records'>Skipped records</h2><p class='warn'>{total} record(s) "
+            "could not be read and are <b>not</b> in any table below "
+            "(<code>accordkit report --strict</code> fails instead).</p>"
+            "<table><thead><tr><th>source</th><th>skipped</th><th>first reasons</th></tr>"
+            f"</thead><tbody>{''.join(rows)}</tbody></table>")
+
+
+def _inputs_section(prov: Mapping[str, Any], sources: Sequence[str],
+                    verdicts: Sequence[str]) -> str:
+    by_source = {s.get("source"): s for s in prov.get("sources", [])}
+    items = []
+    for source in sources:
+        fp = by_source.get(source, {})
+        if fp.get("kind") == "file":
+            detail = f"<code>{html.escape(fp.get('sha256', ''))}</code>"
+        elif fp.get("kind") == "folder":
+            detail = "<br>".join(f"<code>{html.escape(k)}</code>: <code>{html.escape(v)}</code>"
+                                 for k, v in fp.get("files", {}).items())
+        elif fp.get("kind") == "hub":
+            detail = f"revision <code>{html.escape(str(fp.get('revision')))}</code>"
+        else:
+            detail = ""
+        fold = f"<details><summary>sha256</summary>{detail}</details>" if detail else ""
+        items.append(f"<li><code>{html.escape(display_path(source))}</code>{fold}</li>")
+    verdict_items = "".join(f"<li><code>{html.escape(display_path(v))}</code></li>"
+                            for v in verdicts) or "<li>none</li>"
+    return (f"<h2 id='inputs'>Inputs</h2><ul>{''.join(items)}</ul>"
+            f"<h3>Stored judge verdicts</h3><ul>{verdict_items}</ul>")
+
+
+def write_index(out: Path, results: Sequence, *, runs: Sequence[str], sources: Sequence[str],
+                verdicts: Sequence[str], facts: InputFacts,
+                skipped: Mapping[str, Mapping[str, Any]] | None = None,
+                ) -> tuple[Path, list[dict[str, Any]]]:
+    """Write ``out/index.html`` for a finished report.
+
+    Parameters
+    ----------
+    out : Path
+        The report folder.
+    results : sequence of RunResult
+        One per (run, notebook).
+    runs : sequence of str
+        Run names (one unless a parameter grid was given).
+    sources, verdicts : sequence of str
+        Inputs as passed to the report.
+    facts : InputFacts
+        What the sources hold.
+    skipped : mapping, optional
+        Source -> ``{"skipped": n, "first_reasons": [...]}`` for records left out.
+
+    Returns
+    -------
+    path : Path
+        The index page.
+    headline : list of dict
+        The headline numbers it shows (see :func:`accordkit.report.headline.headline_numbers`),
+        also stored in ``results.json``.
+    """
+    multi = len(runs) > 1
     prov_path = out / ("provenance.json" if not multi else f"{runs[0]}/provenance.json")
     prov = json.loads(prov_path.read_text()) if prov_path.exists() else {}
+    headline: list[dict[str, Any]] = []
+    for run in runs:
+        rows = headline_numbers(out / run if multi else out, prefix=f"{run}/" if multi else "")
+        for row in rows:
+            row["run"] = run
+        headline += rows
     counts = ", ".join(f"{b}: {n} agent configuration(s)" for b, n in
                        sorted(facts.n_agent_configs.items()))
     n_ok = sum(r.status == "ok" for r in results)
     n_failed = sum(r.status == "failed" for r in results)
     n_skipped = sum(r.status == "skipped" for r in results)
-    source_items = "".join(f"<li><code>{html.escape(s)}</code></li>" for s in sources)
-    verdict_items = "".join(f"<li><code>{html.escape(v)}</code></li>" for v in verdicts) \
-        or "<li>none</li>"
+    params = prov.get("parameters", {})
+    failed_note = (f"<p class='warn'>{n_failed} notebook(s) failed: see the reasons below.</p>"
+                   if n_failed else "")
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>accordkit report</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <style>{_CSS}</style></head><body>
 <h1>accordkit report</h1>
 <p class="sub">{n_ok} notebook(s) ran, {n_failed} failed, {n_skipped} skipped ·
 {facts.n_episodes} episodes · {html.escape(counts)}</p>
-<p>Each page below was produced by a parameterized notebook run with papermill. Tables show
-point estimates with {html.escape(str(prov.get("parameters", {}).get("confidence", 0.95)))}
-confidence intervals from a cluster bootstrap over scenarios
-({html.escape(str(prov.get("parameters", {}).get("ci_method", "bca")))},
-{html.escape(str(prov.get("parameters", {}).get("n_resamples", "")))} resamples); cells marked
-† rest on fewer than 10 scenarios or 10 events. Every table is also written as CSV, Markdown
-and LaTeX, every figure as PNG and SVG.</p>
-<table><tr><th>notebook</th>{'<th>run</th>' if multi else ''}<th>status</th>
-<th>details and files</th><th>time</th></tr>
-{''.join(rows)}
+{failed_note}
+{_headline_section(headline)}
+{_thumbnails(out, results, multi=multi)}
+<h2 id='notebooks'>Notebooks</h2>
+<p>Each page was produced by a parameterized notebook run with papermill. Tables show point
+estimates with {html.escape(str(params.get("confidence", 0.95)))} confidence intervals from a
+cluster bootstrap over scenarios ({html.escape(str(params.get("ci_method", "bca")))},
+{html.escape(str(params.get("n_resamples", "")))} resamples); cells marked † rest on fewer than
+10 scenarios or 10 events. Every table is also written as CSV, Markdown and LaTeX, every
+figure as PNG and SVG.</p>
+<table><thead><tr><th>notebook</th>{'<th>run</th>' if multi else ''}<th>status</th>
+<th>details and files</th><th>time</th></tr></thead>
+<tbody>{_notebook_rows(results, multi=multi)}</tbody>
 </table>
-<h2>Inputs</h2><ul>{source_items}</ul>
-<h3>Stored judge verdicts</h3><ul>{verdict_items}</ul>
-<h2>Provenance</h2>
+{_skipped_section(skipped)}
+{_inputs_section(prov, sources, verdicts)}
+<h2 id='provenance'>Provenance</h2>
 <p><code>{html.escape(provenance_line(prov)) if prov else ''}</code> —
-full record: {_link(prov_path.relative_to(out).as_posix(), "provenance.json")}
+full record: {_link(os.path.relpath(prov_path, out).replace(os.sep, "/"), "provenance.json")}
 (package versions, parameters, sha256 of every input file, judge models and prompt
 versions).</p>
 </body></html>
 """
     path = out / "index.html"
     path.write_text(page, encoding="utf-8")
-    return path
+    return path, headline

@@ -243,8 +243,9 @@ def build_report(
     order = {(r, n.name): i for i, (r, n) in
              enumerate(itertools.product([r for r, _ in runs], NOTEBOOKS))}
     results.sort(key=lambda r: order.get((r.run, r.notebook), 0))
-    (out / "results.json").write_text(json.dumps([asdict(r) for r in results], indent=1),
-                                      encoding="utf-8")
-    write_index(out, results, runs=[r for r, _ in runs], sources=sources, verdicts=verdicts,
-                facts=facts)
+    _, headline = write_index(out, results, runs=[r for r, _ in runs], sources=sources,
+                              verdicts=verdicts, facts=facts)
+    (out / "results.json").write_text(
+        json.dumps({"notebooks": [asdict(r) for r in results], "headline": headline},
+                   indent=1), encoding="utf-8")
     return results

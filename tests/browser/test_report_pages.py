@@ -116,3 +116,27 @@ def test_long_tables_page_and_filter(visit, sample_report):
     assert all("sim-persistent" in shown.nth(i).inner_text() for i in range(shown.count()))
     assert "filtered from" in box.locator(".ak-pager span").inner_text()
     assert v.errors == []
+
+
+def test_index_leads_with_the_headline_numbers_of_results_json(visit, sample_report):
+    """The numbers a reader sees first are the ones stored for scripts, and link to tables."""
+    import json
+
+    stored = json.loads((sample_report / "results.json").read_text())["headline"]
+    assert {r["benchmark"] for r in stored} == {"AcCoRD", "AgentChangeBench"}
+    v = visit((sample_report / "index.html").as_uri())
+    shown = v.page.evaluate(
+        "Array.from(document.querySelectorAll('a.headline-value'))"
+        ".map(a => [a.getAttribute('href'), a.textContent, a.dataset.estimate])")
+    assert len(shown) == len(stored)
+    for (href, text, raw), row in zip(shown, stored, strict=True):
+        assert href == row["href"]
+        assert text == f"{row['estimate']:.3f}" and float(raw) == row["estimate"]
+    # each headline links to the table it was read from, which exists on its page
+    page, anchor = stored[0]["href"].split("#")
+    target = visit((sample_report / page).as_uri())
+    assert target.page.evaluate("id => document.getElementById(id) !== null", anchor)
+    # the headline section comes before the list of notebooks
+    order = v.page.evaluate("Array.from(document.querySelectorAll('h2')).map(h => h.id)")
+    assert order.index("headline") < order.index("notebooks")
+    assert v.page.locator(".thumbs img").count() >= 2
