@@ -72,6 +72,7 @@ _EXPORTS = {
     "build_report": "accordkit.report",
     "render_conversation": "accordkit.report.conversation",
     "show": "accordkit.show",
+    "read_scores": "accordkit.store",
 }
 
 __all__ = sorted(_EXPORTS)
