@@ -1,0 +1,20 @@
+"""Engines that score many episodes into a score store (:mod:`accordkit.store`).
+
+Scoring is the same pure function everywhere (:func:`accordkit.score`); an engine only
+decides where batches are read and scored:
+
+* ``"local"`` (:func:`score_to_store`, ``num_proc=1``): one process, batch by batch;
+* ``"local"`` with ``num_proc=N``: N worker processes on this machine;
+* ``"ray"``: the work items as a Ray Dataset, scored with ``map_batches`` on a local Ray or
+  the cluster at ``RAY_ADDRESS``.
+
+Every engine plans the same work items (:func:`plan_work`) and writes the same parts, so
+the stores they write read back identically, row for row.
+"""
+
+from __future__ import annotations
+
+from .plan import WorkItem, plan_work
+from .run import ENGINES, score_to_store
+
+__all__ = ["ENGINES", "WorkItem", "plan_work", "score_to_store"]

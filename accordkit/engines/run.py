@@ -1,0 +1,253 @@
+"""Score work items into a store with one of the engines."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from ..store import InputRecord, write_manifest, write_part
+from .plan import WorkItem, _open_parquet, is_url, plan_work
+
+__all__ = ["ENGINES", "score_to_store", "score_item", "RayUnreachableError"]
+
+ENGINES = ("local", "ray")
+LEVELS = ("episode", "preference", "shift")
+#: Problems kept per input in the manifest (the counts are always complete).
+MAX_PROBLEMS = 20
+#: Seconds to wait for a Ray cluster named by RAY_ADDRESS before giving up.
+RAY_CONNECT_TIMEOUT = 10.0
+#: Modes that pool redundant calls over a whole source file: such files are never split.
+POOLED_TCRR_MODES = ("upstream", "upstream_a6a9157", "upstream_b2cc83c")
+
+
+class RayUnreachableError(RuntimeError):
+    """``RAY_ADDRESS`` names a cluster that does not answer."""
+
+
+def _load_batch(item: WorkItem, *, errors: str):
+    """Read one work item as canonical episodes; returns (dataset, skipped records)."""
+    from ..load import load_with_report
+
+    if item.kind == "parquet":
+        from ..load import LoadReport, _Reader
+
+        table = _open_parquet(item.source).read_row_groups(list(item.row_groups))
+        report = LoadReport()
+        reader = _Reader(errors, report, config=None, split=None, revision=None)
+        ds = reader.table(table, source=item.source)
+        return ds, report.skipped
+    if is_url(item.source):
+        import fsspec
+
+        suffix = Path(item.source.split("?", 1)[0]).suffix
+        with tempfile.TemporaryDirectory() as tmp:
+            local = Path(tmp) / f"input{suffix}"
+            with fsspec.open(item.source, "rb") as src, local.open("wb") as dst:
+                shutil.copyfileobj(src, dst)
+            ds, report = load_with_report(str(local), errors=errors)
+            return ds, report.skipped
+    ds, report = load_with_report(item.source, errors=errors)
+    return ds, report.skipped
+
+
+def score_item(item: WorkItem, *, out: str, modes: Mapping[str, Any],
+               errors: str = "skip") -> dict[str, Any]:
+    """Read, score and store one work item; never raises for a bad input.
+
+    Returns
+    -------
+    dict
+        ``input_index``, ``batch_index``, ``episodes``, ``skipped``, ``problems`` (first
+        reasons) and ``error`` (why the item could not be scored at all, or None).
+    """
+    from ..score import score
+
+    result = {"input_index": item.input_index, "batch_index": item.batch_index,
+              "episodes": 0, "skipped": 0, "problems": [], "error": None, "parts": 0}
+    try:
+        ds, skipped = _load_batch(item, errors=errors)
+        result["skipped"] = len(skipped)
+        result["problems"] = [str(s) for s in skipped[:MAX_PROBLEMS]]
+        result["episodes"] = len(ds)
+        for level in LEVELS:
+            frame = score(ds, level=level, **dict(modes))
+            if write_part(out, level, frame, input_index=item.input_index,
+                          batch_index=item.batch_index) is not None:
+                result["parts"] += 1
+    except Exception as exc:  # noqa: BLE001 - one bad input never stops the others
+        result["error"] = f"{type(exc).__name__}: {exc}"
+        result["episodes"] = 0
+    return result
+
+
+def _run_local(items: Sequence[WorkItem], *, out: str, modes: Mapping[str, Any], errors: str,
+               num_proc: int, progress: bool) -> list[dict[str, Any]]:
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=len(items), desc="scoring", unit="batch", disable=not progress)
+    results = []
+    if num_proc <= 1:
+        for item in items:
+            results.append(score_item(item, out=out, modes=modes, errors=errors))
+            bar.update()
+    else:
+        import multiprocessing as mp
+
+        with ProcessPoolExecutor(max_workers=num_proc,
+                                 mp_context=mp.get_context("spawn")) as pool:
+            futures = [pool.submit(score_item, item, out=out, modes=modes, errors=errors)
+                       for item in items]
+            for fut in as_completed(futures):
+                results.append(fut.result())
+                bar.update()
+    bar.close()
+    return results
+
+
+def _check_ray_address(address: str) -> None:
+    """Fail fast (not hang) when RAY_ADDRESS names a host:port that does not answer."""
+    if address in ("auto", "local"):
+        return
+    hostport = address.split("://", 1)[-1].rstrip("/")
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        raise RayUnreachableError(f"RAY_ADDRESS={address!r} is not of the form host:port "
+                                  "or ray://host:port")
+    try:
+        with socket.create_connection((host, int(port)), timeout=RAY_CONNECT_TIMEOUT):
+            pass
+    except OSError as exc:
+        raise RayUnreachableError(
+            f"cannot reach the Ray cluster at RAY_ADDRESS={address!r} within "
+            f"{RAY_CONNECT_TIMEOUT:.0f} s ({exc}); unset RAY_ADDRESS to start a local Ray"
+        ) from None
+
+
+def _ray_score_batch(batch: Any, *, out: str, modes: Mapping[str, Any], errors: str) -> Any:
+    """map_batches function: score each work item of a (pandas) batch."""
+    import pandas as pd
+
+    rows = []
+    for rec in batch.to_dict("records"):
+        rec["row_groups"] = tuple(int(g) for g in (rec.get("row_groups") or ()))
+        item = WorkItem(**{k: rec[k] for k in WorkItem.__dataclass_fields__})
+        res = score_item(item, out=out, modes=modes, errors=errors)
+        res["problems"] = "\n".join(res["problems"])
+        rows.append(res)
+    return pd.DataFrame(rows)
+
+
+def _run_ray(items: Sequence[WorkItem], *, out: str, modes: Mapping[str, Any], errors: str,
+             num_proc: int, progress: bool) -> list[dict[str, Any]]:
+    try:
+        import ray
+    except ImportError:
+        raise ImportError("the Ray engine needs Ray: pip install 'accordkit[ray]'") from None
+    address = os.environ.get("RAY_ADDRESS")
+    started = False
+    if not ray.is_initialized():
+        if address:
+            _check_ray_address(address)
+            ray.init(address=address, log_to_driver=False)
+        else:
+            ray.init(num_cpus=max(1, num_proc), include_dashboard=False, log_to_driver=False)
+            started = True
+    try:
+        ctx = ray.data.DataContext.get_current()
+        ctx.enable_progress_bars = progress
+        data = ray.data.from_items([asdict(i) for i in items],
+                                   override_num_blocks=max(1, len(items)))
+        scored = data.map_batches(_ray_score_batch, batch_size=1, batch_format="pandas",
+                                  fn_kwargs={"out": str(out), "modes": dict(modes),
+                                             "errors": errors})
+        rows = scored.take_all()
+    finally:
+        if started:
+            ray.shutdown()
+    for r in rows:
+        r["problems"] = [p for p in str(r.get("problems") or "").split("\n") if p]
+        r["error"] = r.get("error") or None
+    return rows
+
+
+def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "local",
+                   num_proc: int = 1, batch_size: int = 50_000, errors: str = "skip",
+                   modes: Mapping[str, Any] | None = None, progress: bool = True,
+                   ) -> dict[str, Any]:
+    """Score ``sources`` batch by batch into a score store at ``out``.
+
+    Parameters
+    ----------
+    sources : list of str
+        Files, folders (parquet shards, result files), hub ids or fsspec URLs.
+    out : str or Path
+        Folder of the store; must not hold a finished store already (delete it first).
+    engine : {"local", "ray"}
+        Where batches are scored (see :mod:`accordkit.engines`).
+    num_proc : int
+        Worker processes (local) or CPUs of a Ray started here.
+    batch_size : int
+        Rows per parquet batch; memory per worker grows with it, not with the data set.
+    errors : {"skip", "raise"}
+        Bad records are skipped and listed in the manifest (``"skip"``) or make their
+        whole batch fail (``"raise"``; the batch is listed with its error).
+    modes : mapping, optional
+        Keyword options of :func:`accordkit.score` (``tcrr_mode``, ``action_mode``,
+        ``shop_type_gate``). Modes that pool over a file keep files whole.
+    progress : bool
+        Show a progress bar.
+
+    Returns
+    -------
+    dict
+        The manifest (also in ``out/manifest.json``).
+    """
+    from ..store import read_manifest  # noqa: F401 - documents the pair
+
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if errors not in ("skip", "raise"):
+        raise ValueError(f"errors must be 'skip' or 'raise', got {errors!r}")
+    modes = dict(modes or {})
+    out = Path(out)
+    if (out / "manifest.json").exists():
+        raise FileExistsError(f"{out} already holds a finished score store; remove it or "
+                              "choose another --out")
+    if out.exists() and any(out.iterdir()):
+        # leftovers of an unfinished run: start clean so no stale part is read
+        for sub in ("episodes", "preferences", "shifts"):
+            shutil.rmtree(out / sub, ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    whole = modes.get("tcrr_mode") in POOLED_TCRR_MODES
+    items, inputs = plan_work(sources, batch_size=batch_size, whole_files=whole)
+    runner = _run_local if engine == "local" else _run_ray
+    results = runner(items, out=str(out), modes=modes, errors=errors, num_proc=num_proc,
+                     progress=progress)
+    by_input: dict[int, InputRecord] = {r.index: r for r in inputs}
+    for res in sorted(results, key=lambda r: (r["input_index"], r["batch_index"])):
+        rec = by_input[int(res["input_index"])]
+        rec.batches += 1
+        rec.episodes += int(res["episodes"])
+        rec.skipped += int(res["skipped"])
+        room = MAX_PROBLEMS - len(rec.problems)
+        if room > 0:
+            rec.problems += list(res["problems"])[:room]
+        if res["error"]:
+            msg = f"batch {res['batch_index']}: {res['error']}"
+            rec.error = msg if rec.error is None else f"{rec.error}; {msg}"
+    seconds = time.perf_counter() - started
+    write_manifest(out, inputs, modes=modes, engine=engine,
+                   extra={"num_proc": num_proc, "batch_size": batch_size, "errors": errors,
+                          "seconds": round(seconds, 3)})
+    from ..store import read_manifest as _read
+
+    return _read(out)

@@ -1,0 +1,109 @@
+"""Streamed scoring into a store equals ak.score in memory, row for row."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import accordkit as ak
+from accordkit.engines import plan_work, score_to_store
+from accordkit.store import read_manifest, read_scores
+
+
+def _sample_parquet_files(sample_dir):
+    return sorted(str(p) for p in (sample_dir).rglob("*.parquet") if "verdicts" not in str(p))
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory, sample_dir):
+    """The sample rewritten as parquet shards of small row groups (several batches each)."""
+    root = tmp_path_factory.mktemp("shards")
+    for i, src in enumerate(_sample_parquet_files(sample_dir)):
+        pq.write_table(pq.read_table(src), root / f"shard-{i:02d}.parquet", row_group_size=50)
+    return root
+
+
+@pytest.mark.parametrize("num_proc", [1, 2])
+@pytest.mark.parametrize("level", ["episode", "preference", "shift"])
+def test_streamed_store_equals_in_memory_scores(tmp_path, shards, level, num_proc):
+    out = tmp_path / "store"
+    manifest = score_to_store([str(shards)], out=out, num_proc=num_proc, batch_size=60,
+                              progress=False)
+    assert manifest["failed_inputs"] == 0 and manifest["skipped"] == 0
+    files = sorted(str(p) for p in shards.glob("*.parquet"))
+    want = ak.score(ak.load(files), level=level)
+    got = read_scores(out, level=level)
+    pd.testing.assert_frame_equal(got, want[got.columns], check_dtype=False)
+    assert manifest["episodes"] == 792
+    assert sum(r["batches"] for r in manifest["inputs"]) > len(files)   # really batched
+
+
+def test_plan_batches_whole_row_groups_and_keeps_files_whole_when_asked(shards):
+    items, inputs = plan_work([str(shards)], batch_size=120)
+    first = [i for i in items if i.input_index == 0]
+    assert [i.rows for i in first] == [150, 138]          # 288 rows in groups of 50
+    whole, _ = plan_work([str(shards)], batch_size=120, whole_files=True)
+    assert len(whole) == len(inputs) == 5
+    assert all(len(i.row_groups) == pq.ParquetFile(i.source).metadata.num_row_groups
+               for i in whole)
+
+
+def test_result_files_and_modes_that_pool_over_a_file(tmp_path, acb_dir):
+    files = sorted(str(p) for p in acb_dir.glob("*.json") if p.name != "expected_upstream.json")
+    modes = {"tcrr_mode": "upstream", "action_mode": "upstream"}
+    out = tmp_path / "acb"
+    manifest = score_to_store(files, out=out, modes=modes, progress=False)
+    want = ak.score(ak.load(files), **modes)
+    got = read_scores(out)
+    pd.testing.assert_frame_equal(got, want[got.columns], check_dtype=False)
+    assert manifest["modes"] == modes
+    assert [r["source"] for r in manifest["inputs"]] == files
+    assert all(len(r["sha256"]) == 64 for r in manifest["inputs"])
+
+
+def test_a_bad_shard_is_listed_and_the_others_still_score(tmp_path, shards):
+    src = tmp_path / "in"
+    shutil.copytree(shards, src)
+    good = pq.read_table(src / "shard-00.parquet")
+    # a truncated parquet file and one with the wrong schema
+    data = (src / "shard-01.parquet").read_bytes()
+    (src / "shard-01.parquet").write_bytes(data[: len(data) // 2])
+    pq.write_table(good.drop_columns(["messages"]), src / "shard-02.parquet")
+    manifest = score_to_store([str(src)], out=tmp_path / "store", progress=False)
+    by_name = {r["source"].rsplit("/", 1)[-1]: r for r in manifest["inputs"]}
+    assert "unreadable parquet file" in by_name["shard-01.parquet"]["error"]
+    assert by_name["shard-01.parquet"]["episodes"] == 0
+    assert "messages" in by_name["shard-02.parquet"]["error"]
+    assert by_name["shard-00.parquet"]["episodes"] == 288 and not by_name["shard-00.parquet"]["error"]
+    assert manifest["failed_inputs"] == 2
+    got = read_scores(tmp_path / "store")
+    # shard-00 (288 shop episodes) and shards 03, 04 (72 banking, 72 retail) are scored
+    assert len(got) == manifest["episodes"] == 288 + 72 + 72
+
+
+def test_bad_records_are_skipped_and_counted(tmp_path, shards):
+    src = tmp_path / "in"
+    src.mkdir()
+    table = pq.read_table(shards / "shard-03.parquet")
+    bench = table.column("benchmark").to_pylist()
+    bench[5] = "nonsense"
+    table = table.set_column(table.schema.get_field_index("benchmark"), "benchmark",
+                             pa.array(bench, pa.string()))
+    pq.write_table(table, src / "bad.parquet", row_group_size=50)
+    manifest = score_to_store([str(src)], out=tmp_path / "store", progress=False)
+    rec = manifest["inputs"][0]
+    assert rec["skipped"] == 1 and rec["episodes"] == table.num_rows - 1
+    assert "benchmark" in rec["problems"][0]
+
+
+def test_an_existing_store_is_never_overwritten(tmp_path, shards):
+    out = tmp_path / "store"
+    score_to_store([str(shards / "shard-00.parquet")], out=out, progress=False)
+    with pytest.raises(FileExistsError, match="already holds"):
+        score_to_store([str(shards / "shard-00.parquet")], out=out, progress=False)
+    assert json.loads((out / "manifest.json").read_text()) == read_manifest(out)
