@@ -17,6 +17,10 @@ def _pyproject() -> dict[str, str]:
     return {Requirement(r).name.lower(): str(Requirement(r).specifier) for r in reqs}
 
 
+#: conda-forge names of packages whose pip name (with extras) differs
+CONDA_TO_PIP = {"ray-data": "ray"}
+
+
 def _conda() -> dict[str, str]:
     env = yaml.safe_load((REPO / "environment.yml").read_text())
     out = {}
@@ -26,7 +30,8 @@ def _conda() -> dict[str, str]:
         name, spec = re.match(r"^([A-Za-z0-9_.-]+)\s*(.*)$", dep).groups()
         if name in ("python", "pip"):
             continue
-        out[name.lower()] = str(Requirement(f"{name}{spec}").specifier)
+        out[CONDA_TO_PIP.get(name.lower(), name.lower())] = \
+            str(Requirement(f"{name}{spec}").specifier)
     return out
 
 
