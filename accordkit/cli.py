@@ -64,12 +64,22 @@ def _cmd_synth(args: argparse.Namespace) -> int:
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
+    modes = {"tcrr_mode": args.tcrr_mode, "action_mode": args.action_mode,
+             "shop_type_gate": args.shop_type_gate}
+    if args.out:
+        return _score_to_store(args, modes)
     from .load import load
+    from .schema import EpisodeValidationError
     from .score import score
 
-    ds = load(args.sources, errors=args.errors)
-    frame = score(ds, level=args.level, tcrr_mode=args.tcrr_mode, action_mode=args.action_mode,
-                  shop_type_gate=args.shop_type_gate)
+    try:
+        ds = load(args.sources, errors=args.errors or "raise")
+    except EpisodeValidationError as exc:
+        print(f"accordkit score: {exc}", file=sys.stderr)
+        print("  (use --errors skip to score the good records and list the bad ones)",
+              file=sys.stderr)
+        return 1
+    frame = score(ds, level=args.level, **modes)
     if args.output:
         if args.output.endswith(".parquet"):
             frame.to_parquet(args.output, index=False)
@@ -79,6 +89,29 @@ def _cmd_score(args: argparse.Namespace) -> int:
     else:
         print(frame.to_string(max_rows=40))
     return 0
+
+
+def _score_to_store(args: argparse.Namespace, modes: dict) -> int:
+    from .engines import score_to_store
+    from .engines.run import RayUnreachableError
+
+    try:
+        manifest = score_to_store(args.sources, out=args.out, engine=args.engine,
+                                  num_proc=args.num_proc, batch_size=args.batch_size,
+                                  errors="raise" if args.errors == "raise" else "skip",
+                                  modes=modes, progress=not args.quiet)
+    except (FileExistsError, RayUnreachableError, ImportError, ValueError) as exc:
+        print(f"accordkit score: {exc}", file=sys.stderr)
+        return 1
+    n_in = len(manifest["inputs"])
+    print(f"scored {manifest['episodes']} episodes from {n_in} input(s) in "
+          f"{manifest['seconds']:.1f} s -> {args.out} (engine {manifest['engine']})")
+    failed = [r for r in manifest["inputs"] if r["error"]]
+    if manifest["skipped"]:
+        print(f"skipped {manifest['skipped']} bad record(s); see {args.out}/manifest.json")
+    for r in failed:
+        print(f"  FAILED {r['source']}: {r['error']}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -115,9 +148,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--action-mode", default="best_match", choices=("best_match", "upstream"))
     p.add_argument("--shop-type-gate", action="store_true",
                    help="AcCoRD shop: outcome 0 when the product type is wrong")
-    p.add_argument("--errors", choices=("raise", "skip"), default="raise",
-                   help="stop at the first bad record, or skip and report bad records")
+    p.add_argument("--errors", choices=("raise", "skip"), default=None,
+                   help="stop at the first bad record, or skip and report bad records "
+                   "(default: raise; with --out: skip, listed in the manifest)")
     p.add_argument("-o", "--output", help="write CSV (or .parquet) instead of printing")
+    store = p.add_argument_group(
+        "score store (large data)",
+        "With --out DIR, episodes are read and scored batch by batch and written as a score "
+        "store (parquet per level + manifest.json) that `ak.read_scores(DIR)` and "
+        "`accordkit report --scores DIR` read. Memory grows with --batch-size, not with the "
+        "data. A bad input is listed in the manifest and the others still score (exit 1).")
+    store.add_argument("--out", metavar="DIR", help="write a score store to DIR")
+    store.add_argument("--engine", choices=("local", "ray"), default="local",
+                       help="local processes, or Ray Data (RAY_ADDRESS, else a local Ray)")
+    store.add_argument("--num-proc", type=int, default=1, metavar="N",
+                       help="worker processes (local) or CPUs of a local Ray (default 1)")
+    store.add_argument("--batch-size", type=int, default=50_000, metavar="ROWS",
+                       help="episodes per batch of a parquet shard (default 50000)")
+    store.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_score)
 
     for module in ("accordkit.judges.cli", "accordkit.report.cli"):
