@@ -55,6 +55,13 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_synth(args: argparse.Namespace) -> int:
+    if args.episodes is not None:
+        from .synth.sharded import write_accord_shards
+
+        written = write_accord_shards(args.out, episodes=args.episodes, shards=args.shards,
+                                      seed=args.seed, num_proc=args.num_proc)
+        print(f"wrote {len(written) - 1} shard(s) and README.md to {args.out}")
+        return 0
     from .synth.write import write_sample
 
     written = write_sample(args.out, seed=args.seed, parts=args.only)
@@ -136,6 +143,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="simulator seed (default: 0)")
     p.add_argument("--only", nargs="+", choices=("accord", "goalshift", "verdicts"),
                    help="write only these parts")
+    big = p.add_argument_group(
+        "large sets", "With --episodes, write a large AcCoRD set instead of the sample: "
+        "distinct scenarios from the same simulator, as a local dataset folder of parquet "
+        "shards (the same seed gives the same files, whatever --num-proc).")
+    big.add_argument("--episodes", type=int, metavar="N", help="episodes to simulate")
+    big.add_argument("--shards", type=int, default=16, metavar="S",
+                     help="parquet files (default 16)")
+    big.add_argument("--num-proc", type=int, default=1, metavar="P",
+                     help="processes simulating shards in parallel")
     p.set_defaults(func=_cmd_synth)
 
     p = sub.add_parser("score", help="re-score episodes and write a tidy table",
