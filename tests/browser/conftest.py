@@ -30,9 +30,14 @@ def chromium_path() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator:
-    """A headless Chromium shared by the browser tests (skips with the reason)."""
+    """A headless Chromium for one test module (skips with the reason).
+
+    Module scope, not session: Playwright's sync API keeps an asyncio loop running in the
+    main thread while it is open, and code under test elsewhere (``ak.judge``) rightly
+    refuses ``asyncio.run`` inside a running loop.
+    """
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:

@@ -130,7 +130,8 @@ def test_a_failed_notebook_does_not_stop_the_others(tmp_path, sample_dir):
 
     code = main(["report", "--out", str(tmp_path), "--notebooks", "accord_results",
                  "error_analysis", "--set", "ci_method=nonsense", "--set", "n_resamples=50"])
-    results = {r["notebook"]: r for r in json.loads((tmp_path / "results.json").read_text())}
+    stored = json.loads((tmp_path / "results.json").read_text())
+    results = {r["notebook"]: r for r in stored["notebooks"]}
     assert code == 1
     assert results["accord_results"]["status"] == "failed"
     assert "method" in results["accord_results"]["reason"]
