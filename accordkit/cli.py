@@ -179,8 +179,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="local processes, or Ray Data (RAY_ADDRESS, else a local Ray)")
     store.add_argument("--num-proc", type=int, default=1, metavar="N",
                        help="worker processes (local) or CPUs of a local Ray (default 1)")
-    store.add_argument("--batch-size", type=int, default=50_000, metavar="ROWS",
-                       help="episodes per batch of a parquet shard (default 50000)")
+    store.add_argument("--batch-size", type=int, default=20_000, metavar="ROWS",
+                       help="episodes per batch of a parquet shard (default 20000)")
     store.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_score)
 

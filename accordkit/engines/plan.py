@@ -120,7 +120,7 @@ def _open_parquet(source: str):
     return pq.ParquetFile(source)
 
 
-def plan_work(sources: Sequence[str], *, batch_size: int = 50_000,
+def plan_work(sources: Sequence[str], *, batch_size: int = 20_000,
               whole_files: bool = False) -> tuple[list[WorkItem], list[InputRecord]]:
     """Plan the batches of a scoring run.
 

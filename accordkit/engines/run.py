@@ -179,7 +179,7 @@ def _run_ray(items: Sequence[WorkItem], *, out: str, modes: Mapping[str, Any], e
 
 
 def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "local",
-                   num_proc: int = 1, batch_size: int = 50_000, errors: str = "skip",
+                   num_proc: int = 1, batch_size: int = 20_000, errors: str = "skip",
                    modes: Mapping[str, Any] | None = None, progress: bool = True,
                    ) -> dict[str, Any]:
     """Score ``sources`` batch by batch into a score store at ``out``.
