@@ -36,6 +36,8 @@ class Fault:
         internal error; ``"401"`` refuses the key and echoes it in the error message (as a
         careless server might); ``"hang"`` sleeps ``seconds`` before answering (longer than the
         client timeout); ``"garbage"`` answers 200 with unparseable judge text;
+        ``"echo_key"`` answers 200 with the request's ``Authorization`` header echoed in the
+        ``model`` field, the reply text and a response header (a hostile proxy);
         ``"bad_body"`` answers 200 with a body that is not JSON.
     """
 
@@ -153,6 +155,15 @@ class StubServer:
             key = handler.headers.get("Authorization") or ""
             return _send(handler, 401, {"error": {"message": f"Incorrect API key: {key}",
                                                   "type": "invalid_request_error"}})
+        if fault is not None and fault.kind == "echo_key":
+            echo = f"echo {handler.headers.get('Authorization') or ''}"
+            payload = {"id": echo, "object": "chat.completion", "created": int(time.time()),
+                       "model": echo, "system_fingerprint": echo,
+                       "choices": [{"index": 0, "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": echo}}],
+                       "usage": {"prompt_tokens": 10, "completion_tokens": 10,
+                                 "total_tokens": 20}}
+            return _send(handler, 200, payload, {"X-Echo": echo})
         if fault is not None and fault.kind == "500":
             return _send(handler, 500, {"error": {"message": "boom", "type": "server_error"}})
         if fault is not None and fault.kind == "hang":
