@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import hashlib
 import importlib.machinery
+import os
 import site
 import sys
 import sysconfig
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(os.path.abspath(__file__)).parents[1]
 
 #: ``.pth`` file name -> SHA-256 of its exact bytes (setuptools' distutils shim, as shipped).
 ALLOWED_PTH: dict[str, frozenset[str]] = {
@@ -52,9 +53,11 @@ def sha256(path: Path) -> str:
 
 
 def editable_contents(root: Path) -> frozenset[str]:
-    """The accepted hashes of the editable-install ``.pth``: the checkout root, one line."""
-    text = str(root)
-    return frozenset(hashlib.sha256(v.encode()).hexdigest() for v in (text, text + "\n"))
+    """The accepted hashes of the editable-install ``.pth``: the checkout root, one line
+    (as given or with symlinks resolved, with or without a final newline)."""
+    texts = {str(root), str(root.resolve())}
+    return frozenset(hashlib.sha256(v.encode()).hexdigest()
+                     for text in texts for v in (text, text + "\n"))
 
 
 def unexpected_pth(folders: list[Path], *, root: Path = REPO) -> list[str]:
