@@ -160,3 +160,17 @@ def test_the_usage_exit_code_is_documented_and_differs_from_run_again():
     assert "64 usage error" in build_parser().format_help()
     assert "64 usage error" in DESCRIPTION and "2 some items" in DESCRIPTION
     assert USAGE_ERROR not in (0, 1, 2, 130)
+
+
+def test_cli_refuses_an_unwritable_cache_in_one_line_before_any_request(source, tmp_path, stub,
+                                                                        fake_key, capsys):
+    server = stub()
+    blocked = tmp_path / "cache"
+    blocked.write_text("a file, not a folder")
+    args = parse(["judge", str(source), "--judge", "gsrt", "--model", "openai/stub",
+                  "--api-base", server.base_url, "--price-in", "1", "--price-out", "1",
+                  "--cache", str(blocked), "--no-progress", "-o", str(tmp_path / "v.parquet")])
+    assert run(args) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not writable" in err[0] and "nothing was sent" in err[0]
+    assert server.n_requests == 0
