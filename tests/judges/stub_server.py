@@ -38,6 +38,9 @@ class Fault:
         client timeout); ``"garbage"`` answers 200 with unparseable judge text;
         ``"echo_key"`` answers 200 with the request's ``Authorization`` header echoed in the
         ``model`` field, the reply text and a response header (a hostile proxy);
+        ``"no_usage"`` / ``"negative_usage"`` answer 200 without ``usage`` / with negative
+        token counts; ``"empty_choices"`` / ``"null_content"`` answer 200 with ``choices: []``
+        / ``content: null``;
         ``"bad_body"`` answers 200 with a body that is not JSON.
     """
 
@@ -173,7 +176,8 @@ class StubServer:
         text = "\x00%%garbage%% }{" if fault is not None and fault.kind == "garbage" \
             else self.answer(body)
         n_in = sum(len(str(m.get("content") or "")) for m in body.get("messages") or []) // 4
-        payload = {
+        kind = fault.kind if fault is not None else None
+        payload: dict[str, Any] = {
             "id": f"stub-{len(self.requests)}",
             "object": "chat.completion",
             "created": int(time.time()),
@@ -183,6 +187,15 @@ class StubServer:
             "usage": {"prompt_tokens": n_in, "completion_tokens": max(1, len(text) // 4),
                       "total_tokens": n_in + max(1, len(text) // 4)},
         }
+        if kind == "no_usage":
+            del payload["usage"]
+        elif kind == "negative_usage":
+            payload["usage"] = {"prompt_tokens": -254_000_000, "completion_tokens": -5,
+                                "total_tokens": -254_000_005}
+        elif kind == "empty_choices":
+            payload["choices"] = []
+        elif kind == "null_content":
+            payload["choices"][0]["message"]["content"] = None
         _send(handler, 200, payload)
 
     def __enter__(self) -> StubServer:

@@ -249,3 +249,53 @@ def test_judge_takes_the_seed_its_async_form_has(tmp_path):
     v = judge([acb_episode()], judge="gsrt", cache_dir=tmp_path, seed=7,
               completion_kwargs={"mock_response": GSRT_REPLY}, model="gpt-4o-mini", **FAST)
     assert v.attrs["judge_run"]["exit_code"] == 0
+
+
+# --------------------------------------------------------------------------- through litellm
+
+
+def test_the_reproduction_through_litellm_a_server_without_usage_cannot_bypass_the_cap(
+        stub, tmp_path, fake_key):
+    server = stub(fault=lambda body, n: Fault("no_usage"))
+    eps = [acb_episode(f"e{i}") for i in range(30)]
+    run = run_judge(eps, judge="gsrt", api_base=server.base_url, cache_dir=tmp_path,
+                    max_cost=10.0, concurrency=1, **PRICED, **FAST)
+    assert server.n_requests == run.n_calls < 30
+    assert run.n_estimated == run.n_calls
+    assert 0 < run.cost_usd <= 10.0 + run.verdicts["cost_usd"].max()
+    assert (run.verdicts["cost_usd"].dropna() >= 0).all()
+
+
+def test_the_reproduction_through_litellm_negative_usage_is_no_cost(stub, tmp_path, fake_key):
+    server = stub(fault=lambda body, n: Fault("negative_usage"))
+    eps = [acb_episode(f"e{i}") for i in range(30)]
+    run = run_judge(eps, judge="gsrt", api_base=server.base_url, cache_dir=tmp_path,
+                    max_cost=10.0, concurrency=1, **PRICED, **FAST)
+    assert server.n_requests < 30 and run.cost_usd == 0.0
+    assert run.verdicts["cost_usd"].isna().all() and run.exit_code == 2
+    assert run.verdicts["error"].str.contains("UsageError|max_cost").all()
+
+
+@pytest.mark.parametrize("kind", ["empty_choices", "null_content"])
+def test_empty_answers_from_a_server_are_retried_through_litellm(kind, stub, tmp_path,
+                                                                 fake_key):
+    server = stub(fault=lambda body, n: Fault(kind) if n < 2 else None)
+    run = run_judge([acb_episode()], judge="gsrt", api_base=server.base_url, cache_dir=tmp_path,
+                    max_attempts=4, **PRICED, **FAST)
+    assert server.n_requests == 3 and run.exit_code == 0
+    assert json.loads(run.verdicts.loc[0, "verdict"]) == json.loads(GSRT_REPLY)
+
+
+def test_a_cache_folder_that_refuses_files_is_refused_before_any_request(tmp_path, monkeypatch):
+    import errno
+    import tempfile
+
+    def read_only(*args, **kwargs):
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(tempfile, "mkstemp", read_only)
+    fake = _fake(lambda n: _response())
+    with pytest.raises(CacheNotWritableError, match="Read-only file system.*nothing was sent"):
+        run_judge([acb_episode()], judge="gsrt", cache_dir=tmp_path, _completion=fake,
+                  **PRICED, **FAST)
+    assert fake.calls == []
