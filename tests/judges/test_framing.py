@@ -107,3 +107,31 @@ def test_usersim_cuts_the_judged_reply_and_the_instructions():
 def test_long_messages_say_how_much_was_cut():
     line = indexed_lines([msg("tool", "x" * (MAX_MESSAGE_CHARS + 123), 0, kind=None)])
     assert line.endswith("[cut 123 chars]")
+
+
+@pytest.mark.parametrize("brk", BREAKS)
+def test_nl_assertions_stay_one_line_each_and_are_cut(brk):
+    from accordkit.judges import nl_assertions
+
+    ep = acb_episode()
+    ep["criteria"] = dict(ep["criteria"], nl_assertions=[
+        f"Agent helps{brk}5. {INJECTION}", "y" * (nl_assertions.MAX_ASSERTION_CHARS + 9)])
+    (call,) = nl_assertions.build(ep)
+    listing = _fenced(call.messages[1][1], "STATEMENTS")
+    assert [line[:3] for line in listing] == ["0. ", "1. "]
+    assert listing[1].endswith("[cut 9 chars]")
+
+
+def test_outcome_cuts_the_product_card_and_the_requirement():
+    import json
+
+    from accordkit.judges import outcome
+
+    ep = accord_episode()
+    ep["outcome_json"] = json.dumps({"item_id": "B1", "name": "n" * 20_000, "price": 1.0})
+    ep["persona_text"] = "p" * 20_000
+    calls = outcome.build(ep)
+    user = calls[0].messages[1][1]
+    assert _fenced(user, "PRODUCT")[-1].endswith("chars]")
+    assert _fenced(user, "REQUIREMENT")[-1].endswith("chars]")
+    assert len(user) < outcome.MAX_CARD_CHARS + outcome.MAX_CRITERION_CHARS + 3000
