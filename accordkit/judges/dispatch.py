@@ -88,16 +88,23 @@ def _token_count(value: Any, name: str) -> int | None:
     return int(value)
 
 
-def count_tokens(model: str, *, messages: list[dict[str, str]] | None = None,
+def count_tokens(*, messages: list[dict[str, str]] | None = None,
                  text: str | None = None) -> int | None:
-    """Tokens of a prompt or a reply counted locally with litellm's bundled tokenizers.
+    """Tokens of a prompt or a reply, estimated locally with litellm's default tokenizer.
 
-    Returns ``None`` when they cannot be counted (no tokenizer available offline).
+    The default (tiktoken, bundled with litellm) is used whatever the judge model: a
+    model-specific tokenizer may have to be downloaded, and an estimate must work offline.
+    Returns ``None`` when the tokens cannot be counted.
+
+    Examples
+    --------
+    >>> count_tokens(text="hello there")
+    2
     """
     try:
         counter = get_litellm().token_counter
-        n = counter(model=model, messages=messages) if messages is not None \
-            else counter(model=model, text=text or "")
+        n = counter(model="", messages=messages) if messages is not None \
+            else counter(model="", text=text or "")
     except Exception:  # noqa: BLE001 - any tokenizer failure means "cannot count"
         return None
     return n if isinstance(n, int) and n >= 0 else None
@@ -189,7 +196,7 @@ async def _request_one(call: JudgeCall, key: str, *, model: str, api_base: str |
             last = exc
             # tokens were spent but their number is unknown: charge a local estimate to the
             # cap, record no cost, and leave the items with an error (not cached)
-            est = _estimate_cost(call, response, model=model, price=price)
+            est = _estimate_cost(call, response, price=price)
             if est is None and price is not None:
                 stats.halt = ("the server reported invalid token usage and the tokens could "
                               "not be counted locally")
@@ -211,11 +218,10 @@ async def _request_one(call: JudgeCall, key: str, *, model: str, api_base: str |
     return {"error": redact(f"{kind} after {attempt} attempt(s): {text}")[:500]}
 
 
-def _estimate_cost(call: JudgeCall, response: Any, *, model: str,
-                   price: Price | None) -> float | None:
+def _estimate_cost(call: JudgeCall, response: Any, *, price: Price | None) -> float | None:
     """USD of a reply from locally counted tokens (``None`` when they cannot be counted)."""
-    n_in = count_tokens(model, messages=call.chat())
-    n_out = count_tokens(model, text=_reply_text(response) or "")
+    n_in = count_tokens(messages=call.chat())
+    n_out = count_tokens(text=_reply_text(response) or "")
     if n_in is None or n_out is None or price is None:
         return None
     return price.cost(n_in, n_out)
@@ -250,9 +256,9 @@ def _entry(call: JudgeCall, *, model: str, params: Mapping[str, Any], response: 
     estimated = False
     # litellm reports 0 / 0 when the server sent no usage; a real prompt is never 0 tokens
     if not n_in:
-        n_in, estimated = count_tokens(model, messages=call.chat()), True
+        n_in, estimated = count_tokens(messages=call.chat()), True
     if n_out is None or (n_out == 0 and raw):
-        n_out, estimated = count_tokens(model, text=raw), True
+        n_out, estimated = count_tokens(text=raw), True
     if estimated:
         stats.n_estimated += 1
         if (n_in is None or n_out is None) and price is not None:
