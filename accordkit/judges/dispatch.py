@@ -1,7 +1,19 @@
 """Sending the requests: bounded concurrency, retries, the spending cap, the cache writes.
 
 :func:`execute` takes the requests whose keys are not cached yet and returns, per key,
-either the stored cache entry (written the moment the reply arrived) or ``{"error": ...}``.
+either the cache entry (written the moment the reply arrived) or ``{"error": ...}``.
+
+What an answer must be before it counts:
+
+* a reply text: empty ``choices`` or ``content: null`` is retried like a transport failure
+  (:class:`EmptyReplyError`) and never cached;
+* token counts that are non-negative whole numbers; others are an error for the item
+  (:class:`UsageError`), never a cost, while a local estimate is still charged to the cap;
+* missing counts (litellm reports 0 / 0) are counted locally (:func:`count_tokens`); when
+  they cannot be, a capped run stops sending.
+
+Every string of a stored entry is scrubbed of credentials (:func:`redact_all`). A failed
+cache write keeps the answer for this run (``DispatchStats.n_unstored``).
 """
 
 from __future__ import annotations

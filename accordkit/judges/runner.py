@@ -448,6 +448,18 @@ def judge(
         verdict, 2 when some still have errors). Use :func:`run_judge` for the full
         :class:`JudgeRun`.
 
+    Raises
+    ------
+    ValueError
+        Bad options, or ``max_cost`` without a known price (before any request).
+    CacheNotWritableError
+        The cache folder cannot take a file (checked before any request).
+
+    Warns
+    -----
+    JudgeCacheWarning
+        Some answers could not be written to the cache; they are in the returned table.
+
     Examples
     --------
     >>> import accordkit as ak
