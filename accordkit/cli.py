@@ -7,6 +7,7 @@ Each subcommand lives with the code it drives and registers itself here through 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 
@@ -35,6 +36,54 @@ examples:
       --model openai/gpt-4o-mini -o verdicts.parquet
   accordkit synth --out data/sample --seed 0
 """
+
+
+#: Exit status of a usage error (unknown option, missing or malformed argument): sysexits'
+#: EX_USAGE, distinct from every status a command returns (``judge`` uses 2 for "run again").
+USAGE_ERROR = 64
+
+EXIT_STATUS = """
+exit status: 0 success; 1 bad input (every problem listed); 2 (judge) some items still
+have transport errors, run again; 64 usage error (unknown option, missing argument), with
+option values never printed; 130 interrupted.
+"""
+
+_BAD_VALUE = re.compile(r"(invalid choice|invalid [\w ]*?value|ignored explicit argument):? "
+                        r"(?:'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|\S+)")
+_OPTION_VALUE = re.compile(r"(--?[\w-]+)=\S*")
+
+
+def safe_usage_message(message: str) -> str:
+    """An argparse error message with every option value removed (values may be secrets).
+
+    Examples
+    --------
+    >>> safe_usage_message("unrecognized arguments: --api-key sk-123 --x=1")
+    'unrecognized option(s): --api-key --x (1 other argument not shown)'
+    >>> safe_usage_message("argument --judge: invalid choice: 'sk-1' (choose from 'a', 'b')")
+    "argument --judge: invalid choice (value not shown) (choose from 'a', 'b')"
+    """
+    match = re.match(r"unrecognized arguments: (.*)", message, re.DOTALL)
+    if match:
+        tokens = match.group(1).split()
+        options = [t.split("=", 1)[0][:60] for t in tokens if t.startswith("-")]
+        n_other = len(tokens) - len(options)
+        text = "unrecognized option(s): " + " ".join(options) if options \
+            else "unrecognized argument(s)"
+        if n_other:
+            text += f" ({n_other} other argument{'s' if n_other > 1 else ''} not shown)"
+        return text
+    message = _BAD_VALUE.sub(r"\1 (value not shown)", message)
+    return _OPTION_VALUE.sub(r"\1=(value not shown)", message)
+
+
+class UsageErrorParser(argparse.ArgumentParser):
+    """An argument parser whose usage errors exit with :data:`USAGE_ERROR` and never echo
+    option values (subcommand parsers inherit it)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(USAGE_ERROR, f"{self.prog}: error: {safe_usage_message(message)}\n")
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
@@ -123,8 +172,8 @@ def _score_to_store(args: argparse.Namespace, modes: dict) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (subcommands included)."""
-    parser = argparse.ArgumentParser(
-        prog="accordkit", description=DESCRIPTION, epilog=EPILOG,
+    parser = UsageErrorParser(
+        prog="accordkit", description=DESCRIPTION, epilog=EPILOG + EXIT_STATUS,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"accordkit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

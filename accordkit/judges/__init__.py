@@ -5,11 +5,12 @@ purchase criteria), ``nl_assertions`` (AgentChangeBench NL assertions), ``gsrt``
 detection). See ``docs/judges.md``.
 """
 
+from .cache import CacheNotWritableError
 from .parse import gsrt_struct
 from .pricing import UnknownPriceWarning
 from .registry import JUDGES, get_judge
 from .reliability import agreement, pass_rates
-from .runner import JudgeRun, arun_judge, judge, run_judge
+from .runner import JudgeCacheWarning, JudgeRun, arun_judge, judge, run_judge
 from .verdicts import (
     VERDICT_COLUMNS,
     check_verdicts,
@@ -22,6 +23,8 @@ from .verdicts import (
 
 __all__ = [
     "JUDGES",
+    "CacheNotWritableError",
+    "JudgeCacheWarning",
     "VERDICT_COLUMNS",
     "JudgeRun",
     "UnknownPriceWarning",

@@ -10,7 +10,11 @@ hit needs the proxy's extra dependencies), so accordkit keeps its own:
   (``os.replace``), so an interrupted run leaves either the whole entry or none;
 * only successful replies are stored (malformed ones too: they are verdicts, ``invalid``);
   transport errors are not, so they are retried on the next run;
-* entries hold the reply text, token counts and cost, never credentials.
+* entries hold the reply text, token counts and cost, never credentials (every string
+  field is scrubbed of credential values found in the environment before it is written);
+* before a run sends anything, :meth:`JudgeCache.check_writable` proves the folder takes a
+  file, and temporary files left by a killed run (``.tmp-*`` older than
+  :data:`STALE_TEMP_SECONDS`) are removed (:meth:`JudgeCache.remove_stale_temp`).
 """
 
 from __future__ import annotations
@@ -19,15 +23,24 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from .calls import JudgeCall
 
-__all__ = ["JudgeCache", "cache_key", "default_cache_dir", "CACHE_ENV"]
+__all__ = ["JudgeCache", "CacheNotWritableError", "cache_key", "default_cache_dir",
+           "CACHE_ENV", "STALE_TEMP_SECONDS"]
 
 CACHE_ENV = "ACCORDKIT_JUDGE_CACHE"
+#: A ``.tmp-*`` file older than this is a leftover of a killed run (a write takes
+#: milliseconds; the margin spares the files of another run writing at the same time).
+STALE_TEMP_SECONDS = 60.0
+
+
+class CacheNotWritableError(OSError):
+    """The cache folder cannot take a file; raised before any request is sent."""
 
 
 def default_cache_dir() -> Path:
@@ -106,6 +119,46 @@ class JudgeCache:
             Path(tmp).unlink(missing_ok=True)
             raise
         return final
+
+    def check_writable(self) -> None:
+        """Create the folder and write, flush and delete a probe file in it.
+
+        Raises
+        ------
+        CacheNotWritableError
+            The folder cannot be created or written (read-only, full, not a folder).
+        """
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=".tmp-probe-", suffix=".json")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write("{}" * 512)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+            finally:
+                Path(tmp).unlink(missing_ok=True)
+        except OSError as exc:
+            raise CacheNotWritableError(
+                f"judge cache folder {str(self.root)!r} is not writable "
+                f"({exc.strerror or type(exc).__name__}); nothing was sent. Free space, fix "
+                f"the permissions or choose another folder (--cache / cache_dir / "
+                f"${CACHE_ENV})") from exc
+
+    def remove_stale_temp(self, *, older_than: float = STALE_TEMP_SECONDS) -> int:
+        """Delete ``.tmp-*`` files older than ``older_than`` seconds; returns how many."""
+        if not self.root.is_dir():
+            return 0
+        now, n = time.time(), 0
+        for pattern in (".tmp-*", "*/*/.tmp-*"):
+            for p in self.root.glob(pattern):
+                try:
+                    if now - p.stat().st_mtime > older_than:
+                        p.unlink()
+                        n += 1
+                except OSError:
+                    continue        # gone already, or not ours to delete: harmless
+        return n
 
     def __len__(self) -> int:
         return sum(1 for _ in self.entries())

@@ -17,7 +17,9 @@ requests only what is missing. API keys are read from the environment only
 (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...).
 
 exit status: 0 every item has a verdict (including "invalid"); 2 some items still have
-transport errors (run again to retry them); 1 bad arguments or input.
+transport errors (run again to retry them); 1 bad input or option values, or a cache
+folder that cannot be written (checked before anything is sent); 64 usage error (unknown
+option, missing argument: nothing was run, and option values are never printed).
 """
 
 EPILOG = """\
@@ -33,6 +35,7 @@ examples:
 def run(args: argparse.Namespace) -> int:
     """Execute the ``judge`` subcommand; returns the exit code."""
     from ..load import load
+    from .cache import CacheNotWritableError
     from .runner import run_judge
     from .verdicts import write_verdicts
 
@@ -44,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
             price_in=args.price_in, price_out=args.price_out, timeout=args.timeout,
             max_attempts=args.max_attempts, progress=not args.no_progress,
             skip_stored=not args.rejudge)
-    except ValueError as exc:
+    except (ValueError, CacheNotWritableError) as exc:
         print(f"accordkit judge: error: {exc}", file=sys.stderr)
         return 1
     write_verdicts(result.verdicts, args.output)
@@ -55,8 +58,14 @@ def run(args: argparse.Namespace) -> int:
           f"(skipped: {skipped})\n"
           f"  requests {s['n_requests']}: {s['n_cached']} from cache, {s['n_calls']} called "
           f"({s['n_attempts']} attempts); cost of this run {cost}\n"
-          f"  invalid {s['n_invalid']}, errors {s['n_errors']}\n"
+          f"  invalid {s['n_invalid']}, errors {s['n_errors']}"
+          + (f", {s['n_estimated']} with locally counted tokens" if s["n_estimated"] else "")
+          + "\n"
           f"wrote {args.output}", file=sys.stderr)
+    if s["n_unstored"]:
+        print(f"warning: {s['n_unstored']} answer(s) could not be stored in the judge cache; "
+              f"they are in {args.output} only and will be requested again by a later run",
+              file=sys.stderr)
     if result.exit_code:
         print(f"{s['n_errors']} item(s) have no verdict yet: run the same command again to "
               "retry them", file=sys.stderr)

@@ -1,7 +1,19 @@
 """Sending the requests: bounded concurrency, retries, the spending cap, the cache writes.
 
 :func:`execute` takes the requests whose keys are not cached yet and returns, per key,
-either the stored cache entry (written the moment the reply arrived) or ``{"error": ...}``.
+either the cache entry (written the moment the reply arrived) or ``{"error": ...}``.
+
+What an answer must be before it counts:
+
+* a reply text: empty ``choices`` or ``content: null`` is retried like a transport failure
+  (:class:`EmptyReplyError`) and never cached;
+* token counts that are non-negative whole numbers; others are an error for the item
+  (:class:`UsageError`), never a cost, while a local estimate is still charged to the cap;
+* missing counts (litellm reports 0 / 0) are counted locally (:func:`count_tokens`); when
+  they cannot be, a capped run stops sending.
+
+Every string of a stored entry is scrubbed of credentials (:func:`redact_all`). A failed
+cache write keeps the answer for this run (``DispatchStats.n_unstored``).
 """
 
 from __future__ import annotations
@@ -22,7 +34,7 @@ from .calls import JudgeCall
 from .pricing import Price
 from .retry import RetryPolicy, is_retryable, retry_after_seconds
 
-__all__ = ["execute", "redact", "DispatchStats"]
+__all__ = ["execute", "redact", "redact_all", "DispatchStats", "UsageError", "EmptyReplyError"]
 
 _SECRET_NAME = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|CREDENTIAL)", re.IGNORECASE)
 #: Output tokens assumed per call for the ``max_cost`` estimate until replies are seen.
@@ -45,6 +57,69 @@ def redact(text: str | None) -> str | None:
         if _SECRET_NAME.search(name) and value and len(value) >= 8 and value in text:
             text = text.replace(value, "[REDACTED]")
     return text
+
+
+def redact_all(value: Any) -> Any:
+    """``value`` with :func:`redact` applied to every string inside (dicts, lists, tuples).
+
+    Examples
+    --------
+    >>> import os; os.environ["DOC_API_KEY"] = "sk-doc-123456"
+    >>> redact_all({"model": "echo sk-doc-123456", "n": [1, "sk-doc-123456"]})
+    {'model': 'echo [REDACTED]', 'n': [1, '[REDACTED]']}
+    >>> del os.environ["DOC_API_KEY"]
+    """
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, Mapping):
+        return {redact(k) if isinstance(k, str) else k: redact_all(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_all(v) for v in value]
+    return value
+
+
+class UsageError(ValueError):
+    """The server reported token counts that are not non-negative whole numbers."""
+
+
+class EmptyReplyError(ValueError):
+    """The server answered without a reply text (no ``choices`` or ``content: null``).
+
+    Handled like a transient failure: retried, and never cached.
+    """
+
+
+def _token_count(value: Any, name: str) -> int | None:
+    """A reported token count as an int; ``None`` when absent; :class:`UsageError` if invalid."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) \
+            or not math.isfinite(value) or value < 0 or value != int(value):
+        raise UsageError(f"the server reported usage.{name} = {str(value)[:40]!r}, not a "
+                         "non-negative whole number: no cost can be computed from it")
+    return int(value)
+
+
+def count_tokens(*, messages: list[dict[str, str]] | None = None,
+                 text: str | None = None) -> int | None:
+    """Tokens of a prompt or a reply, estimated locally with litellm's default tokenizer.
+
+    The default (tiktoken, bundled with litellm) is used whatever the judge model: a
+    model-specific tokenizer may have to be downloaded, and an estimate must work offline.
+    Returns ``None`` when the tokens cannot be counted.
+
+    Examples
+    --------
+    >>> count_tokens(text="hello there")
+    2
+    """
+    try:
+        counter = get_litellm().token_counter
+        n = counter(model="", messages=messages) if messages is not None \
+            else counter(model="", text=text or "")
+    except Exception:  # noqa: BLE001 - any tokenizer failure means "cannot count"
+        return None
+    return n if isinstance(n, int) and n >= 0 else None
 
 
 def _now() -> str:
@@ -84,6 +159,13 @@ class DispatchStats:
     n_attempts: int = 0
     n_failed: int = 0
     cost: float = 0.0
+    #: Replies counted locally because the server reported no usage.
+    n_estimated: int = 0
+    #: Replies kept in memory only because the cache write failed, and the first failure.
+    n_unstored: int = 0
+    store_error: str | None = None
+    #: Set when a capped run had to stop: the cost of a reply could not be known.
+    halt: str | None = None
 
 
 async def _request_one(call: JudgeCall, key: str, *, model: str, api_base: str | None,
@@ -114,28 +196,94 @@ async def _request_one(call: JudgeCall, key: str, *, model: str, api_base: str |
             await asyncio.sleep(retry.delay(attempt, retry_after_seconds(exc), rng))
             continue
         try:
-            raw = response.choices[0].message.content
-        except (AttributeError, IndexError, TypeError):
-            raw = None
-        usage = getattr(response, "usage", None)
-        n_in = getattr(usage, "prompt_tokens", None)
-        n_out = getattr(usage, "completion_tokens", None)
-        cost = price.cost(n_in, n_out) if price is not None else math.nan
-        entry = {"judge": call.judge, "prompt_id": call.prompt_id,
-                 "prompt_version": call.prompt_version, "judge_model": model,
-                 "messages": call.chat(), "params": dict(params),
-                 "raw": redact(raw if isinstance(raw, str) else ""),
-                 "input_tokens": n_in, "output_tokens": n_out,
-                 "cost_usd": None if math.isnan(cost) else cost,
-                 "response_model": getattr(response, "model", None), "cached_at": _now()}
+            entry = _entry(call, model=model, params=params, response=response, price=price,
+                           stats=stats)
+        except EmptyReplyError as exc:
+            last = exc
+            if attempt == retry.max_attempts:
+                break
+            await asyncio.sleep(retry.delay(attempt, None, rng))
+            continue
+        except UsageError as exc:
+            last = exc
+            # tokens were spent but their number is unknown: charge a local estimate to the
+            # cap, record no cost, and leave the items with an error (not cached)
+            est = _estimate_cost(call, response, price=price)
+            if est is None and price is not None:
+                stats.halt = ("the server reported invalid token usage and the tokens could "
+                              "not be counted locally")
+            return {"error": redact(f"UsageError: {exc}")[:500],
+                    "charged_usd": est if est is not None else math.nan}
         # written in a worker thread: the flush to disk must not stall the other requests
-        await asyncio.to_thread(cache.put, call.judge, key, entry)
-        stats.cost += cost
+        try:
+            await asyncio.to_thread(cache.put, call.judge, key, entry)
+        except OSError as exc:
+            # the answer is paid for: keep it for this run's verdict table
+            stats.n_unstored += 1
+            if stats.store_error is None:
+                stats.store_error = redact(f"{type(exc).__name__}: {exc}")[:300]
+        stats.cost += entry["cost_usd"] if entry["cost_usd"] is not None else math.nan
         return entry
     stats.n_failed += 1
     kind = type(last).__name__ if last is not None else "Error"
     text = str(last) if last is not None else ""
     return {"error": redact(f"{kind} after {attempt} attempt(s): {text}")[:500]}
+
+
+def _estimate_cost(call: JudgeCall, response: Any, *, price: Price | None) -> float | None:
+    """USD of a reply from locally counted tokens (``None`` when they cannot be counted)."""
+    n_in = count_tokens(messages=call.chat())
+    n_out = count_tokens(text=_reply_text(response) or "")
+    if n_in is None or n_out is None or price is None:
+        return None
+    return price.cost(n_in, n_out)
+
+
+def _reply_text(response: Any) -> str | None:
+    try:
+        raw = response.choices[0].message.content
+    except (AttributeError, IndexError, TypeError, KeyError):
+        return None
+    return raw if isinstance(raw, str) else None
+
+
+def _entry(call: JudgeCall, *, model: str, params: Mapping[str, Any], response: Any,
+           price: Price | None, stats: DispatchStats) -> dict[str, Any]:
+    """The cache entry for one reply, every string field scrubbed of credentials.
+
+    Raises
+    ------
+    EmptyReplyError
+        No reply text (retried like a transport failure).
+    UsageError
+        Negative or non-numeric token counts.
+    """
+    raw = _reply_text(response)
+    if raw is None:
+        raise EmptyReplyError("the server answered without a reply text (empty 'choices' or "
+                              "'content: null')")
+    usage = getattr(response, "usage", None)
+    n_in = _token_count(getattr(usage, "prompt_tokens", None), "prompt_tokens")
+    n_out = _token_count(getattr(usage, "completion_tokens", None), "completion_tokens")
+    estimated = False
+    # litellm reports 0 / 0 when the server sent no usage; a real prompt is never 0 tokens
+    if not n_in:
+        n_in, estimated = count_tokens(messages=call.chat()), True
+    if n_out is None or (n_out == 0 and raw):
+        n_out, estimated = count_tokens(text=raw), True
+    if estimated:
+        stats.n_estimated += 1
+        if (n_in is None or n_out is None) and price is not None:
+            stats.halt = ("the server reported no token usage and the tokens could not be "
+                          "counted locally")
+    cost = price.cost(n_in, n_out) if price is not None else math.nan
+    entry = {"judge": call.judge, "prompt_id": call.prompt_id,
+             "prompt_version": call.prompt_version, "judge_model": model,
+             "messages": call.chat(), "params": dict(params), "raw": raw,
+             "input_tokens": n_in, "output_tokens": n_out, "tokens_estimated": estimated,
+             "cost_usd": None if math.isnan(cost) else cost,
+             "response_model": getattr(response, "model", None), "cached_at": _now()}
+    return redact_all(entry)
 
 
 async def execute(pending: Mapping[str, JudgeCall], *, model: str, api_base: str | None,
@@ -165,6 +313,11 @@ async def execute(pending: Mapping[str, JudgeCall], *, model: str, api_base: str
             except asyncio.QueueEmpty:
                 return
             est = budget.estimate(call)
+            if max_cost is not None and stats.halt is not None:
+                results[key] = {"error": f"not requested: max_cost cannot be enforced ("
+                                f"{stats.halt}), so the capped run stopped"}
+                bar.update(1)
+                continue
             if not budget.admit(est):
                 results[key] = {"error": f"not requested: max_cost ${max_cost:g} reached "
                                 f"(spent ${budget.spent:.4f})"}
@@ -178,6 +331,9 @@ async def execute(pending: Mapping[str, JudgeCall], *, model: str, api_base: str
             finally:
                 budget.reserved -= est if max_cost is not None else 0.0
             results[key] = out
+            charged = out.pop("charged_usd", None)
+            if charged is not None:
+                budget.spent += est if math.isnan(charged) else charged
             if "error" not in out:
                 if out.get("cost_usd") is not None:
                     budget.spent += out["cost_usd"]

@@ -5,6 +5,9 @@ One call per episode with a goal sequence. One row per episode: ``item`` = ``"sh
 [...]}``, see :func:`accordkit.judges.parse.parse_gsrt`) or ``"invalid"``; convert it to the
 canonical ``gsrt_judge`` struct with :func:`accordkit.judges.parse.gsrt_struct`. Unlike the
 upstream judge, unreadable output is ``invalid``, never an empty (no-shift) result.
+
+The goals come from the task file, so they are untrusted like the conversation: they are
+quoted in their own fence, one per line, each escaped and cut at :data:`MAX_GOAL_CHARS`.
 """
 
 from __future__ import annotations
@@ -16,11 +19,13 @@ from typing import Any
 from .calls import ItemRef, JudgeCall, JudgeSpec
 from .parse import INVALID, parse_gsrt
 from .prompts import fence_code, fill, load_prompt, quote
-from .transcript import indexed_lines
+from .transcript import indexed_lines, one_line
 
-__all__ = ["SPEC", "ITEM"]
+__all__ = ["SPEC", "ITEM", "MAX_GOAL_CHARS"]
 
 ITEM = "shifts"
+#: Longest goal name kept whole in a prompt.
+MAX_GOAL_CHARS = 200
 
 
 def build(episode: Mapping[str, Any]) -> list[JudgeCall]:
@@ -33,9 +38,10 @@ def build(episode: Mapping[str, Any]) -> list[JudgeCall]:
         max_shifts = len(goals) - 1
     tpl = load_prompt("gsrt")
     conversation = indexed_lines(episode.get("messages") or ())
-    goal_list = ", ".join(goals)
+    goal_list = "\n".join(one_line(str(g), limit=MAX_GOAL_CHARS) for g in goals)
     code = fence_code(conversation, goal_list)
-    user = fill(tpl.user, {"goals": goal_list, "max_shifts": str(int(max_shifts)),
+    user = fill(tpl.user, {"goals": quote("GOALS", goal_list, code),
+                           "max_shifts": str(int(max_shifts)),
                            "conversation": quote("CONVERSATION", conversation, code)})
     return [JudgeCall("gsrt", tpl.id, tpl.version,
                       (("system", fill(tpl.system, {"fence": code})), ("user", user)),

@@ -4,6 +4,9 @@ One call per episode lists every assertion of the task (as upstream does) and as
 verdict and a short justification each. Rows: ``item`` = the assertion's index as text
 ("0", "1", ...), ``verdict`` ∈ met / not_met / invalid, ``raw`` = that assertion's JSON
 result (with its ``justification``), or the whole reply when it could not be read.
+
+Each assertion is written on one line (whitespace, line breaks included, collapsed) and cut
+at :data:`MAX_ASSERTION_CHARS` with ``[cut N chars]``.
 """
 
 from __future__ import annotations
@@ -13,12 +16,14 @@ from typing import Any
 
 from .calls import ItemRef, JudgeCall, JudgeSpec
 from .parse import parse_nl_results
-from .prompts import fence_code, fill, load_prompt, quote
+from .prompts import cut, fence_code, fill, load_prompt, quote
 from .transcript import indexed_lines
 
-__all__ = ["SPEC", "LABELS", "assertions_of"]
+__all__ = ["SPEC", "LABELS", "assertions_of", "MAX_ASSERTION_CHARS"]
 
 LABELS = ("met", "not_met")
+#: Longest assertion kept whole in a prompt.
+MAX_ASSERTION_CHARS = 1000
 
 
 def assertions_of(episode: Mapping[str, Any]) -> list[str]:
@@ -33,7 +38,8 @@ def build(episode: Mapping[str, Any]) -> list[JudgeCall]:
         return []
     tpl = load_prompt("nl_assertions")
     conversation = indexed_lines(episode.get("messages") or ())
-    listing = "\n".join(f"{i}. {' '.join(a.split())}" for i, a in enumerate(assertions))
+    listing = "\n".join(f"{i}. {cut(' '.join(str(a).split()), MAX_ASSERTION_CHARS)}"
+                        for i, a in enumerate(assertions))
     code = fence_code(conversation, listing)
     user = fill(tpl.user, {"assertions": quote("STATEMENTS", listing, code),
                            "conversation": quote("CONVERSATION", conversation, code)})

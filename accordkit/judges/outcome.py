@@ -6,6 +6,9 @@ the stated value otherwise (a soft-underspecified preference without a value is 
 — plus ``"product_type"`` and ``"price"``, judged against the customer's request. Only
 completed shop episodes with a stored purchase (``outcome_json``) are judged: AcCoRD-Travel is
 scored exactly, without a judge.
+
+Length caps (the rest replaced by ``[cut N chars]``): :data:`MAX_CARD_CHARS` for the
+product card, :data:`MAX_CRITERION_CHARS` for one requirement.
 """
 
 from __future__ import annotations
@@ -18,9 +21,14 @@ from .calls import ItemRef, JudgeCall, JudgeSpec
 from .parse import parse_label
 from .prompts import PromptTemplate, fence_code, fill, load_prompt, quote
 
-__all__ = ["SPEC", "LABELS", "target_value", "criteria", "product_card"]
+__all__ = ["SPEC", "LABELS", "target_value", "criteria", "product_card", "MAX_CARD_CHARS",
+           "MAX_CRITERION_CHARS"]
 
 LABELS = ("1", "0")
+#: Longest product card kept whole in a prompt.
+MAX_CARD_CHARS = 4000
+#: Longest requirement (criterion) text kept whole in a prompt.
+MAX_CRITERION_CHARS = 4000
 
 
 def target_value(pref: Mapping[str, Any]) -> str | None:
@@ -95,8 +103,9 @@ def build(episode: Mapping[str, Any]) -> list[JudgeCall]:
     calls = []
     for item, criterion in criteria(episode, tpl):
         code = fence_code(card, criterion)
-        user = fill(tpl.user, {"product": quote("PRODUCT", card, code),
-                               "criterion": quote("REQUIREMENT", criterion, code)})
+        user = fill(tpl.user, {
+            "product": quote("PRODUCT", card, code, limit=MAX_CARD_CHARS),
+            "criterion": quote("REQUIREMENT", criterion, code, limit=MAX_CRITERION_CHARS)})
         calls.append(JudgeCall("outcome", tpl.id, tpl.version,
                                (("system", fill(tpl.system, {"fence": code})), ("user", user)),
                                (ItemRef(episode["episode_id"], item, None),)))

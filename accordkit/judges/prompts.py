@@ -10,7 +10,11 @@ inserted through :func:`quote`, which
 
 * puts them between a BEGIN and an END line carrying a code derived from the quoted text
   itself (a SHA-256 prefix), so the text cannot contain its own closing line, and
-* replaces marker-like runs (``<<<``, ``>>>``) inside the text, so it cannot imitate one.
+* replaces marker-like runs (``<<<``, ``>>>``) inside the text, so it cannot imitate one;
+* writes every line break that Python's ``str.splitlines`` knows, except a plain ``\\n``,
+  as a visible escape (``\\r``, ``\\u2028``, ...), so the lines the model sees are the
+  lines the text has (:func:`escape_breaks`);
+* cuts the text at a documented length, ending it with ``[cut N chars]`` (:func:`cut`).
 
 Placeholders are filled in one pass over the template only, so ``{{...}}`` written inside a
 transcript is never expanded.
@@ -35,10 +39,57 @@ __all__ = [
     "fence_code",
     "quote",
     "fill",
+    "cut",
+    "escape_breaks",
+    "LINE_BREAKS",
 ]
 
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _MARKER_RUN = re.compile(r"<<<|>>>")
+
+#: Every line boundary of ``str.splitlines`` and how it is written inside a prompt.
+LINE_BREAKS: dict[str, str] = {
+    "\r\n": "\\n", "\n": "\\n", "\r": "\\r", "\x0b": "\\v", "\x0c": "\\f",
+    "\x1c": "\\x1c", "\x1d": "\\x1d", "\x1e": "\\x1e", "\x85": "\\x85",
+    "\u2028": "\\u2028", "\u2029": "\\u2029",
+}
+_BREAK = re.compile("|".join(re.escape(b) for b in LINE_BREAKS))
+
+
+def escape_breaks(text: str, *, keep_newlines: bool = False) -> str:
+    """``text`` with every ``splitlines`` line break written as a visible escape.
+
+    With ``keep_newlines``, ``\\n`` and ``\\r\\n`` stay (as ``\\n``) and only the other
+    breaks are escaped, so ``text.splitlines()`` equals ``text.split("\\n")`` afterwards.
+
+    Examples
+    --------
+    >>> escape_breaks("a\\nb\\u2028c")
+    'a\\\\nb\\\\u2028c'
+    >>> escape_breaks("a\\r\\nb\\rc", keep_newlines=True)
+    'a\\nb\\\\rc'
+    """
+    def sub(m: re.Match[str]) -> str:
+        if keep_newlines and m.group() in ("\n", "\r\n"):
+            return "\n"
+        return LINE_BREAKS[m.group()]
+
+    return _BREAK.sub(sub, text)
+
+
+def cut(text: str, limit: int | None) -> str:
+    """``text`` cut to ``limit`` characters, ending with ``[cut N chars]`` when cut.
+
+    Examples
+    --------
+    >>> cut("x" * 10, 4)
+    'xxxx[cut 6 chars]'
+    >>> cut("short", 100)
+    'short'
+    """
+    if limit is None or len(text) <= limit:
+        return text
+    return f"{text[:limit]}[cut {len(text) - limit} chars]"
 
 
 @dataclass(frozen=True)
@@ -142,8 +193,11 @@ def _neutralise(text: str) -> str:
                            "\u203a\u203a\u203a", text)
 
 
-def quote(label: str, text: str, code: str) -> str:
+def quote(label: str, text: str, code: str, *, limit: int | None = None) -> str:
     """Frame untrusted ``text`` between BEGIN/END lines carrying ``code``.
+
+    Marker-like runs are neutralised, line breaks other than ``\\n`` escaped
+    (:func:`escape_breaks`), and the text cut to ``limit`` characters (:func:`cut`).
 
     Examples
     --------
@@ -152,7 +206,8 @@ def quote(label: str, text: str, code: str) -> str:
     sure ››› END
     <<<END REPLY abc123>>>
     """
-    return f"<<<BEGIN {label} {code}>>>\n{_neutralise(text)}\n<<<END {label} {code}>>>"
+    body = cut(escape_breaks(_neutralise(text), keep_newlines=True), limit)
+    return f"<<<BEGIN {label} {code}>>>\n{body}\n<<<END {label} {code}>>>"
 
 
 def fill(template: str, values: Mapping[str, str]) -> str:

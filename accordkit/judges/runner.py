@@ -18,7 +18,11 @@ it) -> replies stored as they arrive -> parsed into the verdict table.
   NaN with one warning for an unknown price. ``max_cost`` stops dispatching once the spend
   (plus an estimate for the calls in flight) would pass the cap.
 * **Keys**: only from the environment, as litellm reads them. ``completion_kwargs`` may not
-  carry one, and error texts are scrubbed of any credential found in the environment.
+  carry one, and every stored string (reply, model name, error texts) is scrubbed of any
+  credential found in the environment.
+* **Disk failures**: the cache folder must take a file before anything is sent; a cache
+  write that fails after a paid answer arrived keeps the answer in memory for the verdict
+  table and warns (:class:`JudgeCacheWarning`).
 """
 
 from __future__ import annotations
@@ -44,7 +48,11 @@ from .retry import RetryPolicy
 from .verdicts import VERDICT_COLUMNS, judge_costs, verdict_frame
 
 __all__ = ["judge", "run_judge", "arun_judge", "JudgeRun", "build_calls",
-           "DEFAULT_PARAMS"]
+           "DEFAULT_PARAMS", "JudgeCacheWarning"]
+
+
+class JudgeCacheWarning(UserWarning):
+    """Some paid answers could not be stored in the cache (they are in the verdict table)."""
 
 #: Request parameters sent with every call (part of the cache key); temperature 0 as in
 #: both papers' judges. ``completion_kwargs`` adds to or overrides them.
@@ -87,6 +95,11 @@ class JudgeRun:
         USD spent by this run (cache hits cost nothing; NaN with an unknown price).
     price : Price or None
         The price used.
+    n_unstored : int
+        Answers that could not be written to the cache (kept in this verdict table only;
+        the next run requests them again).
+    n_estimated : int
+        Answers whose token counts were counted locally (the server reported none).
     """
 
     verdicts: pd.DataFrame = field(repr=False)
@@ -102,6 +115,8 @@ class JudgeRun:
     n_invalid: int
     cost_usd: float
     price: Price | None
+    n_unstored: int = 0
+    n_estimated: int = 0
 
     @property
     def exit_code(self) -> int:
@@ -120,7 +135,8 @@ class JudgeRun:
                 "n_requests": self.n_requests, "n_cached": self.n_cached,
                 "n_calls": self.n_calls, "n_attempts": self.n_attempts,
                 "n_errors": self.n_errors, "n_invalid": self.n_invalid,
-                "cost_usd": self.cost_usd, "exit_code": self.exit_code}
+                "cost_usd": self.cost_usd, "n_unstored": self.n_unstored,
+                "n_estimated": self.n_estimated, "exit_code": self.exit_code}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -307,6 +323,7 @@ async def arun_judge(
     unique: dict[str, JudgeCall] = {}
     for key, call in zip(keys, calls, strict=True):
         unique.setdefault(key, call)
+    cache.remove_stale_temp()
     outcomes: dict[str, dict[str, Any]] = {}
     pending: dict[str, JudgeCall] = {}
     for key, call in unique.items():
@@ -317,6 +334,7 @@ async def arun_judge(
             pending[key] = call
     stats = DispatchStats()
     if pending:
+        cache.check_writable()          # before any paid request
         with warnings.catch_warnings():
             # pydantic warns about litellm's own types on the first request; not ours to fix
             warnings.filterwarnings("ignore", message=r".*`ReadOnly` qualifier",
@@ -328,6 +346,11 @@ async def arun_judge(
                 progress=progress, label=f"judge {judge} · {model}", completion=_completion,
                 seed=seed)
         outcomes.update(results)
+    if stats.n_unstored:
+        warnings.warn(f"{stats.n_unstored} judge answer(s) could not be written to the cache "
+                      f"{str(cache.root)!r} ({stats.store_error}); they are in this verdict "
+                      "table, but a later run will request them again: save the table now",
+                      JudgeCacheWarning, stacklevel=2)
     verdicts = _rows(calls, keys, outcomes, spec, model, price)
     n_errors = int(verdicts["error"].notna().sum())
     run = JudgeRun(
@@ -335,7 +358,8 @@ async def arun_judge(
         n_requests=len(unique), n_cached=len(unique) - len(pending), n_calls=stats.n_calls,
         n_attempts=stats.n_attempts, n_errors=n_errors,
         n_invalid=int((verdicts["verdict"] == "invalid").sum()),
-        cost_usd=stats.cost, price=price)
+        cost_usd=stats.cost, price=price, n_unstored=stats.n_unstored,
+        n_estimated=stats.n_estimated)
     verdicts.attrs["judge_run"] = run.summary()
     return run
 
@@ -373,6 +397,7 @@ def judge(
     skip_stored: bool = True,
     completion_kwargs: Mapping[str, Any] | None = None,
     backoff: tuple[float, float] = (1.0, 60.0),
+    seed: int | None = None,
 ) -> pd.DataFrame:
     """Judge episodes with an LLM through litellm and return the verdict table.
 
@@ -411,6 +436,9 @@ def judge(
         ``{"mock_response": "yes"}`` for offline tests. API keys are refused.
     backoff : (float, float)
         Base and cap, in seconds, of the exponential backoff between attempts.
+    seed : int, optional
+        Seed of the backoff jitter (the same option as :func:`arun_judge`'s); it does not
+        change any request, so it is not part of the cache key.
 
     Returns
     -------
@@ -419,6 +447,18 @@ def judge(
         counts are in ``.attrs["judge_run"]`` (``exit_code`` 0 when every item has a
         verdict, 2 when some still have errors). Use :func:`run_judge` for the full
         :class:`JudgeRun`.
+
+    Raises
+    ------
+    ValueError
+        Bad options, or ``max_cost`` without a known price (before any request).
+    CacheNotWritableError
+        The cache folder cannot take a file (checked before any request).
+
+    Warns
+    -----
+    JudgeCacheWarning
+        Some answers could not be written to the cache; they are in the returned table.
 
     Examples
     --------
@@ -433,5 +473,5 @@ def judge(
                     cache_dir=cache_dir, max_cost=max_cost, price_in=price_in,
                     price_out=price_out, timeout=timeout, max_attempts=max_attempts,
                     progress=progress, skip_stored=skip_stored,
-                    completion_kwargs=completion_kwargs, backoff=backoff)
+                    completion_kwargs=completion_kwargs, backoff=backoff, seed=seed)
     return run.verdicts

@@ -7,8 +7,12 @@ Two layouts:
 * :func:`indexed_lines` — every message, one ``N:role:text`` line each, ``N`` being the
   message's ``turn_idx`` (AgentChangeBench judges, whose output refers to these positions).
 
-Newlines inside a message are written as ``\\n`` so one message stays one line; very long
-messages (tool results) are shortened with a note saying how much was cut.
+Every line break inside a message (each one ``str.splitlines`` knows: ``\\n``, ``\\r``,
+``\\x0b``, ``\\x0c``, ``\\x1c``-``\\x1e``, ``\\x85``, ``\\u2028``, ``\\u2029``) is written as a
+visible escape, so one message stays one line and no text can forge a line of its own; tool
+call names and arguments are escaped the same way. Length caps, each ending a cut text with
+``[cut N chars]``: :data:`MAX_MESSAGE_CHARS` per message, :data:`MAX_NAME_CHARS` per role
+or tool name, :data:`MAX_ARGUMENTS_CHARS` per tool call's arguments.
 """
 
 from __future__ import annotations
@@ -17,26 +21,30 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["dialogue_lines", "indexed_lines", "MAX_MESSAGE_CHARS", "one_line"]
+from .prompts import cut, escape_breaks
+
+__all__ = ["dialogue_lines", "indexed_lines", "one_line", "MAX_MESSAGE_CHARS",
+           "MAX_NAME_CHARS", "MAX_ARGUMENTS_CHARS"]
 
 #: Longest message text kept whole in a prompt; the rest is cut with a note.
 MAX_MESSAGE_CHARS = 4000
+#: Longest role or tool-call name kept whole.
+MAX_NAME_CHARS = 100
+#: Longest tool-call argument text kept whole.
+MAX_ARGUMENTS_CHARS = 2000
 
 
 def one_line(text: str | None, *, limit: int = MAX_MESSAGE_CHARS) -> str:
-    """``text`` on one line (newlines escaped), cut to ``limit`` characters with a note.
+    """``text`` on one line (every line break escaped), cut to ``limit`` characters.
 
     Examples
     --------
-    >>> one_line("a\\nb")
-    'a\\\\nb'
+    >>> one_line("a\\nb\\u2028c")
+    'a\\\\nb\\\\u2028c'
     >>> one_line("x" * 10, limit=4)
-    'xxxx[... 6 more characters cut]'
+    'xxxx[cut 6 chars]'
     """
-    text = (text or "").replace("\r\n", "\n").replace("\n", "\\n")
-    if len(text) > limit:
-        return f"{text[:limit]}[... {len(text) - limit} more characters cut]"
-    return text
+    return cut(escape_breaks(text or ""), limit)
 
 
 def _calls_text(calls: Iterable[Mapping[str, Any]] | None) -> str:
@@ -45,9 +53,10 @@ def _calls_text(calls: Iterable[Mapping[str, Any]] | None) -> str:
         args = call.get("arguments_json") or "{}"
         try:
             args = json.dumps(json.loads(args), ensure_ascii=False, separators=(", ", ": "))
-        except (TypeError, ValueError):
-            pass
-        parts.append(f"{call.get('name')}({args})")
+        except (TypeError, ValueError, RecursionError):
+            args = str(args)
+        name = one_line(str(call.get("name")), limit=MAX_NAME_CHARS)
+        parts.append(f"{name}({one_line(args, limit=MAX_ARGUMENTS_CHARS)})")
     return "; ".join(parts)
 
 
@@ -95,5 +104,6 @@ def indexed_lines(messages: Iterable[Mapping[str, Any]]) -> str:
         calls = _calls_text(msg.get("tool_calls"))
         if calls:
             text = f"{text} [calls {calls}]"
-        lines.append(f"{msg['turn_idx']}:{msg['role']}:{text}")
+        role = one_line(str(msg.get("role")), limit=MAX_NAME_CHARS)
+        lines.append(f"{int(msg['turn_idx'])}:{role}:{text}")
     return "\n".join(lines)

@@ -5,6 +5,10 @@ instructions), the dialogue before the message and the message itself, and answe
 rules at once as JSON (they share the long context, so one call costs a sixth of six). Each
 rule becomes one verdict row: ``item`` = test id, ``turn_idx`` = the judged user message,
 ``verdict`` ∈ yes / no / n/a / invalid.
+
+Length caps (the rest replaced by ``[cut N chars]``): :data:`MAX_INSTRUCTIONS_CHARS` for the
+scenario, :data:`MAX_REPLY_CHARS` for the judged reply, and the transcript's own caps for
+the conversation before it.
 """
 
 from __future__ import annotations
@@ -17,7 +21,13 @@ from .parse import INVALID, parse_json_object, parse_label
 from .prompts import fence_code, fill, load_prompt, quote
 from .transcript import dialogue_lines
 
-__all__ = ["SPEC", "TESTS", "LABELS", "user_turns", "scenario_text"]
+__all__ = ["SPEC", "TESTS", "LABELS", "user_turns", "scenario_text",
+           "MAX_INSTRUCTIONS_CHARS", "MAX_REPLY_CHARS"]
+
+#: Longest scenario (simulator instructions) kept whole in a prompt.
+MAX_INSTRUCTIONS_CHARS = 8000
+#: Longest judged user-simulator reply kept whole in a prompt.
+MAX_REPLY_CHARS = 4000
 
 TESTS = ("test000", "test001", "test002", "test003", "test004", "test005")
 LABELS = ("yes", "no", "n/a")
@@ -69,9 +79,9 @@ def build(episode: Mapping[str, Any]) -> list[JudgeCall]:
         code = fence_code(scenario, conversation, reply)
         user = fill(tpl.user, {
             "rules": rules,
-            "scenario": quote("INSTRUCTIONS", scenario, code),
+            "scenario": quote("INSTRUCTIONS", scenario, code, limit=MAX_INSTRUCTIONS_CHARS),
             "conversation": quote("CONVERSATION", conversation, code),
-            "reply": quote("REPLY", reply, code),
+            "reply": quote("REPLY", reply, code, limit=MAX_REPLY_CHARS),
         })
         items = tuple(ItemRef(episode["episode_id"], tid, turn) for tid in TESTS)
         calls.append(JudgeCall("usersim_tests", tpl.id, tpl.version,

@@ -36,6 +36,11 @@ class Fault:
         internal error; ``"401"`` refuses the key and echoes it in the error message (as a
         careless server might); ``"hang"`` sleeps ``seconds`` before answering (longer than the
         client timeout); ``"garbage"`` answers 200 with unparseable judge text;
+        ``"echo_key"`` answers 200 with the request's ``Authorization`` header echoed in the
+        ``model`` field, the reply text and a response header (a hostile proxy);
+        ``"no_usage"`` / ``"negative_usage"`` answer 200 without ``usage`` / with negative
+        token counts; ``"empty_choices"`` / ``"null_content"`` answer 200 with ``choices: []``
+        / ``content: null``;
         ``"bad_body"`` answers 200 with a body that is not JSON.
     """
 
@@ -153,6 +158,15 @@ class StubServer:
             key = handler.headers.get("Authorization") or ""
             return _send(handler, 401, {"error": {"message": f"Incorrect API key: {key}",
                                                   "type": "invalid_request_error"}})
+        if fault is not None and fault.kind == "echo_key":
+            echo = f"echo {handler.headers.get('Authorization') or ''}"
+            payload = {"id": echo, "object": "chat.completion", "created": int(time.time()),
+                       "model": echo, "system_fingerprint": echo,
+                       "choices": [{"index": 0, "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": echo}}],
+                       "usage": {"prompt_tokens": 10, "completion_tokens": 10,
+                                 "total_tokens": 20}}
+            return _send(handler, 200, payload, {"X-Echo": echo})
         if fault is not None and fault.kind == "500":
             return _send(handler, 500, {"error": {"message": "boom", "type": "server_error"}})
         if fault is not None and fault.kind == "hang":
@@ -162,7 +176,8 @@ class StubServer:
         text = "\x00%%garbage%% }{" if fault is not None and fault.kind == "garbage" \
             else self.answer(body)
         n_in = sum(len(str(m.get("content") or "")) for m in body.get("messages") or []) // 4
-        payload = {
+        kind = fault.kind if fault is not None else None
+        payload: dict[str, Any] = {
             "id": f"stub-{len(self.requests)}",
             "object": "chat.completion",
             "created": int(time.time()),
@@ -172,6 +187,15 @@ class StubServer:
             "usage": {"prompt_tokens": n_in, "completion_tokens": max(1, len(text) // 4),
                       "total_tokens": n_in + max(1, len(text) // 4)},
         }
+        if kind == "no_usage":
+            del payload["usage"]
+        elif kind == "negative_usage":
+            payload["usage"] = {"prompt_tokens": -254_000_000, "completion_tokens": -5,
+                                "total_tokens": -254_000_005}
+        elif kind == "empty_choices":
+            payload["choices"] = []
+        elif kind == "null_content":
+            payload["choices"][0]["message"]["content"] = None
         _send(handler, 200, payload)
 
     def __enter__(self) -> StubServer:

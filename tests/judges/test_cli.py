@@ -118,3 +118,59 @@ def test_killed_run_resumes_without_re_requesting_stored_items(source, tmp_path,
     assert len(asked) == 12 - len(stored)
     v = read_verdicts(tmp_path / "out" / "verdicts.parquet")
     assert len(v) == 12 and v["verdict"].notna().all()
+
+
+# --------------------------------------------------------------------------- usage errors
+
+
+@pytest.mark.parametrize("extra", [
+    ["--api-key", FAKE_KEY],
+    [f"--api-key={FAKE_KEY}"],
+    ["--concurrency", FAKE_KEY],
+    ["--max-cost", f"x'{FAKE_KEY}\""],
+    ["--errors", FAKE_KEY],
+    ["--no-progress=" + FAKE_KEY],
+    ["--judge"],                          # given again without a value
+])
+def test_usage_errors_exit_64_and_never_print_option_values(extra, capsys):
+    from accordkit.cli import USAGE_ERROR, main
+
+    argv = ["judge", "x.json", "--judge", "gsrt", "--model", "m", "-o", "v.parquet", *extra]
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == USAGE_ERROR == 64
+    err = capsys.readouterr().err
+    assert "error:" in err and FAKE_KEY not in err and "sk-" not in err
+
+
+def test_unknown_options_are_named_without_their_values(capsys):
+    from accordkit.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["score", "x.json", "--api-key", FAKE_KEY, "--token=abc"])
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err == ("accordkit: error: unrecognized option(s): --api-key --token "
+                   "(1 other argument not shown)")
+
+
+def test_the_usage_exit_code_is_documented_and_differs_from_run_again():
+    from accordkit.cli import USAGE_ERROR, build_parser
+    from accordkit.judges.cli import DESCRIPTION
+
+    assert "64 usage error" in build_parser().format_help()
+    assert "64 usage error" in DESCRIPTION and "2 some items" in DESCRIPTION
+    assert USAGE_ERROR not in (0, 1, 2, 130)
+
+
+def test_cli_refuses_an_unwritable_cache_in_one_line_before_any_request(source, tmp_path, stub,
+                                                                        fake_key, capsys):
+    server = stub()
+    blocked = tmp_path / "cache"
+    blocked.write_text("a file, not a folder")
+    args = parse(["judge", str(source), "--judge", "gsrt", "--model", "openai/stub",
+                  "--api-base", server.base_url, "--price-in", "1", "--price-out", "1",
+                  "--cache", str(blocked), "--no-progress", "-o", str(tmp_path / "v.parquet")])
+    assert run(args) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "not writable" in err[0] and "nothing was sent" in err[0]
+    assert server.n_requests == 0

@@ -12,7 +12,9 @@ from .episodes import GSRT_REPLY, acb_episode
 def test_call_states_goals_and_shift_cap():
     (call,) = gsrt.build(acb_episode(goals=("cards", "dispute", "statements")))
     user = call.messages[1][1]
-    assert "Allowed goals, in order: cards, dispute, statements" in user
+    code = call.messages[0][1].split("carry the code ", 1)[1][:12]
+    assert (f"<<<BEGIN GOALS {code}>>>\ncards\ndispute\nstatements\n<<<END GOALS {code}>>>"
+            in user)
     assert "Maximum number of shifts: 2" in user
     assert call.items[0].item == "shifts"
 

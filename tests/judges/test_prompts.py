@@ -14,7 +14,7 @@ from .episodes import acb_episode, accord_episode, msg
 #: Each template's version and the hash of its text. Editing a prompt without bumping its
 #: version would silently mix old and new verdicts under one (id, version): this fails.
 PINNED = {
-    "gsrt": ("1", "2159d0cba8d07656"),
+    "gsrt": ("2", "f2e4131a722a4367"),
     "nl_assertions": ("1", "a2338e6bf4df7378"),
     "outcome.shop": ("1", "726eb2d71ef2099f"),
     "usersim_tests.shop": ("1", "e44eae6c1a5898d0"),
