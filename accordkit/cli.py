@@ -247,6 +247,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``accordkit`` console script."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:2] == ["judge", "merge"]:          # `accordkit judge merge` reads naturally
+        argv = ["judge-merge", *argv[2:]]
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

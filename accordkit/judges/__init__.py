@@ -6,6 +6,7 @@ detection). See ``docs/judges.md``.
 """
 
 from .cache import CacheNotWritableError
+from .merge import MergeConflictError, merge_caches, merge_verdicts
 from .parse import gsrt_struct
 from .pricing import UnknownPriceWarning
 from .registry import JUDGES, get_judge
@@ -27,6 +28,7 @@ __all__ = [
     "JudgeCacheWarning",
     "VERDICT_COLUMNS",
     "JudgeRun",
+    "MergeConflictError",
     "UnknownPriceWarning",
     "agreement",
     "arun_judge",
@@ -36,6 +38,8 @@ __all__ = [
     "gsrt_struct",
     "judge",
     "judge_costs",
+    "merge_caches",
+    "merge_verdicts",
     "nl_verdicts_from_verdicts",
     "pass_rates",
     "read_verdicts",

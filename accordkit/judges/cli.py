@@ -29,6 +29,10 @@ examples:
   accordkit judge run.json --judge gsrt --model anthropic/claude-sonnet-4-5 --max-cost 5
   accordkit judge run.json --judge nl_assertions --model openai/Qwen2.5-7B-Instruct \\
       --api-base http://127.0.0.1:8000/v1 --price-in 0 --price-out 0 -o nl.parquet
+  # one job on two machines (or processes), then combined:
+  accordkit judge run.json --judge gsrt --model gpt-4o-mini --shard 1/2 -o part1.parquet
+  accordkit judge run.json --judge gsrt --model gpt-4o-mini --shard 2/2 -o part2.parquet
+  accordkit judge merge part1.parquet part2.parquet -o gsrt.parquet
 """
 
 
@@ -46,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
             concurrency=args.concurrency, cache_dir=args.cache, max_cost=args.max_cost,
             price_in=args.price_in, price_out=args.price_out, timeout=args.timeout,
             max_attempts=args.max_attempts, progress=not args.no_progress,
-            skip_stored=not args.rejudge)
+            skip_stored=not args.rejudge, shard=args.shard)
     except (ValueError, CacheNotWritableError) as exc:
         print(f"accordkit judge: error: {exc}", file=sys.stderr)
         return 1
@@ -102,5 +106,43 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--errors", choices=("raise", "skip"), default="raise",
                    help="stop at the first bad record, or skip bad records")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--shard", metavar="I/N",
+                   help="judge only share I of N of the requests (fixed by request hash); "
+                   "run 1/N ... N/N in parallel, then `accordkit judge merge`")
     p.add_argument("-o", "--output", required=True, metavar="VERDICTS.parquet")
     p.set_defaults(func=run)
+
+    m = subparsers.add_parser(
+        "judge-merge", help="combine the verdict files (and caches) of sharded judge runs",
+        description="Combine verdict files of `accordkit judge --shard I/N` runs (or of "
+        "re-runs) into one, and optionally their caches into one folder. Refuses, and "
+        "writes nothing, when two runs answered the same request differently. Also "
+        "reachable as `accordkit judge merge ...`.")
+    m.add_argument("verdicts", nargs="+", metavar="VERDICTS.parquet")
+    m.add_argument("-o", "--output", required=True, metavar="MERGED.parquet")
+    m.add_argument("--caches", nargs="+", metavar="DIR", help="cache folders to combine")
+    m.add_argument("--into", metavar="DIR", help="cache folder receiving --caches")
+    m.set_defaults(func=run_merge)
+
+
+def run_merge(args: argparse.Namespace) -> int:
+    """Execute ``accordkit judge merge``; 0 on success, 1 on a conflict or bad input."""
+    from .merge import MergeConflictError, merge_caches, merge_verdicts
+    from .verdicts import write_verdicts
+
+    if bool(args.caches) != bool(args.into):
+        print("accordkit judge merge: error: --caches and --into go together", file=sys.stderr)
+        return 1
+    try:
+        merged = merge_verdicts(args.verdicts)
+        counts = merge_caches(args.caches, args.into) if args.caches else None
+    except (MergeConflictError, ValueError, FileNotFoundError) as exc:
+        print(f"accordkit judge merge: error: {exc}", file=sys.stderr)
+        return 1
+    write_verdicts(merged, args.output)
+    print(f"merged {len(args.verdicts)} file(s): {len(merged)} items -> {args.output}",
+          file=sys.stderr)
+    if counts is not None:
+        print(f"cache: {counts['copied']} entries copied, {counts['present']} already there "
+              f"-> {args.into}", file=sys.stderr)
+    return 0

@@ -281,6 +281,40 @@ def _rows(calls: Sequence[JudgeCall], keys: Sequence[str], outcomes: Mapping[str
     return verdict_frame(cols)
 
 
+# --------------------------------------------------------------------------- sharding
+
+
+def check_shard(shard: tuple[int, int] | str | None) -> tuple[int, int] | None:
+    """``(i, n)`` from ``(i, n)`` or ``"i/n"`` (1 <= i <= n), or None.
+
+    Examples
+    --------
+    >>> check_shard("2/3")
+    (2, 3)
+    """
+    if shard is None:
+        return None
+    if isinstance(shard, str):
+        part, _, total = shard.partition("/")
+        if not (part.strip().isdigit() and total.strip().isdigit()):
+            raise ValueError(f"shard must look like i/n (e.g. 1/4), got {shard!r}")
+        shard = (int(part), int(total))
+    i, n = shard
+    if not (1 <= i <= n):
+        raise ValueError(f"shard {i}/{n}: need 1 <= i <= n")
+    return int(i), int(n)
+
+
+def in_shard(key: str, shard: tuple[int, int]) -> bool:
+    """Whether the request with cache key ``key`` belongs to shard ``i`` of ``n``.
+
+    The share is fixed by the key (a sha256), so n processes or machines given 1/n ... n/n
+    split one job without talking to each other, and identical requests land together.
+    """
+    i, n = shard
+    return int(key[:16], 16) % n == i - 1
+
+
 # --------------------------------------------------------------------------- public API
 
 
@@ -302,9 +336,11 @@ async def arun_judge(
     completion_kwargs: Mapping[str, Any] | None = None,
     backoff: tuple[float, float] = (1.0, 60.0),
     seed: int | None = None,
+    shard: tuple[int, int] | None = None,
     _completion: Callable[..., Any] | None = None,
 ) -> JudgeRun:
     """Async form of :func:`run_judge` (same parameters), for code that has a loop."""
+    shard = check_shard(shard)
     spec = _judge_iv(judge=judge, model=model, concurrency=concurrency, timeout=timeout,
                      max_attempts=max_attempts, max_cost=max_cost,
                      completion_kwargs=completion_kwargs)
@@ -320,6 +356,10 @@ async def arun_judge(
     cache = JudgeCache(cache_dir if cache_dir is not None else default_cache_dir())
     calls, n_episodes, skipped = build_calls(_episodes(ds), spec, skip_stored=skip_stored)
     keys = [cache_key(c, model=model, params=params) for c in calls]
+    if shard is not None:
+        mine = [in_shard(k, shard) for k in keys]
+        calls = [c for c, m in zip(calls, mine, strict=True) if m]
+        keys = [k for k, m in zip(keys, mine, strict=True) if m]
     unique: dict[str, JudgeCall] = {}
     for key, call in zip(keys, calls, strict=True):
         unique.setdefault(key, call)
@@ -398,6 +438,7 @@ def judge(
     completion_kwargs: Mapping[str, Any] | None = None,
     backoff: tuple[float, float] = (1.0, 60.0),
     seed: int | None = None,
+    shard: tuple[int, int] | str | None = None,
 ) -> pd.DataFrame:
     """Judge episodes with an LLM through litellm and return the verdict table.
 
@@ -439,6 +480,10 @@ def judge(
     seed : int, optional
         Seed of the backoff jitter (the same option as :func:`arun_judge`'s); it does not
         change any request, so it is not part of the cache key.
+    shard : (int, int) or "i/n", optional
+        Judge only shard ``i`` of ``n`` (a fixed share of the requests by their hash), to
+        split one job over processes or machines; combine the verdict files with
+        :func:`merge_verdicts` (``accordkit judge merge``).
 
     Returns
     -------
@@ -473,5 +518,6 @@ def judge(
                     cache_dir=cache_dir, max_cost=max_cost, price_in=price_in,
                     price_out=price_out, timeout=timeout, max_attempts=max_attempts,
                     progress=progress, skip_stored=skip_stored,
-                    completion_kwargs=completion_kwargs, backoff=backoff, seed=seed)
+                    completion_kwargs=completion_kwargs, backoff=backoff, seed=seed,
+                    shard=shard)
     return run.verdicts

@@ -1,0 +1,97 @@
+"""Judge shards: n runs split one job by request hash; merging gives the single run."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+
+from accordkit.cli import main
+from accordkit.judges import MergeConflictError, merge_caches, merge_verdicts, run_judge
+from accordkit.judges.cache import JudgeCache
+from accordkit.judges.runner import check_shard
+from accordkit.judges.verdicts import write_verdicts
+
+from .episodes import acb_episode
+
+REPLY = json.dumps({"results": [{"index": 0, "met": True, "justification": "a"},
+                                {"index": 1, "met": False, "justification": "b"}]})
+OPTS = {"judge": "nl_assertions", "model": "openai/shard-test", "price_in": 1.0,
+        "price_out": 2.0, "progress": False, "backoff": (0.001, 0.002)}
+
+
+async def _completion(**kw):
+    return SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(content=REPLY))],
+                           usage=SimpleNamespace(prompt_tokens=100, completion_tokens=20),
+                           model="shard-test")
+
+
+def _eps(n=40):
+    return [acb_episode(f"ep{i}") for i in range(n)]
+
+
+def _stable(v: pd.DataFrame) -> pd.DataFrame:
+    keys = ["episode_id", "item", "turn_idx"]
+    return v.drop(columns=["cached_at"]).sort_values(keys).reset_index(drop=True)
+
+
+def test_shards_split_the_requests_and_merge_to_the_single_run(tmp_path):
+    single = run_judge(_eps(), cache_dir=tmp_path / "one", _completion=_completion, **OPTS)
+    parts = [run_judge(_eps(), cache_dir=tmp_path / f"s{i}", shard=(i, 3),
+                       _completion=_completion, **OPTS) for i in (1, 2, 3)]
+    calls = [p.n_calls for p in parts]
+    assert sum(calls) == single.n_calls == 40 and all(c > 0 for c in calls)
+    merged = merge_verdicts([p.verdicts for p in parts])
+    pd.testing.assert_frame_equal(_stable(merged), _stable(single.verdicts))
+    counts = merge_caches([tmp_path / f"s{i}" for i in (1, 2, 3)], tmp_path / "all")
+    assert counts == {"copied": 40, "present": 0}
+    assert sorted(p.name for p in JudgeCache(tmp_path / "all").entries()) == \
+        sorted(p.name for p in JudgeCache(tmp_path / "one").entries())
+    # a merged cache answers a whole re-run without a single call
+    again = run_judge(_eps(), cache_dir=tmp_path / "all", _completion=_completion, **OPTS)
+    assert again.n_calls == 0 and again.n_cached == 40
+
+
+def test_a_conflicting_merge_is_refused(tmp_path):
+    a = run_judge(_eps(3), cache_dir=tmp_path / "a", _completion=_completion, **OPTS).verdicts
+    b = a.copy()
+    b.loc[0, "verdict"] = "not_met" if b.loc[0, "verdict"] == "met" else "met"
+    with pytest.raises(MergeConflictError, match="1 conflicting verdict"):
+        merge_verdicts([a, b])
+    # an error row is not a conflict: the answer wins
+    c = a.copy()
+    c["verdict"], c["error"] = None, "RateLimitError after 10 attempt(s)"
+    assert merge_verdicts([c, a])["error"].isna().all()
+
+
+def test_conflicting_caches_are_refused_and_nothing_copied(tmp_path):
+    run_judge(_eps(2), cache_dir=tmp_path / "a", _completion=_completion, **OPTS)
+    run_judge(_eps(2), cache_dir=tmp_path / "b", _completion=_completion, **OPTS)
+    entry = JudgeCache(tmp_path / "b").entries()[0]
+    data = json.loads(entry.read_text())
+    data["raw"] = "something else"
+    entry.write_text(json.dumps(data))
+    with pytest.raises(MergeConflictError, match="different replies"):
+        merge_caches([tmp_path / "a", tmp_path / "b"], tmp_path / "into")
+    assert not (tmp_path / "into").exists() or not JudgeCache(tmp_path / "into").entries()
+
+
+def test_merge_from_the_command_line(tmp_path, capsys):
+    paths = []
+    for i in (1, 2):
+        v = run_judge(_eps(10), cache_dir=tmp_path / f"c{i}", shard=f"{i}/2",
+                      _completion=_completion, **OPTS).verdicts
+        paths.append(str(write_verdicts(v, tmp_path / f"part{i}.parquet")))
+    out = tmp_path / "merged.parquet"
+    assert main(["judge", "merge", *paths, "-o", str(out), "--caches",
+                 str(tmp_path / "c1"), str(tmp_path / "c2"), "--into", str(tmp_path / "c")]) == 0
+    assert len(pd.read_parquet(out)) == 20
+    assert "merged 2 file(s): 20 items" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("bad", ["0/2", "3/2", "a/b", "1"])
+def test_bad_shard_specs_are_refused(bad):
+    with pytest.raises(ValueError, match="shard"):
+        check_shard(bad)
