@@ -23,7 +23,7 @@ from .schema import ID_COLUMNS
 __all__ = ["score", "LEVELS"]
 
 LEVELS = ("episode", "preference", "shift")
-GOALSHIFT_BENCHMARKS = ("agentchangebench", "tau2")
+GOALSHIFT_BENCHMARKS = ("agentchangebench", "tau2", "taubench")
 
 
 def _ids(table: pa.Table) -> pd.DataFrame:
