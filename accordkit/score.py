@@ -46,6 +46,26 @@ def _attach(ids: pd.DataFrame, part: pd.DataFrame, rows: np.ndarray) -> pd.DataF
     return pd.concat([head, body], axis=1)
 
 
+def _empty_scores(table: pa.Table, level: str) -> pd.DataFrame:
+    """A frame with no rows and every column (and dtype) ``level`` has for some benchmark.
+
+    The metric functions are run on zero rows, so the dtypes are the ones real scores have.
+    """
+    from .metrics import accord, goalshift
+
+    none = table.slice(0, 0)
+    ids = _ids(none)
+    makers = {"episode": (accord.score_episodes, goalshift.score_episodes),
+              "preference": (accord.score_preferences,),
+              "shift": (goalshift.score_shifts,)}[level]
+    parts = [ids]
+    for make in makers:
+        part = make(none).drop(columns="row", errors="ignore")
+        parts.append(part[[c for c in part.columns
+                           if not any(c in p.columns for p in parts)]].reset_index(drop=True))
+    return pd.concat(parts, axis=1)
+
+
 def score(
     ds: datasets.Dataset,
     *,
@@ -78,6 +98,8 @@ def score(
     -------
     pandas.DataFrame
         Tidy frame: the id columns (:data:`accordkit.ID_COLUMNS`) then metric columns.
+        With no episodes of the level's kind (e.g. a header-only results file), an empty
+        frame with every column the level has, each with the dtype it has when filled.
 
     Examples
     --------
@@ -108,7 +130,7 @@ def score(
             frame = goalshift.score_shifts(sub)
         parts.append(_attach(ids, frame, goal_rows))
     if not parts:
-        return pd.DataFrame(columns=list(ID_COLUMNS))
+        return _empty_scores(table, level)
     if len(parts) == 1:
         return parts[0]
     # Keep episode order as loaded.
