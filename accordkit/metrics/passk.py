@@ -56,7 +56,7 @@ def _by_columns(frame: pd.DataFrame, by: str | Sequence[str] | None) -> list[str
     if by is None:
         return [c for c in DEFAULT_BY if c in frame.columns]
     cols = [by] if isinstance(by, str) else list(by)
-    if ("domain" not in cols and "domain" in frame.columns
+    if (cols and "domain" not in cols and "domain" in frame.columns
             and frame["domain"].nunique(dropna=False) > 1):
         warnings.warn(f"pass_hat_k: by={cols} pools {frame['domain'].nunique(dropna=False)} "
                       "domains into one value per group; add 'domain' to `by` to keep them "
