@@ -50,6 +50,7 @@ _EXPORTS = {
     "accord_table": "accordkit.metrics.accord_table",
     "ACCORD_TABLE_METRICS": "accordkit.metrics.accord_table",
     "pass_hat_k": "accordkit.metrics.passk",
+    "pass_hat_k_tasks": "accordkit.metrics.passk",
     "compare_modes": "accordkit.metrics.compare_modes",
     # judges
     "judge": "accordkit.judges",
