@@ -52,6 +52,8 @@ _EXPORTS = {
     "pass_hat_k": "accordkit.metrics.passk",
     "pass_hat_k_tasks": "accordkit.metrics.passk",
     "compare_modes": "accordkit.metrics.compare_modes",
+    "write_scores": "accordkit.store",
+    "read_scores": "accordkit.store",
     # judges
     "judge": "accordkit.judges",
     "run_judge": "accordkit.judges",

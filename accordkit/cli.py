@@ -29,6 +29,7 @@ EPILOG = """\
 examples:
   accordkit validate data/sample/goalshift path/to/results.json
   accordkit score data/sample/accord --level preference -o prefs.csv
+  accordkit score run1.json run2.json --out scores/   # parquet tables + manifest.json
   accordkit report                          # the embedded sample -> reports/index.html
   accordkit report --source run1.json run2.json --out reports/acb
   accordkit judge data/sample/goalshift --judge nl_assertions \\
@@ -64,21 +65,38 @@ def _cmd_synth(args: argparse.Namespace) -> int:
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
+    """Score sources; bad input is one line on stderr and exit status 2, not a traceback."""
     from .load import load
+    from .schema import EpisodeValidationError
     from .score import score
+    from .store import write_scores
 
-    ds = load(args.sources, errors=args.errors)
-    frame = score(ds, level=args.level, tcrr_mode=args.tcrr_mode, action_mode=args.action_mode,
-                  shop_type_gate=args.shop_type_gate)
+    modes = {"tcrr_mode": args.tcrr_mode, "action_mode": args.action_mode,
+             "shop_type_gate": args.shop_type_gate}
+    try:
+        if args.out:
+            manifest = write_scores(args.sources, args.out, errors=args.errors, **modes)
+            print(f"wrote {', '.join(LEVEL_FILES)} and {manifest.name} to {args.out}")
+            if not args.output:
+                return 0
+        ds = load(args.sources, errors=args.errors)
+        frame = score(ds, level=args.level, **modes)
+        if args.output:
+            if args.output.endswith(".parquet"):
+                frame.to_parquet(args.output, index=False)
+            else:
+                frame.to_csv(args.output, index=False)
+    except (EpisodeValidationError, OSError, ValueError) as exc:
+        print(f"accordkit score: error: {exc}", file=sys.stderr)
+        return 2
     if args.output:
-        if args.output.endswith(".parquet"):
-            frame.to_parquet(args.output, index=False)
-        else:
-            frame.to_csv(args.output, index=False)
         print(f"wrote {len(frame)} rows to {args.output}")
     else:
         print(frame.to_string(max_rows=40))
     return 0
+
+
+LEVEL_FILES = ("episode.parquet", "preference.parquet", "shift.parquet")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -118,6 +136,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--errors", choices=("raise", "skip"), default="raise",
                    help="stop at the first bad record, or skip and report bad records")
     p.add_argument("-o", "--output", help="write CSV (or .parquet) instead of printing")
+    p.add_argument("--out", metavar="DIR",
+                   help="write a score store: episode/preference/shift tables as parquet and "
+                   "manifest.json (sources with sha256, modes, version); read it back with "
+                   "accordkit.read_scores(DIR)")
     p.set_defaults(func=_cmd_score)
 
     for module in ("accordkit.judges.cli", "accordkit.report.cli"):
