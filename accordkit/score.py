@@ -140,6 +140,6 @@ def score(
         out = out.iloc[np.argsort(order, kind="stable")].reset_index(drop=True)
     # Columns of one benchmark are missing for the other's rows: concat fills them with NaN.
     # Text columns keep one missing marker (None), as each part has them.
-    for col in [c for c in out.columns if out[c].dtype is np.dtype(object)]:
+    for col in [c for c in out.columns if pd.api.types.is_object_dtype(out[c].dtype)]:
         out[col] = out[col].astype(object).where(out[col].notna(), None)
     return out

@@ -60,7 +60,7 @@ def _by_columns(frame: pd.DataFrame, by: str | Sequence[str] | None) -> list[str
             and frame["domain"].nunique(dropna=False) > 1):
         warnings.warn(f"pass_hat_k: by={cols} pools {frame['domain'].nunique(dropna=False)} "
                       "domains into one value per group; add 'domain' to `by` to keep them "
-                      "apart", UserWarning, stacklevel=3)
+                      "apart", UserWarning, stacklevel=4)
     return cols
 
 
