@@ -50,7 +50,10 @@ _EXPORTS = {
     "accord_table": "accordkit.metrics.accord_table",
     "ACCORD_TABLE_METRICS": "accordkit.metrics.accord_table",
     "pass_hat_k": "accordkit.metrics.passk",
+    "pass_hat_k_tasks": "accordkit.metrics.passk",
     "compare_modes": "accordkit.metrics.compare_modes",
+    "write_scores": "accordkit.store",
+    "read_scores": "accordkit.store",
     # judges
     "judge": "accordkit.judges",
     "run_judge": "accordkit.judges",
@@ -72,7 +75,6 @@ _EXPORTS = {
     "build_report": "accordkit.report",
     "render_conversation": "accordkit.report.conversation",
     "show": "accordkit.show",
-    "read_scores": "accordkit.store",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -30,6 +30,7 @@ EPILOG = """\
 examples:
   accordkit validate data/sample/goalshift path/to/results.json
   accordkit score data/sample/accord --level preference -o prefs.csv
+  accordkit score run1.json run2.json --out scores/   # parquet tables + manifest.json
   accordkit report                          # the embedded sample -> reports/index.html
   accordkit report --source run1.json run2.json --out reports/acb
   accordkit judge data/sample/goalshift --judge nl_assertions \\
@@ -120,6 +121,7 @@ def _cmd_synth(args: argparse.Namespace) -> int:
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
+    """Score sources; bad input is one line on stderr and exit status 1, not a traceback."""
     modes = {"tcrr_mode": args.tcrr_mode, "action_mode": args.action_mode,
              "shop_type_gate": args.shop_type_gate}
     if args.out:
@@ -130,10 +132,9 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
     try:
         ds = load(args.sources, errors=args.errors or "raise")
-    except EpisodeValidationError as exc:
-        print(f"accordkit score: {exc}", file=sys.stderr)
-        print("  (use --errors skip to score the good records and list the bad ones)",
-              file=sys.stderr)
+    except (EpisodeValidationError, OSError, ValueError) as exc:
+        print(f"accordkit score: error: {exc} (--errors skip scores the good records and "
+              "lists the bad ones)", file=sys.stderr)
         return 1
     frame = score(ds, level=args.level, **modes)
     if args.output:
@@ -148,8 +149,19 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
 
 def _score_to_store(args: argparse.Namespace, modes: dict) -> int:
+    from pathlib import Path
+
     from .engines import score_to_store
+    from .engines.plan import is_url
     from .engines.run import RayUnreachableError
+    from .load import is_hub_id
+
+    missing = [s for s in args.sources
+               if not (Path(s).exists() or is_url(s) or is_hub_id(s))]
+    if missing:
+        print(f"accordkit score: error: {missing[0]}: no such file or folder, and not a hub "
+              "id or URL", file=sys.stderr)
+        return 1
 
     try:
         manifest = score_to_store(args.sources, out=args.out, engine=args.engine,
@@ -157,7 +169,7 @@ def _score_to_store(args: argparse.Namespace, modes: dict) -> int:
                                   errors="raise" if args.errors == "raise" else "skip",
                                   modes=modes, progress=not args.quiet)
     except (FileExistsError, RayUnreachableError, ImportError, ValueError) as exc:
-        print(f"accordkit score: {exc}", file=sys.stderr)
+        print(f"accordkit score: error: {exc}", file=sys.stderr)
         return 1
     n_in = len(manifest["inputs"])
     print(f"scored {manifest['episodes']} episodes from {n_in} input(s) in "

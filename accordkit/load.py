@@ -8,6 +8,7 @@ Sources are recognised by what they contain, not by their names:
 * a parquet or JSONL file of canonical episodes (also a JSON array of them);
 * a tau2-bench / AgentChangeBench results JSON file, a dir-format run
   (``results.json`` + ``simulations/``), or a folder of such files;
+* a τ-bench (v1) result file (a JSON list of run records, :mod:`accordkit.adapters.taubench`);
 * a list of any of these, loaded as one dataset.
 
 A path that exists locally is never treated as a hub id.
@@ -36,6 +37,7 @@ import pyarrow.parquet as pq
 
 from ._arrow import arrow_table, empty_dataset, episode_dataset
 from .adapters.tau2 import is_results_object, read_results_dir, results_to_episodes
+from .adapters.taubench import looks_like_taubench, read_taubench
 from .schema import EPISODE_FEATURES, EpisodeValidationError, empty_episode, validate_episode
 from .validate import (
     DuplicateEpisodesWarning,
@@ -111,8 +113,9 @@ class _Reader:
     """Reads sources with one error policy, collecting skipped records in a report."""
 
     def __init__(self, errors: str, report: LoadReport, *, config: str | None,
-                 split: str | None, revision: str | None) -> None:
-        self.errors, self.report = errors, report
+                 split: str | None, revision: str | None,
+                 metadata: dict[str, Any] | None = None) -> None:
+        self.errors, self.report, self.metadata = errors, report, metadata
         self.config, self.split, self.revision = config, split, revision
 
     def problem(self, err: EpisodeValidationError) -> None:
@@ -205,6 +208,11 @@ class _Reader:
                                          record=_WHOLE_FILE, field=_TOP) from None
         if is_results_object(obj):
             return self.results(obj, source)
+        if looks_like_taubench(obj):
+            items = read_taubench(obj, source=source, errors="skip", metadata=self.metadata)
+            for err in (i for i in items if isinstance(i, EpisodeValidationError)):
+                self.problem(err)
+            return _records_to_dataset([i for i in items if isinstance(i, dict)], source=source)
         if _is_canonical(obj):
             obj = [obj]
         if isinstance(obj, list) and any(_is_canonical(o) for o in obj):
@@ -489,6 +497,7 @@ def load_with_report(
     split: str | None = None,
     revision: str | None = None,
     errors: Literal["raise", "skip"] = "raise",
+    metadata: dict[str, Any] | None = None,
 ) -> tuple[datasets.Dataset, LoadReport]:
     """Like :func:`load`, but return a :class:`LoadReport` instead of emitting warnings.
 
@@ -507,7 +516,8 @@ def load_with_report(
         if not isinstance(src, str | Path):
             raise TypeError(f"a source is a path or hub id, got {type(src).__name__}")
     report = LoadReport()
-    reader = _Reader(errors, report, config=config, split=split, revision=revision)
+    reader = _Reader(errors, report, config=config, split=split, revision=revision,
+                     metadata=metadata)
     parts = []
     for src in sources:
         part = reader.source(src)
@@ -525,6 +535,7 @@ def load(
     split: str | None = None,
     revision: str | None = None,
     errors: Literal["raise", "skip"] = "raise",
+    metadata: dict[str, Any] | None = None,
 ) -> datasets.Dataset:
     """Load episodes from one or more sources into one canonical ``datasets.Dataset``.
 
@@ -544,6 +555,10 @@ def load(
         ``"skip"`` loads the good records and emits one
         :class:`~accordkit.SkippedRecordsWarning` whose ``.skipped`` lists every record
         (or whole file) left out and why.
+    metadata : dict, optional
+        For sources that do not name them (τ-bench v1 files): ``agent_model``, ``method``
+        (agent strategy), ``user_model``, ``user_implementation``, ``domain``, ``split``.
+        Given values win over what the file name and content suggest.
 
     Returns
     -------
@@ -566,7 +581,7 @@ def load(
     >>> ds = ak.load(["run_a.json", "run_b.json"], errors="skip")  # doctest: +SKIP
     """
     ds, report = load_with_report(source, config=config, split=split, revision=revision,
-                                  errors=errors)
+                                  errors=errors, metadata=metadata)
     for note in report.notes:
         warnings.warn(note, UserWarning, stacklevel=2)
     if report.duplicates:

@@ -39,7 +39,9 @@ __all__ = [
 #: Bumped when a column is added, removed or changes meaning.
 SCHEMA_VERSION = "accordkit.episode/2"
 
-BENCHMARKS = ("accord", "agentchangebench", "tau2")
+#: ``"taubench"`` is τ-bench v1 (sierra-research/tau-bench): its own id because its files,
+#: success rule inputs and pass^k convention differ from tau2's (docs/tau2.md).
+BENCHMARKS = ("accord", "agentchangebench", "tau2", "taubench")
 ROLES = ("system", "user", "assistant", "tool")
 DYNAMICS = ("stated", "hard_underspec", "soft_underspec", "unachievable", "triggered")
 #: Message kinds. ``None`` is allowed too (tau2 messages carry no kind).

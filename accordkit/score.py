@@ -23,7 +23,7 @@ from .schema import ID_COLUMNS
 __all__ = ["score", "LEVELS"]
 
 LEVELS = ("episode", "preference", "shift")
-GOALSHIFT_BENCHMARKS = ("agentchangebench", "tau2")
+GOALSHIFT_BENCHMARKS = ("agentchangebench", "tau2", "taubench")
 
 
 def _ids(table: pa.Table) -> pd.DataFrame:
@@ -44,6 +44,26 @@ def _attach(ids: pd.DataFrame, part: pd.DataFrame, rows: np.ndarray) -> pd.DataF
         head = ids.iloc[rows].reset_index(drop=True)
         body = part.reset_index(drop=True)
     return pd.concat([head, body], axis=1)
+
+
+def _empty_scores(table: pa.Table, level: str) -> pd.DataFrame:
+    """A frame with no rows and every column (and dtype) ``level`` has for some benchmark.
+
+    The metric functions are run on zero rows, so the dtypes are the ones real scores have.
+    """
+    from .metrics import accord, goalshift
+
+    none = table.slice(0, 0)
+    ids = _ids(none)
+    makers = {"episode": (accord.score_episodes, goalshift.score_episodes),
+              "preference": (accord.score_preferences,),
+              "shift": (goalshift.score_shifts,)}[level]
+    parts = [ids]
+    for make in makers:
+        part = make(none).drop(columns="row", errors="ignore")
+        parts.append(part[[c for c in part.columns
+                           if not any(c in p.columns for p in parts)]].reset_index(drop=True))
+    return pd.concat(parts, axis=1)
 
 
 def score(
@@ -78,6 +98,8 @@ def score(
     -------
     pandas.DataFrame
         Tidy frame: the id columns (:data:`accordkit.ID_COLUMNS`) then metric columns.
+        With no episodes of the level's kind (e.g. a header-only results file), an empty
+        frame with every column the level has, each with the dtype it has when filled.
 
     Examples
     --------
@@ -108,7 +130,7 @@ def score(
             frame = goalshift.score_shifts(sub)
         parts.append(_attach(ids, frame, goal_rows))
     if not parts:
-        return pd.DataFrame(columns=list(ID_COLUMNS))
+        return _empty_scores(table, level)
     if len(parts) == 1:
         return parts[0]
     # Keep episode order as loaded.
@@ -116,4 +138,8 @@ def score(
     out = pd.concat(parts, ignore_index=True, sort=False)
     if order is not None:
         out = out.iloc[np.argsort(order, kind="stable")].reset_index(drop=True)
+    # Columns of one benchmark are missing for the other's rows: concat fills them with NaN.
+    # Text columns keep one missing marker (None), as each part has them.
+    for col in [c for c in out.columns if pd.api.types.is_object_dtype(out[c].dtype)]:
+        out[col] = out[col].astype(object).where(out[col].notna(), None)
     return out

@@ -35,12 +35,15 @@ __all__ = [
     "write_manifest",
     "read_manifest",
     "read_scores",
+    "write_scores",
 ]
 
 #: Version of the store layout; a reader refuses a store of another major version.
 STORE_VERSION = "accordkit.scores/1"
 #: Level -> subfolder.
 LEVEL_DIRS = {"episode": "episodes", "preference": "preferences", "shift": "shifts"}
+#: Parquet metadata key holding the pandas dtype of every column as ``ak.score`` made it.
+_DTYPES_KEY = b"accordkit.dtypes"
 #: Bookkeeping columns of every part (dropped by :func:`read_scores`).
 ORDER_COLUMNS = ("_input", "_batch", "_row")
 
@@ -102,6 +105,16 @@ def _atomic_write_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+def _file_sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def write_part(out: str | Path, level: str, frame: Any, *, input_index: int,
                batch_index: int) -> Path | None:
     """Write one scored batch of one level as a parquet part (nothing when it has no rows).
@@ -116,8 +129,12 @@ def write_part(out: str | Path, level: str, frame: Any, *, input_index: int,
         raise ValueError(f"level must be one of {tuple(LEVEL_DIRS)}, got {level!r}")
     if frame is None or len(frame) == 0:
         return None
+    dtypes = {str(c): str(t) for c, t in frame.dtypes.items()}
     frame = frame.assign(_input=input_index, _batch=batch_index, _row=range(len(frame)))
     table = pa.Table.from_pandas(frame, preserve_index=False)
+    meta = dict(table.schema.metadata or {})
+    meta[_DTYPES_KEY] = json.dumps(dtypes).encode("utf-8")
+    table = table.replace_schema_metadata(meta)
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd")
     path = Path(out) / LEVEL_DIRS[level] / part_name(input_index, batch_index)
@@ -137,6 +154,9 @@ def write_manifest(out: str | Path, inputs: Sequence[InputRecord], *,
         "engine": engine,
         "modes": dict(modes),
         "levels": {level: sorted(p.name for p in (Path(out) / d).glob("*.parquet"))
+                   for level, d in LEVEL_DIRS.items()},
+        "sha256": {level: {p.name: _file_sha256(p)
+                           for p in sorted((Path(out) / d).glob("*.parquet"))}
                    for level, d in LEVEL_DIRS.items()},
         "inputs": [asdict(r) for r in inputs],
         "episodes": sum(r.episodes for r in inputs),
@@ -182,25 +202,36 @@ def _parts(store: Path, level: str, manifest: Mapping[str, Any]) -> list[Path]:
     if missing:
         raise IncompleteStoreError(f"{store}: {len(missing)} part(s) listed in manifest.json "
                                    f"are missing, e.g. {missing[0]}")
+    sums = manifest.get("sha256", {}).get(level, {})
+    for p in parts:
+        if p.name in sums and _file_sha256(p) != sums[p.name]:
+            raise IncompleteStoreError(f"{p}: sha256 differs from manifest.json (the table "
+                                       "changed after it was written); score again")
     return parts
 
 
-def read_scores(store: str | Path, *, level: str = "episode",
+def read_scores(store: str | Path, *, level: str | None = "episode",
                 columns: Sequence[str] | None = None) -> Any:
-    """Read one level of a score store as the frame ``ak.score`` would return.
+    """Read a score store back as the frames ``ak.score`` would return.
 
     Parameters
     ----------
     store : str or Path
-        The folder given to ``accordkit score --out``.
-    level : {"episode", "preference", "shift"}
+        The folder given to ``accordkit score --out`` (or :func:`write_scores`).
+    level : {"episode", "preference", "shift"} or None
+        One level as a frame; None gives a dict of all three.
     columns : list of str, optional
         Read only these columns (the id columns are always read).
 
     Returns
     -------
-    pandas.DataFrame
+    pandas.DataFrame or dict of str to DataFrame
         Rows in input order; an empty frame with the id columns when the level has none.
+
+    Raises
+    ------
+    IncompleteStoreError
+        Not a finished store, a part missing, or a part changed since it was written.
 
     Examples
     --------
@@ -208,6 +239,8 @@ def read_scores(store: str | Path, *, level: str = "episode",
     >>> episodes = ak.read_scores("scores/")                      # doctest: +SKIP
     >>> shifts = ak.read_scores("scores/", level="shift")         # doctest: +SKIP
     """
+    if level is None:
+        return {lv: read_scores(store, level=lv, columns=columns) for lv in LEVEL_DIRS}
     import pandas as pd
     import pyarrow.parquet as pq
 
@@ -219,7 +252,12 @@ def read_scores(store: str | Path, *, level: str = "episode",
     manifest = read_manifest(store)
     parts = _parts(store, level, manifest)
     if not parts:
-        return pd.DataFrame(columns=list(ID_COLUMNS))
+        from ._arrow import empty_dataset
+        from .score import score
+
+        frame = score(empty_dataset(), level=level)
+        return frame if columns is None else frame[[c for c in frame.columns
+                                                    if c in ID_COLUMNS or c in columns]]
     want = None
     if columns is not None:
         want = list(dict.fromkeys([*ID_COLUMNS, *columns, *ORDER_COLUMNS]))
@@ -228,9 +266,54 @@ def read_scores(store: str | Path, *, level: str = "episode",
         table = pq.read_table(p)
         if want is not None:
             table = table.select([c for c in want if c in table.column_names])
-        frames.append(table.to_pandas())
+        part = table.to_pandas()
+        stored = json.loads((table.schema.metadata or {}).get(_DTYPES_KEY, b"{}"))
+        for col, dtype in stored.items():
+            if dtype == "object" and col in part.columns and part[col].dtype != object:
+                # text stored by ak.score as Python objects, missing as None
+                part[col] = part[col].astype(object).where(part[col].notna(), None)
+        frames.append(part)
     # pandas' concat, as ak.score joins benchmark families: a column one part lacks is
     # missing (NA of the other parts' dtype) there, never coerced to another type.
     frame = pd.concat(frames, ignore_index=True, sort=False)
+    for col in frame.columns:
+        if frame[col].dtype == object:       # a column one family lacks: None, as ak.score
+            frame[col] = frame[col].where(frame[col].notna(), None)
     frame = frame.sort_values(list(ORDER_COLUMNS), kind="stable").reset_index(drop=True)
     return frame.drop(columns=list(ORDER_COLUMNS))
+
+
+def write_scores(sources: str | Path | Sequence[str | Path], out: str | Path, *,
+                 errors: str = "raise", tcrr_mode: str = "episode",
+                 action_mode: str = "best_match", shop_type_gate: bool = False,
+                 metadata: Mapping[str, Any] | None = None) -> Path:
+    """Score ``sources`` into a store at ``out`` in this process; return the manifest path.
+
+    The in-memory face of ``accordkit score --out`` (for many or large inputs use
+    :func:`accordkit.engines.score_to_store` with ``num_proc`` or ``engine="ray"``).
+
+    Parameters
+    ----------
+    sources : path, hub id or list of them
+    out : str or Path
+        Folder to write; must not hold a finished store.
+    errors : {"raise", "skip"}
+        ``"raise"``: the first input that cannot be read fully raises ``ValueError`` naming
+        it (the unfinished store has no manifest). ``"skip"``: bad records are skipped and
+        listed per input in the manifest.
+    tcrr_mode, action_mode, shop_type_gate
+        Scoring modes (:func:`accordkit.score`), recorded in the manifest.
+    metadata : mapping, optional
+        Passed to :func:`accordkit.load` (τ-bench files).
+    """
+    from .engines import score_to_store
+
+    if isinstance(sources, str | Path):
+        sources = [sources]
+    modes = {"tcrr_mode": tcrr_mode, "action_mode": action_mode,
+             "shop_type_gate": shop_type_gate}
+    manifest = score_to_store([str(s) for s in sources], out=out, errors=errors, modes=modes,
+                              metadata=metadata, progress=False,
+                              _fail_fast=errors == "raise")
+    del manifest
+    return Path(out) / "manifest.json"

@@ -32,7 +32,7 @@ class RayUnreachableError(RuntimeError):
     """``RAY_ADDRESS`` names a cluster that does not answer."""
 
 
-def _load_batch(item: WorkItem, *, errors: str):
+def _load_batch(item: WorkItem, *, errors: str, metadata: Mapping[str, Any] | None = None):
     """Read one work item as canonical episodes; returns (dataset, skipped records)."""
     from ..load import load_with_report
 
@@ -52,14 +52,15 @@ def _load_batch(item: WorkItem, *, errors: str):
             local = Path(tmp) / f"input{suffix}"
             with fsspec.open(item.source, "rb") as src, local.open("wb") as dst:
                 shutil.copyfileobj(src, dst)
-            ds, report = load_with_report(str(local), errors=errors)
+            ds, report = load_with_report(str(local), errors=errors, metadata=metadata)
             return ds, report.skipped
-    ds, report = load_with_report(item.source, errors=errors)
+    ds, report = load_with_report(item.source, errors=errors, metadata=metadata)
     return ds, report.skipped
 
 
 def score_item(item: WorkItem, *, out: str, modes: Mapping[str, Any],
-               errors: str = "skip") -> dict[str, Any]:
+               errors: str = "skip", metadata: Mapping[str, Any] | None = None,
+               ) -> dict[str, Any]:
     """Read, score and store one work item; never raises for a bad input.
 
     Returns
@@ -73,7 +74,7 @@ def score_item(item: WorkItem, *, out: str, modes: Mapping[str, Any],
     result = {"input_index": item.input_index, "batch_index": item.batch_index,
               "episodes": 0, "skipped": 0, "problems": [], "error": None, "parts": 0}
     try:
-        ds, skipped = _load_batch(item, errors=errors)
+        ds, skipped = _load_batch(item, errors=errors, metadata=metadata)
         result["skipped"] = len(skipped)
         result["problems"] = [str(s) for s in skipped[:MAX_PROBLEMS]]
         result["episodes"] = len(ds)
@@ -89,22 +90,24 @@ def score_item(item: WorkItem, *, out: str, modes: Mapping[str, Any],
 
 
 def _run_local(items: Sequence[WorkItem], *, out: str, modes: Mapping[str, Any], errors: str,
-               num_proc: int, progress: bool) -> list[dict[str, Any]]:
+               num_proc: int, progress: bool, metadata: Mapping[str, Any] | None = None,
+               ) -> list[dict[str, Any]]:
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(items), desc="scoring", unit="batch", disable=not progress)
     results = []
     if num_proc <= 1:
         for item in items:
-            results.append(score_item(item, out=out, modes=modes, errors=errors))
+            results.append(score_item(item, out=out, modes=modes, errors=errors,
+                                      metadata=metadata))
             bar.update()
     else:
         import multiprocessing as mp
 
         with ProcessPoolExecutor(max_workers=num_proc,
                                  mp_context=mp.get_context("spawn")) as pool:
-            futures = [pool.submit(score_item, item, out=out, modes=modes, errors=errors)
-                       for item in items]
+            futures = [pool.submit(score_item, item, out=out, modes=modes, errors=errors,
+                                   metadata=metadata) for item in items]
             for fut in as_completed(futures):
                 results.append(fut.result())
                 bar.update()
@@ -131,7 +134,8 @@ def _check_ray_address(address: str) -> None:
         ) from None
 
 
-def _ray_score_batch(batch: Any, *, out: str, modes: Mapping[str, Any], errors: str) -> Any:
+def _ray_score_batch(batch: Any, *, out: str, modes: Mapping[str, Any], errors: str,
+                     metadata: Mapping[str, Any] | None = None) -> Any:
     """map_batches function: score each work item of a (pandas) batch."""
     import pandas as pd
 
@@ -139,14 +143,15 @@ def _ray_score_batch(batch: Any, *, out: str, modes: Mapping[str, Any], errors: 
     for rec in batch.to_dict("records"):
         rec["row_groups"] = tuple(int(g) for g in (rec.get("row_groups") or ()))
         item = WorkItem(**{k: rec[k] for k in WorkItem.__dataclass_fields__})
-        res = score_item(item, out=out, modes=modes, errors=errors)
+        res = score_item(item, out=out, modes=modes, errors=errors, metadata=metadata)
         res["problems"] = "\n".join(res["problems"])
         rows.append(res)
     return pd.DataFrame(rows)
 
 
 def _run_ray(items: Sequence[WorkItem], *, out: str, modes: Mapping[str, Any], errors: str,
-             num_proc: int, progress: bool) -> list[dict[str, Any]]:
+             num_proc: int, progress: bool, metadata: Mapping[str, Any] | None = None,
+             ) -> list[dict[str, Any]]:
     try:
         import ray
     except ImportError:
@@ -167,7 +172,8 @@ def _run_ray(items: Sequence[WorkItem], *, out: str, modes: Mapping[str, Any], e
                                    override_num_blocks=max(1, len(items)))
         scored = data.map_batches(_ray_score_batch, batch_size=1, batch_format="pandas",
                                   fn_kwargs={"out": str(out), "modes": dict(modes),
-                                             "errors": errors})
+                                             "errors": errors,
+                                             "metadata": dict(metadata or {}) or None})
         rows = scored.take_all()
     finally:
         if started:
@@ -181,6 +187,7 @@ def _run_ray(items: Sequence[WorkItem], *, out: str, modes: Mapping[str, Any], e
 def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "local",
                    num_proc: int = 1, batch_size: int = 20_000, errors: str = "skip",
                    modes: Mapping[str, Any] | None = None, progress: bool = True,
+                   metadata: Mapping[str, Any] | None = None, _fail_fast: bool = False,
                    ) -> dict[str, Any]:
     """Score ``sources`` batch by batch into a score store at ``out``.
 
@@ -204,6 +211,9 @@ def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "lo
         ``shop_type_gate``). Modes that pool over a file keep files whole.
     progress : bool
         Show a progress bar.
+    metadata : mapping, optional
+        Passed to :func:`accordkit.load` for files that are loaded whole (τ-bench runs
+        whose names do not say the model or domain).
 
     Returns
     -------
@@ -231,7 +241,7 @@ def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "lo
     items, inputs = plan_work(sources, batch_size=batch_size, whole_files=whole)
     runner = _run_local if engine == "local" else _run_ray
     results = runner(items, out=str(out), modes=modes, errors=errors, num_proc=num_proc,
-                     progress=progress)
+                     progress=progress, metadata=metadata)
     by_input: dict[int, InputRecord] = {r.index: r for r in inputs}
     for res in sorted(results, key=lambda r: (r["input_index"], r["batch_index"])):
         rec = by_input[int(res["input_index"])]
@@ -244,6 +254,10 @@ def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "lo
         if res["error"]:
             msg = f"batch {res['batch_index']}: {res['error']}"
             rec.error = msg if rec.error is None else f"{rec.error}; {msg}"
+    if _fail_fast:
+        failed = [r for r in inputs if r.error]
+        if failed:
+            raise ValueError(f"{failed[0].source}: {failed[0].error}")
     seconds = time.perf_counter() - started
     write_manifest(out, inputs, modes=modes, engine=engine,
                    extra={"num_proc": num_proc, "batch_size": batch_size, "errors": errors,

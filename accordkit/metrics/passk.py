@@ -1,12 +1,32 @@
-"""pass^k and pass@k over tasks with several trials (tau-bench estimator).
+"""pass^k and pass@k over tasks with several trials (the tau-bench estimators).
 
 For a task with ``n`` trials of which ``c`` succeeded, ``pass^k = C(c, k) / C(n, k)`` (the
 unbiased estimate of the chance that ``k`` independent trials all succeed) and
-``pass@k = 1 - C(n - c, k) / C(n, k)`` (at least one of ``k`` succeeds). Values are averaged
-over tasks with equal weight. As upstream, ``k`` runs from 1 to the smallest number of trials
-of any task (capped by the declared ``num_trials`` when the frame has it), with a warning when
-that is lower than the declared number. Episodes that ended with an infrastructure error, or
-that have no success value, are left out and counted in ``n_excluded``.
+``pass@k = 1 - C(n - c, k) / C(n, k)`` (at least one of ``k`` succeeds). A group's value is
+the mean over its tasks, each task weighted equally.
+
+Two rules for ``n`` (``rule=``):
+
+``"per_task"`` (default)
+    ``n`` is the task's own number of trials: the unbiased per-task estimate. ``k`` runs
+    from 1 to the smallest number of trials of any task in the group (capped by the declared
+    ``num_trials`` when the frame has it, with a warning when it is lower). A task with
+    fewer than ``k`` trials is left out of that ``k``.
+``"taubench"``
+    τ-bench's ``run.py`` rule: ``n = T``, the number of distinct trial numbers in the
+    group (for a τ-bench file grouped by configuration: the trials in the whole file), for
+    every task, and ``k`` runs from 1 to ``T``. A task with fewer than ``T`` trials is thus
+    divided by ``C(T, k)`` anyway, i.e. its missing trials count as failures. This reproduces
+    τ-bench's printed and leaderboard numbers exactly.
+
+Episodes that ended with an infrastructure error (:data:`EXCLUDED_TERMINATIONS`, tau2's
+rule) or that have no success value are left out and counted in ``n_excluded``. A τ-bench
+run that raised has ``termination_reason == "run_error"`` and reward 0: it counts as a
+failure, as in τ-bench.
+
+:func:`pass_hat_k_tasks` gives one row per group x task x k; :func:`pass_hat_k` averages
+them per group and, with ``ci=True``, takes the intervals from :func:`accordkit.summarize`
+(tasks are the clusters), so there is one interval engine.
 """
 
 from __future__ import annotations
@@ -18,82 +38,217 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["pass_hat_k", "EXCLUDED_TERMINATIONS"]
+from ..schema import CONFIG_COLUMNS
+
+__all__ = ["pass_hat_k", "pass_hat_k_tasks", "EXCLUDED_TERMINATIONS", "RULES", "DEFAULT_BY"]
 
 #: Termination reasons that say nothing about the agent (tau2 drops them before pass^k).
 EXCLUDED_TERMINATIONS = ("infrastructure_error",)
+RULES = ("per_task", "taubench")
+#: Default grouping: domain x agent configuration (the columns present in the frame).
+DEFAULT_BY = ("domain", *CONFIG_COLUMNS)
+
+TASK_COLUMNS = ["k", "n_trials", "n_successes", "pass_hat_k", "pass_at_k"]
+GROUP_COLUMNS = ["k", "pass_hat_k", "pass_at_k", "n_tasks", "n_episodes", "n_excluded"]
 
 
-def _task_table(values: np.ndarray, ks: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Per task (rows) and k (columns): pass^k and pass@k; NaN where n < k."""
-    n, c = values[:, 0], values[:, 1]
-    hat = np.full((len(values), len(ks)), np.nan)
-    at = np.full((len(values), len(ks)), np.nan)
-    cache: dict[tuple[int, int, int], tuple[float, float]] = {}
-    for i, (ni, ci) in enumerate(zip(n.tolist(), c.tolist(), strict=True)):
-        for j, k in enumerate(ks):
-            if ni < k:
+def _by_columns(frame: pd.DataFrame, by: str | Sequence[str] | None) -> list[str]:
+    if by is None:
+        return [c for c in DEFAULT_BY if c in frame.columns]
+    cols = [by] if isinstance(by, str) else list(by)
+    if (cols and "domain" not in cols and "domain" in frame.columns
+            and frame["domain"].nunique(dropna=False) > 1):
+        warnings.warn(f"pass_hat_k: by={cols} pools {frame['domain'].nunique(dropna=False)} "
+                      "domains into one value per group; add 'domain' to `by` to keep them "
+                      "apart", UserWarning, stacklevel=4)
+    return cols
+
+
+def _check(frame: pd.DataFrame, cols: list[str], ks: Sequence[int] | int | None,
+           rule: str) -> list[int] | None:
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES}, got {rule!r}")
+    for col in cols:
+        if col not in frame.columns:
+            raise ValueError(f"pass_hat_k: column {col!r} not in the frame")
+    if isinstance(ks, int | np.integer):
+        ks = [int(ks)]
+    if ks is not None:
+        ks = [int(k) for k in ks]
+        if not ks or min(ks) < 1:
+            raise ValueError(f"ks must be positive integers, got {ks}")
+    return ks
+
+
+def _per_task(used: pd.DataFrame, task: str, trial: str | None, rule: str,
+              ks: list[int] | None, label: object) -> tuple[pd.DataFrame, list[int]]:
+    """Rows (task, k, n_trials, n_successes, pass^k, pass@k) of one group."""
+    counts = used.groupby(task, sort=True, dropna=False)["_succ"].agg(["size", "sum"])
+    n_obs = counts["size"].to_numpy(dtype=np.int64)
+    c = counts["sum"].to_numpy(dtype=np.int64)
+    if rule == "taubench":
+        big_t = int(used[trial].nunique(dropna=True))
+        n_div = np.full(len(counts), max(big_t, int(n_obs.max())), dtype=np.int64)
+        group_ks = ks if ks is not None else list(range(1, int(n_div[0]) + 1))
+    else:
+        n_div = n_obs
+        group_ks = ks
+        if group_ks is None:
+            k_max = int(n_obs.min())
+            declared = used["_declared"].max()
+            if not np.isnan(declared) and declared < k_max:
+                k_max = int(declared)
+            elif not np.isnan(declared) and k_max < declared:
+                warnings.warn(f"pass_hat_k ({label}): the smallest number of trials of a task "
+                              f"is {k_max}, fewer than the declared {int(declared)}; "
+                              f"k is capped at {k_max}", UserWarning, stacklevel=4)
+            group_ks = list(range(1, k_max + 1))
+    rows = []
+    for name, n_i, d_i, c_i in zip(counts.index, n_obs.tolist(), n_div.tolist(), c.tolist(),
+                                   strict=True):
+        for k in group_ks:
+            if d_i < k:
                 continue
-            key = (ni, ci, k)
-            if key not in cache:
-                total = math.comb(ni, k)
-                cache[key] = (math.comb(ci, k) / total, 1.0 - math.comb(ni - ci, k) / total)
-            hat[i, j], at[i, j] = cache[key]
-    return hat, at
+            total = math.comb(d_i, k)
+            rows.append((name, k, n_i, c_i, math.comb(c_i, k) / total,
+                         1.0 - math.comb(d_i - c_i, k) / total))
+    return pd.DataFrame(rows, columns=[task, *TASK_COLUMNS]), group_ks
 
 
-def _bootstrap(hat: np.ndarray, *, n_resamples: int, seed: int, confidence: float = 0.95
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """Percentile interval of the task mean, resampling tasks with replacement."""
-    n_tasks, n_k = hat.shape
-    rng = np.random.default_rng(seed)
-    valid = ~np.isnan(hat)
-    filled = np.where(valid, hat, 0.0)
-    means = np.empty((n_resamples, n_k))
-    chunk = max(1, 2_000_000 // max(n_tasks, 1))
-    for lo in range(0, n_resamples, chunk):
-        hi = min(n_resamples, lo + chunk)
-        counts = rng.multinomial(n_tasks, np.full(n_tasks, 1.0 / n_tasks), size=hi - lo)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            means[lo:hi] = (counts @ filled) / (counts @ valid)
-    alpha = (1.0 - confidence) / 2.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        low = np.nanquantile(means, alpha, axis=0)
-        high = np.nanquantile(means, 1.0 - alpha, axis=0)
-    return low, high
+def _prepare(frame: pd.DataFrame, by_cols: list[str], task: str, success: str,
+             trial: str | None) -> pd.DataFrame:
+    keep = list(dict.fromkeys([*by_cols, task, success] + ([trial] if trial else [])))
+    data = frame[keep].copy()
+    ok = pd.Series(True, index=frame.index)
+    if "termination_reason" in frame.columns:
+        ok &= ~frame["termination_reason"].isin(EXCLUDED_TERMINATIONS)
+    succ = frame[success].astype("boolean")
+    ok &= succ.notna()
+    data["_ok"] = ok.to_numpy()
+    data["_succ"] = succ.fillna(False).to_numpy(dtype=bool)
+    data["_declared"] = (pd.to_numeric(frame["num_trials"], errors="coerce")
+                         if "num_trials" in frame.columns else np.nan)
+    return data
 
 
-def pass_hat_k(frame: pd.DataFrame, ks: Sequence[int] | int | None = None, *,
-               by: str | Sequence[str] | None = None, success: str = "success",
-               task: str = "scenario_id", ci: str | None = None, n_resamples: int = 10_000,
-               seed: int = 0) -> pd.DataFrame:
-    """pass^k and pass@k per group, averaged over tasks.
+def _groups(data: pd.DataFrame, by_cols: list[str]):
+    if not by_cols:
+        yield (), data
+        return
+    for key, part in data.groupby(by_cols, dropna=False, sort=True):
+        yield (key if isinstance(key, tuple) else (key,)), part
+
+
+def _empty(by_cols: list[str], frame: pd.DataFrame, columns: list[str],
+           ints: Sequence[str]) -> pd.DataFrame:
+    out = pd.DataFrame({c: pd.Series(dtype=frame[c].dtype if c in frame.columns else object)
+                        for c in by_cols})
+    for col in columns:
+        out[col] = pd.Series(dtype=np.int64 if col in ints else float)
+    return out
+
+
+def pass_hat_k_tasks(frame: pd.DataFrame, ks: Sequence[int] | int | None = None, *,
+                     by: str | Sequence[str] | None = None, rule: str = "per_task",
+                     success: str = "success", task: str = "scenario_id",
+                     trial: str = "rollout") -> pd.DataFrame:
+    """Per-task pass^k and pass@k: one row per group x task x k.
 
     Parameters
     ----------
     frame : pandas.DataFrame
         One row per episode, e.g. from :func:`accordkit.score`.
     ks : int or sequence of int, optional
-        The k values. Default: 1 .. K, K = the smallest number of trials of any task in the
-        group, capped by the largest declared ``num_trials`` when that column exists. A task
-        with fewer than ``k`` trials is left out of that ``k``'s mean.
+        The k values; default depends on ``rule`` (module docstring).
     by : str or list of str, optional
-        Grouping columns (e.g. ``"agent_model"`` or ``["agent_model", "domain"]``).
-    success : str
-        Boolean column; default ``"success"`` (stored reward within 1e-6 of 1, as upstream).
-    task : str
-        Column identifying the task (the unit averaged over and resampled).
-    ci : {None, "bootstrap"}
-        ``"bootstrap"`` adds a 95 % percentile interval of pass^k (``ci_low``, ``ci_high``)
-        from ``n_resamples`` resamples of the tasks, seeded with ``seed``.
+        Grouping columns. Default: ``domain`` and the configuration columns
+        (:data:`accordkit.schema.CONFIG_COLUMNS`) present in the frame; ``[]`` pools all
+        rows. Missing values form their own group. A ``by`` without ``domain`` on a frame
+        with several domains warns.
+    rule : {"per_task", "taubench"}
+        How many trials a task's estimate divides by (module docstring).
+    success, task, trial : str
+        Boolean success column, task column, trial-number column (``trial`` is read only by
+        ``rule="taubench"``).
 
     Returns
     -------
     pandas.DataFrame
-        The ``by`` columns, ``k``, ``pass_hat_k``, ``pass_at_k``, ``n_tasks`` (tasks with at
-        least ``k`` trials), ``n_episodes`` and ``n_excluded`` (infrastructure errors and
-        rows without a success value), plus ``ci_low`` / ``ci_high`` with ``ci``.
+        The ``by`` columns, ``task``, ``k``, ``n_trials`` (trials of the task used),
+        ``n_successes``, ``pass_hat_k``, ``pass_at_k``. Empty (with these columns) when
+        there are no usable episodes.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"scenario_id": ["a", "a", "b", "b"],
+    ...                       "success": [True, True, True, False]})
+    >>> pass_hat_k_tasks(frame)[["scenario_id", "k", "pass_hat_k"]]
+      scenario_id  k  pass_hat_k
+    0           a  1         1.0
+    1           a  2         1.0
+    2           b  1         0.5
+    3           b  2         0.0
+    """
+    out, _ = _tasks_and_counts(frame, ks, by=by, rule=rule, success=success, task=task,
+                               trial=trial)
+    return out
+
+
+def _tasks_and_counts(frame, ks, *, by, rule, success, task, trial):
+    by_cols = _by_columns(frame, by)
+    needed = [success, task, *by_cols] + ([trial] if rule == "taubench" else [])
+    ks = _check(frame, needed, ks, rule)
+    data = _prepare(frame, by_cols, task, success, trial if rule == "taubench" else None)
+    parts, counts = [], []
+    for key, part in _groups(data, by_cols):
+        used = part[part["_ok"]]
+        head = dict(zip(by_cols, key, strict=True))
+        if used.empty:
+            continue
+        label = head or "all episodes"
+        rows, _ = _per_task(used, task, trial, rule, ks, label)
+        for col, value in reversed(head.items()):
+            rows.insert(0, col, [value] * len(rows))
+        parts.append(rows)
+        counts.append({**head, "n_episodes": len(used), "n_excluded": int((~part["_ok"]).sum())})
+    columns = [*by_cols, task, *TASK_COLUMNS]
+    if not parts:
+        return (_empty([*by_cols, task], frame, TASK_COLUMNS, ("k", "n_trials", "n_successes")),
+                pd.DataFrame(counts, columns=[*by_cols, "n_episodes", "n_excluded"]))
+    out = pd.concat(parts, ignore_index=True)[columns]
+    for col in ("k", "n_trials", "n_successes"):
+        out[col] = out[col].astype(np.int64)
+    return out, pd.DataFrame(counts, columns=[*by_cols, "n_episodes", "n_excluded"])
+
+
+def pass_hat_k(frame: pd.DataFrame, ks: Sequence[int] | int | None = None, *,
+               by: str | Sequence[str] | None = None, rule: str = "per_task",
+               success: str = "success", task: str = "scenario_id", trial: str = "rollout",
+               ci: bool | str | None = None, method: str = "bca", confidence: float = 0.95,
+               n_resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
+    """pass^k and pass@k per group: the mean over tasks of :func:`pass_hat_k_tasks`.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        One row per episode, e.g. from :func:`accordkit.score`.
+    ks, by, rule, success, task, trial
+        As in :func:`pass_hat_k_tasks`. ``by`` defaults to domain x configuration.
+    ci : bool, optional
+        Add an interval of pass^k (``ci_low``, ``ci_high``, ``ci_method``) from
+        :func:`accordkit.summarize` on the per-task values, resampling tasks. ``"bootstrap"``
+        is the older spelling of ``True`` (deprecated).
+    method, confidence, n_resamples, seed
+        Passed to :func:`accordkit.summarize` (BCa by default).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``by`` columns, ``k``, ``pass_hat_k``, ``pass_at_k``, ``n_tasks`` (tasks with a
+        value at that ``k``), ``n_episodes`` and ``n_excluded`` (infrastructure errors and
+        rows without a success value), plus the interval columns with ``ci``. An empty
+        frame with these columns when there are no episodes.
 
     Examples
     --------
@@ -104,71 +259,46 @@ def pass_hat_k(frame: pd.DataFrame, ks: Sequence[int] | int | None = None, *,
     >>> out["pass_hat_k"].tolist(), out["pass_at_k"].tolist()
     ([0.625, 0.5, 0.5, 0.5], [0.625, 0.75, 0.875, 1.0])
     """
-    by_cols = [] if by is None else ([by] if isinstance(by, str) else list(by))
-    if ci not in (None, "bootstrap"):
-        raise ValueError(f"ci must be None or 'bootstrap', got {ci!r}")
-    for col in [success, task, *by_cols]:
-        if col not in frame.columns:
-            raise ValueError(f"pass_hat_k: column {col!r} not in the frame")
-    if isinstance(ks, int | np.integer):
-        ks = [int(ks)]
-    if ks is not None:
-        ks = [int(k) for k in ks]
-        if not ks or min(ks) < 1:
-            raise ValueError(f"ks must be positive integers, got {ks}")
+    if ci == "bootstrap":
+        warnings.warn("pass_hat_k(ci='bootstrap') is deprecated: use ci=True (intervals come "
+                      "from accordkit.summarize, BCa by default)", DeprecationWarning,
+                      stacklevel=2)
+        ci = True
+    if ci not in (None, False, True):
+        raise ValueError(f"ci must be True, False or None, got {ci!r}")
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
-
-    data = frame[by_cols + [task, success]].copy()
-    ok = pd.Series(True, index=frame.index)
-    if "termination_reason" in frame.columns:
-        ok &= ~frame["termination_reason"].isin(EXCLUDED_TERMINATIONS)
-    succ = data[success].astype("boolean")
-    ok &= succ.notna()
-    data["_ok"] = ok.to_numpy()
-    data["_succ"] = succ.fillna(False).to_numpy(dtype=bool)
-    data["_declared"] = (pd.to_numeric(frame["num_trials"], errors="coerce")
-                         if "num_trials" in frame.columns else np.nan)
-    rows = []
-    groups = data.groupby(by_cols, dropna=False, sort=True) if by_cols else [((), data)]
-    for key, part in groups:
-        key = key if isinstance(key, tuple) else (key,)
-        used = part[part["_ok"]]
-        n_excluded = int((~part["_ok"]).sum())
-        per_task = used.groupby(task, sort=True)["_succ"].agg(["size", "sum"])
-        if per_task.empty:
-            continue
-        values = per_task.to_numpy(dtype=np.int64)
-        group_ks = ks
-        if group_ks is None:
-            k_max = int(values[:, 0].min())
-            declared = used["_declared"].max()
-            if not np.isnan(declared) and declared < k_max:
-                k_max = int(declared)
-            elif not np.isnan(declared) and k_max < declared:
-                label = dict(zip(by_cols, key, strict=True)) if by_cols else "all episodes"
-                warnings.warn(f"pass_hat_k ({label}): the smallest number of trials of a task "
-                              f"is {k_max}, fewer than the declared {int(declared)}; "
-                              f"k is capped at {k_max}", UserWarning, stacklevel=2)
-            group_ks = list(range(1, k_max + 1))
-        hat, at = _task_table(values, group_ks)
-        with np.errstate(invalid="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            mean_hat, mean_at = np.nanmean(hat, axis=0), np.nanmean(at, axis=0)
-        n_tasks = (~np.isnan(hat)).sum(axis=0)
+    tasks, counts = _tasks_and_counts(frame, ks, by=by, rule=rule, success=success, task=task,
+                                      trial=trial)
+    by_cols = list(counts.columns[:-2])
+    columns = [*by_cols, *GROUP_COLUMNS] + (["ci_low", "ci_high", "ci_method"] if ci else [])
+    if tasks.empty:
+        out = _empty(by_cols, frame, GROUP_COLUMNS,
+                     ("k", "n_tasks", "n_episodes", "n_excluded"))
         if ci:
-            low, high = _bootstrap(hat, n_resamples=n_resamples, seed=seed)
-        for j, k in enumerate(group_ks):
-            row = dict(zip(by_cols, key, strict=True))
-            row.update(k=k, pass_hat_k=float(mean_hat[j]), pass_at_k=float(mean_at[j]),
-                       n_tasks=int(n_tasks[j]), n_episodes=len(used), n_excluded=n_excluded)
-            if ci:
-                row.update(ci_low=float(low[j]), ci_high=float(high[j]))
-            rows.append(row)
-    columns = by_cols + ["k", "pass_hat_k", "pass_at_k", "n_tasks", "n_episodes", "n_excluded"]
+            out["ci_low"] = pd.Series(dtype=float)
+            out["ci_high"] = pd.Series(dtype=float)
+            out["ci_method"] = pd.Series(dtype=object)
+        return out[columns]
+    keys = [*by_cols, "k"]
+    grouped = tasks.groupby(keys, dropna=False, sort=True)
+    out = grouped[["pass_hat_k", "pass_at_k"]].mean()
+    out["n_tasks"] = grouped.size()
+    out = out.reset_index()
+    if by_cols:
+        out = out.merge(counts, on=by_cols, how="left")
+    else:
+        out["n_episodes"] = int(counts["n_episodes"].iloc[0])
+        out["n_excluded"] = int(counts["n_excluded"].iloc[0])
     if ci:
-        columns += ["ci_low", "ci_high"]
-    out = pd.DataFrame(rows, columns=columns)
+        from ..stats.summarize import summarize
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            table = summarize(tasks, ["pass_hat_k"], by=keys, cluster=task, method=method,
+                              confidence=confidence, n_resamples=n_resamples, seed=seed)
+        table = table[[*keys, "ci_low", "ci_high", "ci_method"]]
+        out = out.merge(table, on=keys, how="left")
     for col in ("k", "n_tasks", "n_episodes", "n_excluded"):
         out[col] = out[col].astype(np.int64)
-    return out
+    return out[columns]

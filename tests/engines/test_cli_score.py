@@ -35,4 +35,4 @@ def test_bad_input_is_one_clear_line_not_a_traceback(tmp_path, capsys):
     assert main(["score", str(bad)]) == 1
     err = capsys.readouterr().err
     assert "Traceback" not in err
-    assert err.startswith(f"accordkit score: file {bad}, record (whole file)")
+    assert err.startswith(f"accordkit score: error: file {bad}, record (whole file)")

@@ -1,7 +1,10 @@
-"""pass^k / pass@k: hand-computed multi-trial cases, k range, exclusions, bootstrap, tau2 files."""
+"""pass^k / pass@k: hand-computed multi-trial cases, k range, exclusions, intervals, the two
+trial rules, grouping by domain x configuration, empty inputs, tau2 and τ-bench files."""
 
 from __future__ import annotations
 
+import json
+import math
 import warnings
 
 import numpy as np
@@ -9,8 +12,10 @@ import pandas as pd
 import pytest
 
 import accordkit as ak
-from accordkit.metrics.passk import pass_hat_k
+from accordkit.metrics.passk import pass_hat_k, pass_hat_k_tasks
 from accordkit.score import score
+
+from ..conftest import FIXTURES, _need
 
 
 def trials(**tasks):
@@ -73,19 +78,22 @@ def test_groups_and_column_names():
         ["m1", 1, 0.75], ["m1", 2, 0.5], ["m2", 1, 0.5], ["m2", 2, 0.5]]
 
 
-def test_bootstrap_interval_is_seeded_and_brackets_the_estimate():
+def test_interval_is_seeded_and_brackets_the_estimate():
     rng = np.random.default_rng(3)
     frame = trials(**{f"t{i}": list(rng.random(3) < 0.6) for i in range(30)})
-    one = pass_hat_k(frame, ci="bootstrap", n_resamples=2000, seed=7)
-    two = pass_hat_k(frame, ci="bootstrap", n_resamples=2000, seed=7)
+    one = pass_hat_k(frame, ci=True, n_resamples=2000, seed=7)
+    two = pass_hat_k(frame, ci=True, n_resamples=2000, seed=7)
     pd.testing.assert_frame_equal(one, two)
     assert (one["ci_low"] <= one["pass_hat_k"]).all()
     assert (one["pass_hat_k"] <= one["ci_high"]).all()
     assert (one["ci_high"] - one["ci_low"] > 0.05).all()
-    other = pass_hat_k(frame, ci="bootstrap", n_resamples=2000, seed=8)
-    assert not np.allclose(one["ci_low"], other["ci_low"])
-    # Identical tasks: every resample gives the same mean.
-    flat = pass_hat_k(trials(a=[True, False], b=[True, False]), ci="bootstrap", n_resamples=50)
+    assert set(one["ci_method"]) == {"bca"}
+    other = pass_hat_k(frame, ci=True, n_resamples=2000, seed=8, confidence=0.8)
+    assert (other["ci_high"] - other["ci_low"] <= one["ci_high"] - one["ci_low"]).all()
+    assert not np.allclose(one[["ci_low", "ci_high"]], other[["ci_low", "ci_high"]])
+    # Identical tasks: every resample gives the same mean (BCa falls back to percentile).
+    with pytest.warns(UserWarning, match="BCa interval undefined"):
+        flat = pass_hat_k(trials(a=[True, False], b=[True, False]), ci=True, n_resamples=50)
     assert (flat["ci_low"] == flat["pass_hat_k"]).all() and (flat["ci_high"] ==
                                                                flat["pass_hat_k"]).all()
 
@@ -94,8 +102,12 @@ def test_validation_messages():
     frame = trials(a=[True])
     with pytest.raises(ValueError, match="column 'success_tsr' not in the frame"):
         pass_hat_k(frame, success="success_tsr")
-    with pytest.raises(ValueError, match="ci must be None or 'bootstrap'"):
+    with pytest.raises(ValueError, match="ci must be True, False or None"):
         pass_hat_k(frame, ci="bca")
+    with pytest.raises(ValueError, match="rule must be one of"):
+        pass_hat_k(frame, rule="upstream")
+    with pytest.raises(ValueError, match="column 'rollout' not in the frame"):
+        pass_hat_k(frame, rule="taubench")
     with pytest.raises(ValueError, match="ks must be positive integers"):
         pass_hat_k(frame, ks=[0])
 
@@ -109,3 +121,141 @@ def test_tau2_fixture_values(tau2_dir):
     telecom = score(ak.load(tau2_dir / "telecom_grok-3_5tasks_1trial.json"))
     out = pass_hat_k(telecom)
     assert out["k"].tolist() == [1] and out["pass_hat_k"].iloc[0] == pytest.approx(0.8)
+
+
+def test_interval_comes_from_summarize_on_the_per_task_values():
+    rng = np.random.default_rng(5)
+    frame = trials(**{f"t{i}": list(rng.random(4) < 0.5) for i in range(25)})
+    out = pass_hat_k(frame, ci=True, method="percentile", confidence=0.9, n_resamples=999,
+                     seed=3)
+    per_task = pass_hat_k_tasks(frame)
+    want = ak.summarize(per_task, "pass_hat_k", by="k", cluster="scenario_id",
+                        method="percentile", confidence=0.9, n_resamples=999, seed=3)
+    assert out["ci_low"].tolist() == want["ci_low"].tolist()
+    assert out["ci_high"].tolist() == want["ci_high"].tolist()
+    assert out["pass_hat_k"].tolist() == pytest.approx(want["estimate"].tolist(), abs=1e-12)
+    assert set(out["ci_method"]) == {"percentile"}
+
+
+def test_old_ci_spelling_still_works_with_a_deprecation_warning():
+    frame = trials(a=[True, False, True], b=[True, True, False], c=[False, True, True])
+    with pytest.warns(DeprecationWarning, match="ci=True"):
+        old = pass_hat_k(frame, ci="bootstrap", n_resamples=200)
+    pd.testing.assert_frame_equal(old, pass_hat_k(frame, ci=True, n_resamples=200))
+
+
+def test_per_task_rows_hand_computed():
+    frame = pd.concat([trials(a=[True, True, False], b=[False, False, True]).assign(domain="d1"),
+                       trials(a=[True, True]).assign(domain="d2")])
+    out = pass_hat_k_tasks(frame)
+    assert list(out.columns) == ["domain", "scenario_id", "k", "n_trials", "n_successes",
+                                 "pass_hat_k", "pass_at_k"]
+    d1 = out[out["domain"] == "d1"]
+    assert d1[["scenario_id", "k"]].values.tolist() == [["a", 1], ["a", 2], ["a", 3],
+                                                         ["b", 1], ["b", 2], ["b", 3]]
+    # a: c=2 of n=3 -> pass^2 = C(2,2)/C(3,2) = 1/3; b: c=1 -> pass@2 = 1 - C(2,2)/C(3,2) = 2/3
+    assert d1["pass_hat_k"].tolist() == pytest.approx([2 / 3, 1 / 3, 0, 1 / 3, 0, 0])
+    assert d1["pass_at_k"].tolist() == pytest.approx([2 / 3, 1, 1, 1 / 3, 2 / 3, 1])
+    d2 = out[out["domain"] == "d2"]
+    assert d2["k"].tolist() == [1, 2] and d2["n_trials"].tolist() == [2, 2]
+    # The group table is the mean of these rows.
+    table = pass_hat_k(frame)
+    assert table[table["domain"] == "d1"]["pass_hat_k"].tolist() == pytest.approx(
+        [0.5, 1 / 6, 0.0])
+
+
+def test_taubench_rule_divides_every_task_by_the_trials_of_the_whole_group():
+    # Task a ran 4 trials (3 successes); task b only 2 (both successes): T = 4.
+    frame = trials(a=[True, True, True, False], b=[True, True])
+    frame["rollout"] = [0, 1, 2, 3, 0, 1]
+    tau = pass_hat_k(frame, rule="taubench")
+    assert tau["k"].tolist() == [1, 2, 3, 4]
+    # by hand: mean over tasks of C(c, k) / C(4, k)
+    want = [(math.comb(3, k) + math.comb(2, k)) / math.comb(4, k) / 2 for k in range(1, 5)]
+    assert tau["pass_hat_k"].tolist() == pytest.approx(want)
+    # the per-task rule uses each task's own n and stops at the smallest n
+    own = pass_hat_k(frame)
+    assert own["k"].tolist() == [1, 2]
+    assert own["pass_hat_k"].tolist() == pytest.approx([(3 / 4 + 1) / 2, (3 / 6 + 1) / 2])
+    # with every task at T trials the two rules agree
+    full = trials(a=[True, False, True], b=[False, False, True]).assign(rollout=[0, 1, 2] * 2)
+    pd.testing.assert_frame_equal(pass_hat_k(full), pass_hat_k(full, rule="taubench"))
+
+
+def test_default_grouping_is_domain_by_configuration_and_keeps_missing_values():
+    base = trials(a=[True, False], b=[True, True])
+    frame = pd.concat([
+        base.assign(domain="airline", agent_model="m", method="tool-calling"),
+        base.assign(domain="retail", agent_model="m", method="tool-calling"),
+        base.assign(domain="airline", agent_model="m", method="react"),
+        base.assign(domain="airline", agent_model="m", method=None),
+    ], ignore_index=True)
+    out = pass_hat_k(frame, ks=1)
+    assert list(out.columns[:3]) == ["domain", "agent_model", "method"]
+    assert len(out) == 4                      # method None is its own configuration
+    assert out["method"].isna().sum() == 1
+    assert (out["n_episodes"] == 4).all()
+    with pytest.warns(UserWarning, match="pools 2 domains"):
+        pooled = pass_hat_k(frame, ks=1, by="agent_model")
+    assert pooled["n_episodes"].tolist() == [16]
+    assert pass_hat_k(frame, ks=1, by=[])["n_episodes"].tolist() == [16]
+
+
+def test_empty_frames_give_empty_typed_tables():
+    empty = trials().assign(success=pd.Series(dtype="boolean"),
+                            scenario_id=pd.Series(dtype=object))
+    for ci in (None, True):
+        out = pass_hat_k(empty, ci=ci)
+        assert out.empty and out["k"].dtype == np.int64 and out["pass_hat_k"].dtype == float
+    assert pass_hat_k_tasks(empty).empty
+
+
+def test_header_only_file_gives_an_empty_pass_hat_k():
+    path = _need(FIXTURES / "agentchangebench" / "retail_gpt-4.1_header-only_0sims.json")
+    episodes = ak.score(ak.load(path))
+    assert episodes.empty and episodes["success"].dtype == "boolean"
+    assert episodes["reward"].dtype == float
+    out = ak.pass_hat_k(episodes)
+    assert out.empty
+    assert list(out.columns) == ["domain", "agent_model", "method", "user_model",
+                                 "user_implementation", "k", "pass_hat_k", "pass_at_k",
+                                 "n_tasks", "n_episodes", "n_excluded"]
+    assert out["n_tasks"].dtype == np.int64 and out["pass_at_k"].dtype == float
+
+
+def _taubench_by_hand(records, ks):
+    """τ-bench run.py display_metrics, written out: T = distinct trials in the file."""
+    big_t = len({r["trial"] for r in records})
+    per_task = {}
+    for r in records:
+        per_task.setdefault(r["task_id"], 0)
+        per_task[r["task_id"]] += int(1 - 1e-6 <= r["reward"] <= 1 + 1e-6)
+    return {k: sum(math.comb(c, k) / math.comb(big_t, k) for c in per_task.values())
+            / len(per_task) for k in ks}
+
+
+def test_taubench_fixture_reproduces_taubench_numbers():
+    path = _need(FIXTURES / "taubench" / "airline_gpt-4o_3tasks_4trials.json")
+    records = json.loads(path.read_text())
+    episodes = ak.score(ak.load(path))
+    assert episodes["reward"].mean() == pytest.approx(
+        sum(r["reward"] for r in records) / len(records))
+    want = _taubench_by_hand(records, range(1, 5))
+    for rule in ("taubench", "per_task"):     # every task has all T = 4 trials here
+        out = ak.pass_hat_k(episodes, rule=rule)
+        assert out["k"].tolist() == [1, 2, 3, 4]
+        assert out["pass_hat_k"].tolist() == pytest.approx([want[k] for k in range(1, 5)],
+                                                           abs=1e-15)
+    # README: successes 0/4, 1/4, 1/4 -> pass^1 = 1/6
+    assert want[1] == pytest.approx(1 / 6)
+    # Drop two trials of task 2 (its success stays): T stays 4 under τ-bench's rule only.
+    short = [r for r in records if not (r["task_id"] == 2 and r["trial"] in (0, 3))]
+    kept = episodes[~((episodes["task_id"] == "2") & episodes["rollout"].isin([0, 3]))]
+    want = _taubench_by_hand(short, range(1, 5))
+    tau = ak.pass_hat_k(kept, rule="taubench")
+    assert tau["pass_hat_k"].tolist() == pytest.approx([want[k] for k in range(1, 5)],
+                                                       abs=1e-15)
+    assert want[1] == pytest.approx((0 + 1 / 4 + 1 / 4) / 3)
+    with pytest.warns(UserWarning, match="k is capped at 2"):
+        own = ak.pass_hat_k(kept)
+    assert own["pass_hat_k"].iloc[0] == pytest.approx((0 + 1 / 4 + 1 / 2) / 3)

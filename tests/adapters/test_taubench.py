@@ -1,0 +1,250 @@
+"""τ-bench (v1) result files -> canonical episodes (``accordkit.adapters.taubench``)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections import Counter
+
+import pytest
+
+import accordkit as ak
+from accordkit.adapters.taubench import (
+    RUN_ERROR,
+    guess_domain,
+    looks_like_taubench,
+    metadata_from_filename,
+    read_taubench,
+)
+from accordkit.schema import EpisodeValidationError
+
+from ..conftest import FIXTURES, _need
+
+NAME = "airline_gpt-4o_3tasks_4trials.json"
+
+
+@pytest.fixture(scope="module")
+def fixture_path():
+    return _need(FIXTURES / "taubench" / NAME)
+
+
+@pytest.fixture(scope="module")
+def raw(fixture_path):
+    return json.loads(fixture_path.read_text())
+
+
+def _write(tmp_path, records, name="run.json"):
+    path = tmp_path / name
+    path.write_text(json.dumps(records))
+    return path
+
+
+# --------------------------------------------------------------------------- the fixture
+
+
+def test_fixture_is_recognised_by_content_and_mapped(fixture_path, raw):
+    assert looks_like_taubench(raw)
+    ds = ak.load(fixture_path)
+    assert len(ds) == 12
+    assert set(ds["benchmark"]) == {"taubench"}
+    assert set(ds["domain"]) == {"airline"}          # from the tools: not in the file name
+    assert Counter(ds["task_id"]) == {"0": 4, "1": 4, "2": 4}
+    assert [(r["task_id"], r["trial"]) for r in raw] == [
+        (int(t), r) for t, r in zip(ds["task_id"], ds["rollout"], strict=True)]
+    assert set(ds["num_trials"]) == {4}
+    assert ds["reward"] == [r["reward"] for r in raw]
+    assert ds["user_cost"] == pytest.approx([r["info"].get("user_cost") for r in raw])
+    assert len(set(ds["episode_id"])) == 12
+    assert ds["scenario_id"][0] == "taubench/airline/0"
+    # nothing in this file or its name says which models ran
+    assert set(ds["agent_model"]) == {None} and set(ds["method"]) == {None}
+
+
+def test_messages_keep_tool_calls_and_results(fixture_path, raw):
+    row = ak.load(fixture_path)[0]
+    traj = raw[0]["traj"]
+    assert [m["role"] for m in row["messages"]] == [m["role"] for m in traj]
+    assert [m["turn_idx"] for m in row["messages"]] == list(range(len(traj)))
+    first_call = next(i for i, m in enumerate(traj) if m.get("tool_calls"))
+    call = row["messages"][first_call]["tool_calls"][0]
+    want = traj[first_call]["tool_calls"][0]
+    assert call["name"] == want["function"]["name"]
+    assert call["id"] == want["id"]
+    assert json.loads(call["arguments_json"]) == json.loads(want["function"]["arguments"])
+    result = row["messages"][first_call + 1]
+    assert result["role"] == "tool" and result["tool_call_id"] == want["id"]
+    assert result["content"] == traj[first_call + 1]["content"]
+
+
+def test_expected_actions_outputs_and_endings(fixture_path, raw):
+    ds = ak.load(fixture_path)
+    crit = ds[0]["criteria"]
+    task = raw[0]["info"]["task"]
+    assert [a["name"] for a in crit["actions"]] == [a["name"] for a in task["actions"]]
+    assert [json.loads(a["arguments_json"]) for a in crit["actions"]] == [
+        a["kwargs"] for a in task["actions"]]
+    assert crit["communicate_info"] == task["outputs"]
+    assert ds[0]["instructions"] == task["instruction"]
+    want = ["user_stop" if r["info"]["source"] == "user" else f"tool:{r['info']['source']}"
+            for r in raw]
+    assert ds["termination_reason"] == want
+    assert "tool:transfer_to_human_agents" in want
+    scores = ak.score(ds)
+    assert scores["success"].tolist() == [r["reward"] == 1.0 for r in raw]
+    assert scores["reward"].mean() == pytest.approx(2 / 12)
+
+
+# --------------------------------------------------------------------------- metadata
+
+
+RUN_PY_NAMES = [
+    ("tool-calling-gpt-4o-0.0_range_0-50_user-gpt-4o-llm_0614120102.json",
+     {"method": "tool-calling", "agent_model": "gpt-4o", "user_model": "gpt-4o",
+      "user_implementation": "llm"}),
+    ("react-claude-3-5-sonnet-20241022-0.0_range_0-115_user-gpt-4o-react_1105093000.json",
+     {"method": "react", "agent_model": "claude-3-5-sonnet-20241022", "user_model": "gpt-4o",
+      "user_implementation": "react"}),
+    ("few-shot-Meta-Llama-3.1-70B-Instruct-0.5_range_10-20_user-gpt-4-turbo-verify_0101.json",
+     {"method": "few-shot", "agent_model": "Meta-Llama-3.1-70B-Instruct",
+      "user_model": "gpt-4-turbo", "user_implementation": "verify"}),
+    ("act-gpt-4o-mini-1.0_range_0--1_user-gpt-4o-mini-reflection_1231235959.json",
+     {"method": "act", "agent_model": "gpt-4o-mini", "user_model": "gpt-4o-mini",
+      "user_implementation": "reflection"}),
+]
+
+
+@pytest.mark.parametrize(("name", "want"), RUN_PY_NAMES)
+def test_run_py_file_names_give_models_and_strategies(name, want):
+    assert metadata_from_filename(f"/some/dir/{name}") == want
+
+
+def test_renamed_and_unrelated_file_names():
+    assert metadata_from_filename("gpt-4o-retail.json") == {"agent_model": "gpt-4o",
+                                                           "domain": "retail"}
+    assert metadata_from_filename("claude-3-5-sonnet-20241022-airline.json") == {
+        "agent_model": "claude-3-5-sonnet-20241022", "domain": "airline"}
+    assert metadata_from_filename(NAME) == {}
+    assert metadata_from_filename("airline.json") == {}
+
+
+def test_loading_a_run_py_named_file_fills_the_configuration(tmp_path, raw):
+    name, want = RUN_PY_NAMES[0]
+    ds = ak.load(_write(tmp_path, raw, name))
+    for key, value in want.items():
+        assert set(ds[key]) == {value}
+    table = ak.pass_hat_k(ak.score(ds))
+    assert table[["domain", "agent_model", "method", "user_model",
+                  "user_implementation"]].drop_duplicates().values.tolist() == [
+        ["airline", "gpt-4o", "tool-calling", "gpt-4o", "llm"]]
+
+
+def test_metadata_given_to_load_wins(tmp_path, raw, fixture_path):
+    name, _ = RUN_PY_NAMES[0]
+    ds = ak.load(_write(tmp_path, raw, name), metadata={"agent_model": "gpt-4o-2024-05-13"})
+    assert set(ds["agent_model"]) == {"gpt-4o-2024-05-13"}
+    assert set(ds["method"]) == {"tool-calling"}              # the rest from the name
+    ds = ak.load(fixture_path, metadata={"domain": "airline", "user_model": "gpt-4o",
+                                         "split": "test"})
+    assert set(ds["user_model"]) == {"gpt-4o"} and set(ds["split"]) == {"test"}
+    with pytest.raises(EpisodeValidationError, match=r"unknown metadata key\(s\) \['model'\]"):
+        ak.load(fixture_path, metadata={"model": "x"})
+
+
+def test_domain_from_tools_prompt_or_metadata(tmp_path, raw):
+    retail = [{"task_id": 0, "trial": 0, "reward": 1.0,
+               "info": {"task": {"actions": [{"name": "get_order_details",
+                                              "kwargs": {"order_id": "#1"}}]}},
+               "traj": [{"role": "system", "content": "You are a helpful agent."},
+                        {"role": "user", "content": "hi"}]}]
+    assert guess_domain(retail) == "retail"
+    prompt_only = [{"task_id": 0, "trial": 0, "reward": 0.0, "info": {},
+                    "traj": [{"role": "system", "content": "# Airline Agent Policy"},
+                             {"role": "user", "content": "hi"}]}]
+    assert guess_domain(prompt_only) == "airline"
+    unknown = [{"task_id": 0, "trial": 0, "reward": 0.0, "info": {},
+                "traj": [{"role": "user", "content": "hi"}]}]
+    path = _write(tmp_path, unknown)
+    with pytest.raises(EpisodeValidationError, match="metadata=") as info:
+        ak.load(path)
+    assert info.value.field == "domain" and info.value.source == str(path)
+    assert set(ak.load(path, metadata={"domain": "telecom"})["domain"]) == {"telecom"}
+
+
+# --------------------------------------------------------------------------- run errors
+
+
+def test_a_run_that_raised_is_its_own_termination_reason_and_a_failure(tmp_path, raw):
+    records = copy.deepcopy(raw)
+    records.append({"task_id": 1, "trial": 4, "reward": 0.0, "traj": [],
+                    "info": {"error": "RateLimitError: too many requests",
+                             "traceback": "Traceback ...\nRateLimitError"}})
+    ds = ak.load(_write(tmp_path, records))
+    assert len(ds) == 13 and set(ds["num_trials"]) == {5}
+    row = ds[12]
+    assert row["termination_reason"] == RUN_ERROR and row["reward"] == 0.0
+    event = row["messages"][0]
+    assert event["event"] == RUN_ERROR and event["error"] is True
+    assert json.loads(event["event_json"])["error"].startswith("RateLimitError")
+    scores = ak.score(ds)
+    assert scores.loc[12, "success"] == False  # noqa: E712 - a boolean NA-aware column
+    table = ak.pass_hat_k(scores, rule="taubench")
+    assert table["n_excluded"].iloc[0] == 0 and table["k"].max() == 5
+
+
+# --------------------------------------------------------------------------- bad input
+
+
+def _break(records, pos, fn):
+    records = copy.deepcopy(records)
+    fn(records[pos])
+    return records
+
+
+def _first_call(rec):
+    return next(m for m in rec["traj"] if m.get("tool_calls"))["tool_calls"][0]
+
+
+BAD = [
+    ("no traj", lambda r: r.pop("traj"), "traj", "needs 'traj'"),
+    ("traj not a list", lambda r: r.update(traj={"role": "user"}), "traj",
+     "expected a list of messages, got dict"),
+    ("arguments not JSON", lambda r: _first_call(r)["function"].update(arguments="{oops"),
+     "function.arguments", "arguments are text but not JSON"),
+    ("unknown role", lambda r: r["traj"][1].update(role="customer"), "traj[1].role",
+     "unknown role 'customer'"),
+]
+
+
+@pytest.mark.parametrize(("what", "breaker", "field", "reason"), BAD,
+                         ids=[b[0] for b in BAD])
+def test_bad_records_name_file_record_and_field(tmp_path, raw, what, breaker, field, reason):
+    path = _write(tmp_path, _break(raw, 5, breaker))
+    with pytest.raises(EpisodeValidationError, match=reason) as info:
+        ak.load(path)
+    err = info.value
+    assert err.source == str(path)
+    assert err.record == "task 2 trial 1 (item 5)"
+    assert err.field.endswith(field)
+    with pytest.warns(ak.SkippedRecordsWarning) as caught:
+        ds = ak.load(path, errors="skip")
+    assert len(ds) == 11 and "taubench/run/2/1" not in ds["episode_id"]
+    skipped = [s for w in caught for s in getattr(w.message, "skipped", [])]
+    assert len(skipped) == 1 and skipped[0].field.endswith(field)
+
+
+def test_read_taubench_raise_and_skip(raw):
+    broken = _break(raw, 0, lambda r: r.update(trial="zero"))
+    with pytest.raises(EpisodeValidationError, match="expected an integer") as info:
+        read_taubench(broken, source="x.json")
+    assert info.value.record == "item 0" and info.value.field == "trial"
+    items = read_taubench(broken, source="x.json", errors="skip")
+    assert isinstance(items[0], EpisodeValidationError)
+    assert all(isinstance(i, dict) for i in items[1:])
+
+
+def test_other_json_is_not_taken_for_taubench():
+    assert not looks_like_taubench([])
+    assert not looks_like_taubench({"task_id": 0, "traj": []})
+    assert not looks_like_taubench([{"benchmark": "tau2", "episode_id": "e", "task_id": "1",
+                                     "traj": []}])
+    assert not looks_like_taubench([1, 2, 3])
