@@ -38,20 +38,11 @@ examples:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from .validate_report import validation_summary
+    from .validate_report import format_validation, validation_report
 
-    counts, problems = validation_summary(args.sources)
-    if counts.empty:
-        print("no episodes loaded")
-    else:
-        print(counts.to_string(index=False))
-    if problems:
-        print(f"\n{len(problems)} problem(s):")
-        for p in problems:
-            print(f"  - {p}")
-        return 1
-    print("\nno problems found")
-    return 0
+    report = validation_report(args.sources)
+    print("\n".join(format_validation(report, max_per_reason=args.max_per_reason)))
+    return 1 if report.problems else 0
 
 
 def _cmd_synth(args: argparse.Namespace) -> int:
@@ -94,6 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "domain and agent model, and list every bad record (file, record, field, "
                        "reason). Exit code 1 when any record is bad.")
     p.add_argument("sources", nargs="+", metavar="SOURCE")
+    p.add_argument("--max-per-reason", type=int, default=3, metavar="N",
+                   help="list at most N records per file and reason (default: 3)")
     p.set_defaults(func=_cmd_validate)
 
     p = sub.add_parser("synth", help="regenerate the embedded sample data",

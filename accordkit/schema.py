@@ -18,6 +18,8 @@ Conventions
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -278,6 +280,55 @@ def _check_messages(messages: Iterable[Mapping[str, Any]], rec: Mapping[str, Any
                 raise _fail("a tool call needs a string name", rec, f"{where}.tool_calls[{j}].name")
             _check_type(call.get("arguments_json"), (str,), rec,
                         f"{where}.tool_calls[{j}].arguments_json", "JSON text")
+            _check_json_object(call.get("arguments_json"), rec,
+                               f"{where}.tool_calls[{j}].arguments_json")
+
+
+#: Text fields that hold a JSON object (tool-call arguments, action parameters).
+JSON_OBJECT_FIELDS = ("arguments_json", "params_json")
+
+
+def json_object_problem(text: str) -> str | None:
+    """Why ``text`` is not the JSON text of an object, or None when it is.
+
+    Examples
+    --------
+    >>> json_object_problem('{"a": 1}') is None
+    True
+    >>> json_object_problem('[1, 2]')
+    'expected the JSON text of an object, got list [1, 2]'
+    """
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return f"expected the JSON text of an object, got text that is not JSON ({exc.msg})"
+    except RecursionError:
+        return "expected the JSON text of an object, got JSON nested too deeply"
+    if not isinstance(value, dict):
+        return f"expected the JSON text of an object, got {type(value).__name__} {text:.40}"
+    return None
+
+
+def _check_json_object(value: Any, rec: Mapping[str, Any], field: str) -> None:
+    if isinstance(value, str):
+        problem = json_object_problem(value)
+        if problem:
+            raise _fail(problem, rec, field)
+
+
+def _check_criteria(criteria: Any, rec: Mapping[str, Any]) -> None:
+    if not isinstance(criteria, Mapping):
+        return
+    for i, action in enumerate(criteria.get("actions") or ()):
+        if isinstance(action, Mapping):
+            _check_json_object(action.get("arguments_json"), rec,
+                               f"criteria.actions[{i}].arguments_json")
+    for i, aset in enumerate(criteria.get("action_sets") or ()):
+        for j, tool in enumerate((aset.get("allowed_tools") if isinstance(aset, Mapping)
+                                  else None) or ()):
+            if isinstance(tool, Mapping):
+                _check_json_object(tool.get("params_json"), rec,
+                                   f"criteria.action_sets[{i}].allowed_tools[{j}].params_json")
 
 
 def validate_episode(rec: Mapping[str, Any]) -> None:
@@ -309,10 +360,13 @@ def validate_episode(rec: Mapping[str, Any]) -> None:
     _check_type(rec.get("rollout"), (int,), rec, "rollout", "an integer")
     for name in ("reward", "agent_cost", "user_cost"):
         _check_type(rec.get(name), (int, float), rec, name, "a number")
+        if isinstance(rec.get(name), float) and not math.isfinite(rec[name]):
+            raise _fail(f"expected a finite number, got {rec[name]!r}", rec, name)
     messages = rec.get("messages")
     if not messages:
         raise _fail("empty conversation: no messages", rec, "messages")
     _check_messages(messages, rec)
+    _check_criteria(rec.get("criteria"), rec)
     for i, pref in enumerate(rec.get("preferences") or ()):
         if pref.get("dynamic") not in DYNAMICS:
             raise _fail(f"unknown dynamic {pref.get('dynamic')!r}; expected one of {DYNAMICS}",
