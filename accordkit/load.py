@@ -24,7 +24,7 @@ import json
 import re
 import warnings
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 
 from ._arrow import arrow_table, empty_dataset, episode_dataset
 from .adapters.tau2 import is_results_object, read_results_dir, results_to_episodes
+from .cache import CacheEntry, cache_key, read_entry, write_entry
 from .schema import EPISODE_FEATURES, EpisodeValidationError, empty_episode, validate_episode
 from .validate import (
     DuplicateEpisodesWarning,
@@ -123,8 +124,8 @@ class _Reader:
     """Reads sources with one error policy, collecting skipped records in a report."""
 
     def __init__(self, errors: str, report: LoadReport, *, config: str | None,
-                 split: str | None, revision: str | None) -> None:
-        self.errors, self.report = errors, report
+                 split: str | None, revision: str | None, cache: bool = False) -> None:
+        self.errors, self.report, self.cache = errors, report, cache
         self.config, self.split, self.revision = config, split, revision
         #: (file, record) of every row produced so far, in row order, to name duplicates.
         self.where: list[tuple[str, str]] = []
@@ -217,8 +218,50 @@ class _Reader:
         if path.suffix.lower() == ".parquet":
             raise EpisodeValidationError("not a parquet file (no PAR1 header)", source=source,
                                          record=_WHOLE_FILE, field=_TOP)
+        if not self.cache:
+            return self.text_file(data, source)
+        key = cache_key(data, path=source, options={"config": self.config, "split": self.split})
+        entry = read_entry(key)
+        if entry is None:
+            entry = self.capture(data, source)
+            write_entry(key, entry)
+        return self.replay(entry, source)
+
+    def text_file(self, data: bytes, source: str) -> datasets.Dataset:
+        """A JSON or JSONL file's bytes -> its good records."""
         text, bad_lines = _decode_text(data, source=source)
         return self.json_text(text, source, bad_lines=bad_lines)
+
+    def capture(self, data: bytes, source: str) -> CacheEntry:
+        """Read a text file with errors="skip" and keep everything the read reported."""
+        sub = _Reader("skip", LoadReport(), config=self.config, split=self.split,
+                      revision=self.revision, cache=False)
+        try:
+            ds = sub.text_file(data, source)
+        except EpisodeValidationError as exc:
+            sub.problem(EpisodeValidationError(exc.reason, source=exc.source or source,
+                                               record=exc.record or _WHOLE_FILE,
+                                               field=exc.field))
+            ds = empty_dataset()
+            sub.where = []
+        read = sub.report.files.get(source)
+        return CacheEntry(arrow_table(ds), [label for _, label in sub.where],
+                          [asdict(s) for s in sub.report.skipped], list(sub.report.notes),
+                          None if read is None else read.simulations)
+
+    def replay(self, entry: CacheEntry, source: str) -> datasets.Dataset:
+        """Report what a (cached) read found, by this reader's error policy; its rows."""
+        whole = False
+        for item in entry.skipped:
+            whole = whole or item["record"] == _WHOLE_FILE and item["source"] == source
+            self.problem(EpisodeValidationError(item["reason"], source=item["source"],
+                                                record=item["record"], field=item["field"]))
+        self.report.notes.extend(entry.notes)
+        if whole:
+            return empty_dataset()
+        ds = self.emit(_dataset(entry.table), source, entry.labels)
+        self.report.files[source].simulations = entry.simulations
+        return ds
 
     # ----------------------------------------------------------------- JSON
 
@@ -702,6 +745,7 @@ def load_with_report(
     split: str | None = None,
     revision: str | None = None,
     errors: Literal["raise", "skip"] = "raise",
+    cache: bool = True,
 ) -> tuple[datasets.Dataset, LoadReport]:
     """Like :func:`load`, but return a :class:`LoadReport` instead of emitting warnings.
 
@@ -720,7 +764,8 @@ def load_with_report(
         if not isinstance(src, str | Path):
             raise TypeError(f"a source is a path or hub id, got {type(src).__name__}")
     report = LoadReport()
-    reader = _Reader(errors, report, config=config, split=split, revision=revision)
+    reader = _Reader(errors, report, config=config, split=split, revision=revision,
+                     cache=cache)
     parts = []
     for src in sources:
         part = reader.source(src)
@@ -738,6 +783,7 @@ def load(
     split: str | None = None,
     revision: str | None = None,
     errors: Literal["raise", "skip"] = "raise",
+    cache: bool = True,
 ) -> datasets.Dataset:
     """Load episodes from one or more sources into one canonical ``datasets.Dataset``.
 
@@ -757,6 +803,12 @@ def load(
         ``"skip"`` loads the good records and emits one
         :class:`~accordkit.SkippedRecordsWarning` whose ``.skipped`` lists every record
         (or whole file) left out and why.
+    cache : bool
+        Keep the canonical table of each JSON / JSONL file in the episode cache
+        (``ACCORDKIT_CACHE_DIR``, default ``~/.cache/accordkit``; see
+        :mod:`accordkit.cache`) and reuse it while the file, its path, the schema version
+        and the options are unchanged. A cached load reports the same problems and notes.
+        False reads everything afresh and writes nothing.
 
     Returns
     -------
@@ -779,7 +831,7 @@ def load(
     >>> ds = ak.load(["run_a.json", "run_b.json"], errors="skip")  # doctest: +SKIP
     """
     ds, report = load_with_report(source, config=config, split=split, revision=revision,
-                                  errors=errors)
+                                  errors=errors, cache=cache)
     for note in report.notes:
         warnings.warn(note, UserWarning, stacklevel=2)
     if report.duplicates:

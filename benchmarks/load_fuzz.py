@@ -47,9 +47,9 @@ def _passing_examples(stdout: str) -> dict[str, int]:
         m = re.match(r"tests/test_load_fuzz.py::(\w+):", line.strip())
         if m:
             test = m.group(1)
-        m = re.search(r"- (\d+) passing examples", line)
-        if m and test and "generate" in line:
-            out[test] = out.get(test, 0) + int(m.group(1))
+        m = re.search(r"- (\d+) passing, (\d+) failing", line)
+        if m and test:
+            out[test] = out.get(test, 0) + int(m.group(1)) + int(m.group(2))
     return out
 
 
