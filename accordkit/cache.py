@@ -22,11 +22,10 @@ import tempfile
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-
-from .schema import EPISODE_FEATURES, SCHEMA_VERSION
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = ["cache_dir", "cache_key", "read_entry", "write_entry", "cache_info", "cache_clear",
            "CacheEntry", "CacheInfo", "CacheWarning"]
@@ -53,6 +52,8 @@ def _entries_dir() -> Path:
 
 def cache_key(data: bytes, *, path: str, options: dict[str, Any]) -> str:
     """The key of a file's entry: sha256 over content, path, schema version and options."""
+    from .schema import SCHEMA_VERSION
+
     h = hashlib.sha256()
     h.update(hashlib.sha256(data).digest())
     h.update(json.dumps({"path": path, "schema": SCHEMA_VERSION, "format": ENTRY_FORMAT,
@@ -77,6 +78,10 @@ def _path_for(key: str) -> Path:
 
 def read_entry(key: str) -> CacheEntry | None:
     """The entry under ``key``, memory-mapped; None when absent, unreadable or foreign."""
+    import pyarrow as pa
+
+    from .schema import EPISODE_FEATURES
+
     path = _path_for(key)
     if not path.is_file():
         return None
@@ -102,6 +107,8 @@ _warned: set[str] = set()
 
 def write_entry(key: str, entry: CacheEntry) -> bool:
     """Store ``entry`` atomically (temp file + rename); False (with one warning) on failure."""
+    import pyarrow as pa
+
     path = _path_for(key)
     meta = {"format": ENTRY_FORMAT, "key": key, "labels": entry.labels,
             "skipped": entry.skipped, "notes": entry.notes, "simulations": entry.simulations}
