@@ -80,7 +80,7 @@ def read_entry(key: str) -> CacheEntry | None:
     """The entry under ``key``, memory-mapped; None when absent, unreadable or foreign."""
     import pyarrow as pa
 
-    from .schema import EPISODE_FEATURES
+    from ._arrow import canonical_schema
 
     path = _path_for(key)
     if not path.is_file():
@@ -91,12 +91,13 @@ def read_entry(key: str) -> CacheEntry | None:
         meta = json.loads((table.schema.metadata or {})[_META])
         if meta.get("format") != ENTRY_FORMAT or meta.get("key") != key:
             return None
-        if table.schema.remove_metadata() != EPISODE_FEATURES.arrow_schema.remove_metadata():
+        schema = canonical_schema()
+        if table.schema.remove_metadata() != schema.remove_metadata():
             return None
         labels = meta["labels"]
         if len(labels) != table.num_rows:
             return None
-        return CacheEntry(table.replace_schema_metadata(None), list(labels),
+        return CacheEntry(table.replace_schema_metadata(schema.metadata), list(labels),
                           list(meta["skipped"]), list(meta["notes"]), meta["simulations"])
     except (OSError, pa.ArrowException, KeyError, TypeError, ValueError):
         return None

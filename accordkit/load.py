@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ._arrow import arrow_table, empty_dataset, episode_dataset
+from ._arrow import arrow_table, canonical_schema, episode_dataset
 from .adapters.tau2 import is_results_object, read_results_dir, results_to_episodes
 from .cache import CacheEntry, cache_key, read_entry, write_entry
 from .schema import EPISODE_FEATURES, EpisodeValidationError, empty_episode, validate_episode
@@ -130,8 +130,8 @@ class _Reader:
         #: (file, record) of every row produced so far, in row order, to name duplicates.
         self.where: list[tuple[str, str]] = []
 
-    def emit(self, ds: datasets.Dataset, source: str,
-             labels: Sequence[str]) -> datasets.Dataset:
+    def emit(self, ds: pa.Table, source: str,
+             labels: Sequence[str]) -> pa.Table:
         """Note where the rows of a freshly read part came from; returns ``ds``."""
         self.where.extend((source, label) for label in labels)
         read = self.report.files.setdefault(source, FileRead())
@@ -144,7 +144,7 @@ class _Reader:
             raise err
         self.report.skipped.append(SkippedRecord.from_error(err))
 
-    def guarded(self, source: str, read: Any) -> datasets.Dataset | None:
+    def guarded(self, source: str, read: Any) -> pa.Table | None:
         """Run ``read()``; a whole-file problem is raised or recorded (then None).
 
         Any exception, not only :class:`EpisodeValidationError`, becomes a problem naming
@@ -176,7 +176,7 @@ class _Reader:
 
     # ----------------------------------------------------------------- sources
 
-    def source(self, src: Source) -> datasets.Dataset | None:
+    def source(self, src: Source) -> pa.Table | None:
         path = Path(src)
         if path.exists():
             return self.guarded(str(src), lambda: self.path(path))
@@ -187,7 +187,7 @@ class _Reader:
             source=str(src), record=_WHOLE_FILE, field="(path)"))
         return None
 
-    def path(self, path: Path) -> datasets.Dataset:
+    def path(self, path: Path) -> pa.Table:
         if path.is_dir():
             if (path / "results.json").is_file() and (path / "simulations").is_dir():
                 return self.results_dir(path)
@@ -199,7 +199,7 @@ class _Reader:
             return self.results_dir(path.parent)
         return self.file(path)
 
-    def folder(self, path: Path) -> datasets.Dataset:
+    def folder(self, path: Path) -> pa.Table:
         """Every .json/.jsonl/.parquet file below ``path`` (hidden ones left out), by name."""
         files = sorted(p for p in path.rglob("*")
                        if p.is_file() and p.suffix.lower() in _FILE_SUFFIXES
@@ -210,7 +210,7 @@ class _Reader:
         parts = [self.guarded(str(p), lambda p=p: self.file(p)) for p in files]
         return _concat([p for p in parts if p is not None])
 
-    def file(self, path: Path) -> datasets.Dataset:
+    def file(self, path: Path) -> pa.Table:
         source = str(path)
         data = path.read_bytes()
         if data[:4] == b"PAR1":
@@ -227,7 +227,7 @@ class _Reader:
             write_entry(key, entry)
         return self.replay(entry, source)
 
-    def text_file(self, data: bytes, source: str) -> datasets.Dataset:
+    def text_file(self, data: bytes, source: str) -> pa.Table:
         """A JSON or JSONL file's bytes -> its good records."""
         text, bad_lines = _decode_text(data, source=source)
         return self.json_text(text, source, bad_lines=bad_lines)
@@ -242,14 +242,14 @@ class _Reader:
             sub.problem(EpisodeValidationError(exc.reason, source=exc.source or source,
                                                record=exc.record or _WHOLE_FILE,
                                                field=exc.field))
-            ds = empty_dataset()
+            ds = _empty()
             sub.where = []
         read = sub.report.files.get(source)
-        return CacheEntry(arrow_table(ds), [label for _, label in sub.where],
+        return CacheEntry(ds, [label for _, label in sub.where],
                           [asdict(s) for s in sub.report.skipped], list(sub.report.notes),
                           None if read is None else read.simulations)
 
-    def replay(self, entry: CacheEntry, source: str) -> datasets.Dataset:
+    def replay(self, entry: CacheEntry, source: str) -> pa.Table:
         """Report what a (cached) read found, by this reader's error policy; its rows."""
         whole = False
         for item in entry.skipped:
@@ -258,7 +258,7 @@ class _Reader:
                                                 record=item["record"], field=item["field"]))
         self.report.notes.extend(entry.notes)
         if whole:
-            return empty_dataset()
+            return _empty()
         ds = self.emit(_dataset(entry.table), source, entry.labels)
         self.report.files[source].simulations = entry.simulations
         return ds
@@ -266,7 +266,7 @@ class _Reader:
     # ----------------------------------------------------------------- JSON
 
     def json_text(self, text: str, source: str, *,
-                  bad_lines: Sequence[int] = ()) -> datasets.Dataset:
+                  bad_lines: Sequence[int] = ()) -> pa.Table:
         if not text.strip():
             raise EpisodeValidationError("empty file", source=source, record=_WHOLE_FILE,
                                          field=_TOP)
@@ -309,7 +309,7 @@ class _Reader:
             f"{source}: bytes that are not UTF-8 were replaced by U+FFFD ({where}){hit}")
 
     def jsonl(self, text: str, source: str, *,
-              bad_lines: Sequence[int] = ()) -> datasets.Dataset:
+              bad_lines: Sequence[int] = ()) -> pa.Table:
         # Records are split on "\n" only: U+2028, U+0085 and the like are valid inside JSON
         # strings and str.splitlines() would cut a record there.
         bad = set(bad_lines)
@@ -333,7 +333,7 @@ class _Reader:
             self.note_replaced(source, sorted(bad), replaced)
         return ds
 
-    def canonical(self, items: Iterator[tuple[str, Any]], source: str) -> datasets.Dataset:
+    def canonical(self, items: Iterator[tuple[str, Any]], source: str) -> pa.Table:
         records, labels = [], []
         for where, obj in items:
             try:
@@ -348,7 +348,7 @@ class _Reader:
         ds, labels = self.filtered(_records_to_dataset(records, source=source), labels)
         return self.emit(ds, source, labels)
 
-    def results(self, obj: Any, source: str) -> datasets.Dataset:
+    def results(self, obj: Any, source: str) -> pa.Table:
         if self.config is not None or self.split is not None:
             raise EpisodeValidationError(
                 "config= and split= select parts of hub datasets and canonical files; a results "
@@ -368,13 +368,13 @@ class _Reader:
         self.report.files[source].simulations = len(items)
         return ds
 
-    def results_dir(self, path: Path) -> datasets.Dataset:
+    def results_dir(self, path: Path) -> pa.Table:
         return self.results(read_results_dir(path), str(path))
 
     # ----------------------------------------------------------------- tables
 
     def parquet(self, path: Path, *, origin: str | None = None,
-                parts: tuple[str, str] | None = None) -> datasets.Dataset:
+                parts: tuple[str, str] | None = None) -> pa.Table:
         """A canonical parquet file; ``parts`` = (config, split) of a dataset folder."""
         try:
             table = pq.read_table(path)
@@ -388,7 +388,7 @@ class _Reader:
         return self.emit(ds, str(path), labels)
 
     def table(self, table: pa.Table, *, source: str,
-              origin: str | None = None) -> tuple[datasets.Dataset, list[str]]:
+              origin: str | None = None) -> tuple[pa.Table, list[str]]:
         """Check a canonical table; ``origin`` fills empty ``source`` values (default: source).
 
         Returns the good rows and a label (episode id and row) for each.
@@ -410,12 +410,12 @@ class _Reader:
         rows = np.flatnonzero(keep)
         return _dataset(table), [f"{e} (row {r})" for e, r in zip(ids, rows, strict=True)]
 
-    def filtered(self, ds: datasets.Dataset,
-                 labels: list[str]) -> tuple[datasets.Dataset, list[str]]:
+    def filtered(self, ds: pa.Table,
+                 labels: list[str]) -> tuple[pa.Table, list[str]]:
         """Rows of a canonical file that belong to the requested config and split."""
         if (self.config is None and self.split is None) or not len(ds):
             return ds, labels
-        table = arrow_table(ds)
+        table = ds
         mask = pa.array(np.ones(table.num_rows, dtype=bool))
         for name, want in (("config", self.config), ("split", self.split)):
             if want is not None:
@@ -424,7 +424,7 @@ class _Reader:
         return _dataset(table.filter(mask)), [lb for lb, k in zip(labels, keep, strict=True) if k]
 
     def dataset_folder(self, path: Path, configs: dict[str, dict[str, list[str]]]
-                       ) -> datasets.Dataset:
+                       ) -> pa.Table:
         """A local folder in hub layout, read file by file as its dataset card says.
 
         Read with pyarrow rather than :func:`datasets.load_dataset`, whose cache would keep
@@ -452,7 +452,7 @@ class _Reader:
                                               self.parquet(f, origin=str(path), parts=(n, s))))
         return _concat([p for p in parts if p is not None])
 
-    def hub(self, path: str) -> datasets.Dataset:
+    def hub(self, path: str) -> pa.Table:
         """Hub id: every config and split, with config/split as columns."""
         revision = self.revision if is_hub_id(path) else None
         try:
@@ -478,16 +478,21 @@ class _Reader:
 # --------------------------------------------------------------------------- helpers
 
 
-def _dataset(table: pa.Table) -> datasets.Dataset:
-    return episode_dataset(table)
+def _dataset(table: pa.Table) -> pa.Table:
+    """Parts are plain Arrow tables until :func:`load_with_report` wraps the whole once."""
+    return table
 
 
-def _records_to_dataset(records: list[dict[str, Any]], *, source: str) -> datasets.Dataset:
+def _empty() -> pa.Table:
+    return canonical_schema().empty_table()
+
+
+def _records_to_dataset(records: list[dict[str, Any]], *, source: str) -> pa.Table:
     """Build a dataset with the canonical features from checked records."""
     if not records:
-        return empty_dataset()
+        return _empty()
     try:
-        table = pa.Table.from_pylist(records, schema=EPISODE_FEATURES.arrow_schema)
+        table = pa.Table.from_pylist(records, schema=canonical_schema())
     except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
         # Records are type-checked before they get here; name the culprit if one slipped by.
         for rec in records:
@@ -583,12 +588,12 @@ def _decode_text(data: bytes, *, source: str) -> tuple[str, list[int]]:
 _ESCAPED = re.compile("[\udc80-\udcff]")
 
 
-def _records_with_replacement(ds: datasets.Dataset) -> list[str]:
+def _records_with_replacement(ds: pa.Table) -> list[str]:
     """Episode ids whose text holds U+FFFD (after bytes that were not UTF-8 were replaced)."""
     if not len(ds):
         return []
     out = []
-    for row in arrow_table(ds).to_pylist():
+    for row in ds.to_pylist():
         if "\ufffd" in json.dumps(row, ensure_ascii=False, default=str):
             out.append(str(row["episode_id"]))
     return out
@@ -675,13 +680,13 @@ def _hub_error(path: str, exc: Exception, config: str | None = None) -> EpisodeV
         source=path, record=_WHOLE_FILE, field="(dataset)")
 
 
-def _concat(parts: list[datasets.Dataset]) -> datasets.Dataset:
+def _concat(parts: list[pa.Table]) -> pa.Table:
     parts = [p for p in parts if p is not None and len(p)]
     if not parts:
-        return empty_dataset()
+        return _empty()
     if len(parts) == 1:
         return parts[0]
-    return _dataset(pa.concat_tables([arrow_table(p) for p in parts]))
+    return pa.concat_tables(parts)
 
 
 # --------------------------------------------------------------------------- duplicates
@@ -697,9 +702,9 @@ def _where(reader: _Reader, row: int) -> tuple[str, str]:
     return reader.where[row]
 
 
-def _drop_duplicates(ds: datasets.Dataset, reader: _Reader) -> datasets.Dataset:
+def _drop_duplicates(ds: pa.Table, reader: _Reader) -> pa.Table:
     """Keep the first copy of each episode id; a different copy is an error."""
-    table = arrow_table(ds)
+    table = ds
     ids = table.column("episode_id").to_numpy(zero_copy_only=False)
     uniq, counts = np.unique(ids, return_counts=True)
     if not (counts > 1).any():
@@ -769,10 +774,10 @@ def load_with_report(
     parts = []
     for src in sources:
         part = reader.source(src)
-        report.counts[str(src)] = 0 if part is None else len(part)
+        report.counts[str(src)] = 0 if part is None else part.num_rows
         if part is not None:
             parts.append(part)
-    ds = _drop_duplicates(_concat(parts), reader)
+    ds = episode_dataset(_drop_duplicates(_concat(parts), reader))
     return ds, report
 
 

@@ -24,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ._arrow import canonical_schema
 from .schema import (
     BENCHMARKS,
     DYNAMICS,
@@ -291,7 +292,7 @@ def check_table_types(table: pa.Table, *, source: str) -> pa.Table:
     EpisodeValidationError
         Naming the column (or nested field) whose type does not fit.
     """
-    schema = EPISODE_FEATURES.arrow_schema
+    schema = canonical_schema()
     columns = []
     for field in schema:
         col = table.column(field.name)
