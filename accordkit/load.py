@@ -34,6 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from . import readers
 from ._arrow import arrow_table, canonical_schema, episode_dataset
 from .adapters.tau2 import is_results_object, read_results_dir, results_to_episodes
 from .cache import CacheEntry, cache_key, read_entry, write_entry
@@ -220,7 +221,9 @@ class _Reader:
                                          record=_WHOLE_FILE, field=_TOP)
         if not self.cache:
             return self.text_file(data, source)
-        key = cache_key(data, path=source, options={"config": self.config, "split": self.split})
+        key = cache_key(data, path=source, options={
+            "config": self.config, "split": self.split,
+            "readers": [r.name for r in readers.registered()]})
         entry = read_entry(key)
         if entry is None:
             entry = self.capture(data, source)
@@ -228,9 +231,36 @@ class _Reader:
         return self.replay(entry, source)
 
     def text_file(self, data: bytes, source: str) -> pa.Table:
-        """A JSON or JSONL file's bytes -> its good records."""
+        """A JSON or JSONL file's bytes (or a registered reader's format) -> its good records."""
+        head = data[:readers.HEAD_BYTES]
+        for reader in readers.registered():
+            if reader.sniff(Path(source), head):
+                return self.registered_format(reader, Path(source))
         text, bad_lines = _decode_text(data, source=source)
         return self.json_text(text, source, bad_lines=bad_lines)
+
+    def registered_format(self, reader: readers.Reader, path: Path) -> pa.Table:
+        """Read ``path`` with a registered reader; its records get every usual check."""
+        source = str(path)
+        records, labels = [], []
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            items = list(reader.read(path, source=source))
+        self.report.notes.extend(str(w.message) for w in caught)
+        for i, item in enumerate(items):
+            if isinstance(item, EpisodeValidationError):
+                self.problem(item)
+                continue
+            where = f"item {i}"
+            try:
+                rec = _canonical_record(item, source=source, where=where)
+            except EpisodeValidationError as exc:
+                self.problem(exc)
+                continue
+            records.append(rec)
+            labels.append(_label(rec, where))
+        ds, labels = self.filtered(_records_to_dataset(records, source=source), labels)
+        return self.emit(ds, source, labels)
 
     def capture(self, data: bytes, source: str) -> CacheEntry:
         """Read a text file with errors="skip" and keep everything the read reported."""
