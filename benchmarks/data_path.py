@@ -159,6 +159,14 @@ def main() -> None:
                      f"{js['rss_kb'] * 1024 / size:.1f}x"))
         rows.append((big_name, "RSS after `import accordkit` (baseline, in the peak above)",
                      f"{base['rss_kb'] * 1024 / 1e6:.0f} MB", ""))
+        fill = _child(_LOAD.format(paths=[str(big)], cache=True, score=False), env)
+        hit = _child(_LOAD.format(paths=[str(big)], cache=True, score=False), env)
+        rows.append((big_name, "second `ak.load` (new process, cache) / first (filling it)",
+                     f"{hit['load']:.2f} s / {fill['load']:.1f} s",
+                     f"{hit['load'] / fill['load']:.2f}x"))
+        rows.append((big_name, "peak RSS of the cached `ak.load` process / file size",
+                     f"{hit['rss_kb'] * 1024 / 1e6:.0f} MB / {size / 1e6:.0f} MB",
+                     f"{hit['rss_kb'] * 1024 / size:.1f}x"))
     lines = [
         "# Data path: load, cache, CLI start, memory",
         "",
