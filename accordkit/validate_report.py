@@ -109,7 +109,7 @@ def validation_report(
     Examples
     --------
     >>> from accordkit.validate_report import format_validation, validation_report
-    >>> print("\n".join(format_validation(validation_report("run.json"))))  # doctest: +SKIP
+    >>> lines = format_validation(validation_report("run.json"))  # doctest: +SKIP
     """
     if isinstance(sources, str | Path):
         sources = [sources]
@@ -153,8 +153,8 @@ def format_validation(report: ValidationReport, *, max_per_reason: int = 3) -> l
     >>> import pandas as pd
     >>> from accordkit.load import FileRead
     >>> rep = ValidationReport(pd.DataFrame(), files={"r.json": FileRead(0, 0)})
-    >>> format_validation(rep)[-3:]
-    ['per file:', '  r.json: header only: 0 simulations', 'no problems found']
+    >>> format_validation(rep)[-4:]
+    ['per file:', '  r.json: header only: 0 simulations', '', 'no problems found']
     """
     lines: list[str] = []
     if report.counts.empty:
