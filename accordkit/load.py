@@ -38,7 +38,13 @@ from . import readers
 from ._arrow import arrow_table, canonical_schema, episode_dataset
 from .adapters.tau2 import is_results_object, read_results_dir, results_to_episodes
 from .cache import CacheEntry, cache_key, read_entry, write_entry
-from .schema import EPISODE_FEATURES, EpisodeValidationError, empty_episode, validate_episode
+from .schema import (
+    EPISODE_FEATURES,
+    EpisodeValidationError,
+    check_json_objects,
+    empty_episode,
+    validate_episode,
+)
 from .validate import (
     DuplicateEpisodesWarning,
     SkippedRecord,
@@ -556,6 +562,7 @@ def _canonical_record(obj: Any, *, source: str, where: str) -> dict[str, Any]:
         raise EpisodeValidationError(problem[1], source=source, record=record, field=problem[0])
     try:
         validate_episode(rec)
+        check_json_objects(rec)
     except EpisodeValidationError as exc:
         raise EpisodeValidationError(exc.reason, source=source, record=record,
                                      field=exc.field) from None

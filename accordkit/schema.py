@@ -33,6 +33,8 @@ __all__ = [
     "ROLES",
     "DYNAMICS",
     "SCHEMA_VERSION",
+    "check_json_objects",
+    "json_object_problem",
     "EpisodeValidationError",
     "validate_episode",
     "empty_episode",
@@ -280,8 +282,6 @@ def _check_messages(messages: Iterable[Mapping[str, Any]], rec: Mapping[str, Any
                 raise _fail("a tool call needs a string name", rec, f"{where}.tool_calls[{j}].name")
             _check_type(call.get("arguments_json"), (str,), rec,
                         f"{where}.tool_calls[{j}].arguments_json", "JSON text")
-            _check_json_object(call.get("arguments_json"), rec,
-                               f"{where}.tool_calls[{j}].arguments_json")
 
 
 #: Text fields that hold a JSON object (tool-call arguments, action parameters).
@@ -316,7 +316,27 @@ def _check_json_object(value: Any, rec: Mapping[str, Any], field: str) -> None:
             raise _fail(problem, rec, field)
 
 
-def _check_criteria(criteria: Any, rec: Mapping[str, Any]) -> None:
+def check_json_objects(rec: Mapping[str, Any]) -> None:
+    """Raise when a tool call's ``arguments_json`` or an expected action's ``arguments_json``
+    / ``params_json`` is not the JSON text of an object (checked by the loader per record).
+
+    Examples
+    --------
+    >>> rec = empty_episode()
+    >>> rec["messages"] = [{"role": "assistant", "turn_idx": 0,
+    ...                     "tool_calls": [{"name": "f", "arguments_json": "[1]"}]}]
+    >>> check_json_objects(rec)
+    Traceback (most recent call last):
+    ...
+    accordkit.schema.EpisodeValidationError: record None, field messages[0].tool_calls[0].arguments_json: expected the JSON text of an object, got list [1]
+    """
+    for i, msg in enumerate(rec.get("messages") or ()):
+        calls = msg.get("tool_calls") if isinstance(msg, Mapping) else None
+        for j, call in enumerate(calls or ()):
+            if isinstance(call, Mapping):
+                _check_json_object(call.get("arguments_json"), rec,
+                                   f"messages[{i}].tool_calls[{j}].arguments_json")
+    criteria = rec.get("criteria")
     if not isinstance(criteria, Mapping):
         return
     for i, action in enumerate(criteria.get("actions") or ()):
@@ -366,7 +386,6 @@ def validate_episode(rec: Mapping[str, Any]) -> None:
     if not messages:
         raise _fail("empty conversation: no messages", rec, "messages")
     _check_messages(messages, rec)
-    _check_criteria(rec.get("criteria"), rec)
     for i, pref in enumerate(rec.get("preferences") or ()):
         if pref.get("dynamic") not in DYNAMICS:
             raise _fail(f"unknown dynamic {pref.get('dynamic')!r}; expected one of {DYNAMICS}",
