@@ -9,6 +9,7 @@ UV := $(shell command -v uv 2>/dev/null || echo $(UV_HOME)/bin/uv)
 OUT ?= reports
 
 export HF_HOME ?= $(CURDIR)/.cache/huggingface
+export ACCORDKIT_CACHE_DIR ?= $(CURDIR)/.cache/accordkit
 export LITELLM_LOCAL_MODEL_COST_MAP := True
 export MPLBACKEND := Agg
 export PYTHONHASHSEED := 0

@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 import datasets
 import pyarrow as pa
+
+
+@cache
+def canonical_schema() -> pa.Schema:
+    """``EPISODE_FEATURES.arrow_schema``, built once (``datasets`` rebuilds it on each access)."""
+    from .schema import EPISODE_FEATURES
+
+    return EPISODE_FEATURES.arrow_schema
 
 
 def arrow_table(ds: datasets.Dataset) -> pa.Table:
@@ -32,6 +42,4 @@ def episode_dataset(table: pa.Table) -> datasets.Dataset:
 
 def empty_dataset() -> datasets.Dataset:
     """A dataset with the canonical columns and no rows."""
-    from .schema import EPISODE_FEATURES
-
-    return episode_dataset(EPISODE_FEATURES.arrow_schema.empty_table())
+    return episode_dataset(canonical_schema().empty_table())

@@ -88,20 +88,11 @@ class UsageErrorParser(argparse.ArgumentParser):
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    from .validate_report import validation_summary
+    from .validate_report import format_validation, validation_report
 
-    counts, problems = validation_summary(args.sources)
-    if counts.empty:
-        print("no episodes loaded")
-    else:
-        print(counts.to_string(index=False))
-    if problems:
-        print(f"\n{len(problems)} problem(s):")
-        for p in problems:
-            print(f"  - {p}")
-        return 1
-    print("\nno problems found")
-    return 0
+    report = validation_report(args.sources)
+    print("\n".join(format_validation(report, max_per_reason=args.max_per_reason)))
+    return 1 if report.problems else 0
 
 
 def _cmd_synth(args: argparse.Namespace) -> int:
@@ -182,8 +173,76 @@ def _score_to_store(args: argparse.Namespace, modes: dict) -> int:
     return 1 if failed else 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser (subcommands included)."""
+#: Subcommands defined in other modules: name -> (module with ``register``, one-line help).
+#: The help is repeated here so that ``accordkit --help`` (and ``validate``, ``synth``,
+#: ``cache``) need not import those modules and the statistics / litellm stack behind them;
+#: ``tests/test_cli_start.py`` checks that it matches what the modules register.
+LAZY_COMMANDS = {
+    "judge": ("accordkit.judges.cli", "LLM-judge episodes (cached, resumable) -> verdict table"),
+    "judge-merge": ("accordkit.judges.cli:register_merge",
+                    "combine the verdict files (and caches) of sharded judge runs"),
+    "report": ("accordkit.report.cli", "run the notebooks in batch and write an HTML report"),
+}
+
+
+def _register_lazy(sub: argparse._SubParsersAction, load: set[str] | None) -> None:
+    """Register the commands of :data:`LAZY_COMMANDS`: really for ``load`` (None: all),
+    as a name and help line only for the others."""
+    for name, (target, help_line) in LAZY_COMMANDS.items():
+        if load is not None and name not in load:
+            sub.add_parser(name, help=help_line, add_help=False)
+            continue
+        module, _, func = target.partition(":")
+        try:
+            mod = __import__(module, fromlist=["register"])
+        except ModuleNotFoundError as exc:
+            if exc.name and not module.startswith(exc.name):
+                raise
+            continue
+        getattr(mod, func or "register")(sub)
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The subcommand named in ``argv`` (the first argument that is not an option)."""
+    for arg in argv:
+        if arg == "--":
+            return None
+        if not arg.startswith("-"):
+            return arg
+    return None
+
+
+def _cmd_cache(args: argparse.Namespace) -> int:
+    from .cache import cache_clear, cache_info
+
+    if args.action == "clear":
+        removed, freed = cache_clear()
+        print(f"removed {removed} cache entr{'y' if removed == 1 else 'ies'} "
+              f"({freed / 1e6:.1f} MB)")
+        return 0
+    info = cache_info()
+    print(f"cache folder: {info.folder}{'' if info.exists else ' (not created yet)'}")
+    print(f"entries: {info.entries}, size: {info.size_bytes / 1e6:.1f} MB")
+    print("set ACCORDKIT_CACHE_DIR to move it; `accordkit cache clear` empties it")
+    return 0
+
+
+def _register_cache(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("cache", help="show or clear the episode cache",
+                       description="The episode cache keeps the canonical table of each source "
+                       "file (keyed by the file's sha256, accordkit's schema version and the "
+                       "reader options) so that loading it again is instant. It lives in "
+                       "ACCORDKIT_CACHE_DIR (default ~/.cache/accordkit).")
+    p.add_argument("action", choices=("info", "clear"), nargs="?", default="info")
+    p.set_defaults(func=_cmd_cache)
+
+
+def build_parser(*, commands: set[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser (subcommands included).
+
+    ``commands`` limits which of the commands defined in other modules are fully registered
+    (the others appear in the help by name only); None registers all.
+    """
     parser = UsageErrorParser(
         prog="accordkit", description=DESCRIPTION, epilog=EPILOG + EXIT_STATUS,
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -195,6 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
                        "domain and agent model, and list every bad record (file, record, field, "
                        "reason). Exit code 1 when any record is bad.")
     p.add_argument("sources", nargs="+", metavar="SOURCE")
+    p.add_argument("--max-per-reason", type=int, default=3, metavar="N",
+                   help="list at most N records per file and reason (default: 3)")
     p.set_defaults(func=_cmd_validate)
 
     p = sub.add_parser("synth", help="regenerate the embedded sample data",
@@ -245,23 +306,18 @@ def build_parser() -> argparse.ArgumentParser:
     store.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_cmd_score)
 
-    for module in ("accordkit.judges.cli", "accordkit.report.cli"):
-        try:
-            mod = __import__(module, fromlist=["register"])
-        except ModuleNotFoundError as exc:
-            if exc.name and not module.startswith(exc.name):
-                raise
-            continue
-        mod.register(sub)
+    _register_cache(sub)
+    _register_lazy(sub, commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``accordkit`` console script."""
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:2] == ["judge", "merge"]:          # `accordkit judge merge` reads naturally
         argv = ["judge-merge", *argv[2:]]
+    command = _command_of(argv)
+    parser = build_parser(commands={command} if command in LAZY_COMMANDS else set())
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

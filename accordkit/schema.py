@@ -18,6 +18,8 @@ Conventions
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -31,6 +33,8 @@ __all__ = [
     "ROLES",
     "DYNAMICS",
     "SCHEMA_VERSION",
+    "check_json_objects",
+    "json_object_problem",
     "EpisodeValidationError",
     "validate_episode",
     "empty_episode",
@@ -282,6 +286,73 @@ def _check_messages(messages: Iterable[Mapping[str, Any]], rec: Mapping[str, Any
                         f"{where}.tool_calls[{j}].arguments_json", "JSON text")
 
 
+#: Text fields that hold a JSON object (tool-call arguments, action parameters).
+JSON_OBJECT_FIELDS = ("arguments_json", "params_json")
+
+
+def json_object_problem(text: str) -> str | None:
+    """Why ``text`` is not the JSON text of an object, or None when it is.
+
+    Examples
+    --------
+    >>> json_object_problem('{"a": 1}') is None
+    True
+    >>> json_object_problem('[1, 2]')
+    'expected the JSON text of an object, got list [1, 2]'
+    """
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return f"expected the JSON text of an object, got text that is not JSON ({exc.msg})"
+    except RecursionError:
+        return "expected the JSON text of an object, got JSON nested too deeply"
+    if not isinstance(value, dict):
+        return f"expected the JSON text of an object, got {type(value).__name__} {text:.40}"
+    return None
+
+
+def _check_json_object(value: Any, rec: Mapping[str, Any], field: str) -> None:
+    if isinstance(value, str):
+        problem = json_object_problem(value)
+        if problem:
+            raise _fail(problem, rec, field)
+
+
+def check_json_objects(rec: Mapping[str, Any]) -> None:
+    """Raise when a tool call's ``arguments_json`` or an expected action's ``arguments_json``
+    / ``params_json`` is not the JSON text of an object (checked by the loader per record).
+
+    Examples
+    --------
+    >>> rec = empty_episode()
+    >>> rec["messages"] = [{"role": "assistant", "turn_idx": 0,
+    ...                     "tool_calls": [{"name": "f", "arguments_json": "[1]"}]}]
+    >>> check_json_objects(rec)
+    Traceback (most recent call last):
+    ...
+    accordkit.schema.EpisodeValidationError: record None, field messages[0].tool_calls[0].arguments_json: expected the JSON text of an object, got list [1]
+    """
+    for i, msg in enumerate(rec.get("messages") or ()):
+        calls = msg.get("tool_calls") if isinstance(msg, Mapping) else None
+        for j, call in enumerate(calls or ()):
+            if isinstance(call, Mapping):
+                _check_json_object(call.get("arguments_json"), rec,
+                                   f"messages[{i}].tool_calls[{j}].arguments_json")
+    criteria = rec.get("criteria")
+    if not isinstance(criteria, Mapping):
+        return
+    for i, action in enumerate(criteria.get("actions") or ()):
+        if isinstance(action, Mapping):
+            _check_json_object(action.get("arguments_json"), rec,
+                               f"criteria.actions[{i}].arguments_json")
+    for i, aset in enumerate(criteria.get("action_sets") or ()):
+        for j, tool in enumerate((aset.get("allowed_tools") if isinstance(aset, Mapping)
+                                  else None) or ()):
+            if isinstance(tool, Mapping):
+                _check_json_object(tool.get("params_json"), rec,
+                                   f"criteria.action_sets[{i}].allowed_tools[{j}].params_json")
+
+
 def validate_episode(rec: Mapping[str, Any]) -> None:
     """Check one canonical record; raise :class:`EpisodeValidationError` on the first problem.
 
@@ -311,6 +382,8 @@ def validate_episode(rec: Mapping[str, Any]) -> None:
     _check_type(rec.get("rollout"), (int,), rec, "rollout", "an integer")
     for name in ("reward", "agent_cost", "user_cost"):
         _check_type(rec.get(name), (int, float), rec, name, "a number")
+        if isinstance(rec.get(name), float) and not math.isfinite(rec[name]):
+            raise _fail(f"expected a finite number, got {rec[name]!r}", rec, name)
     messages = rec.get("messages")
     if not messages:
         raise _fail("empty conversation: no messages", rec, "messages")

@@ -13,8 +13,9 @@ Two checks, for the two ways canonical episodes arrive:
 
 from __future__ import annotations
 
+import math
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +24,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .schema import BENCHMARKS, DYNAMICS, EPISODE_FEATURES, KINDS, ROLES, EpisodeValidationError
+from ._arrow import canonical_schema
+from .schema import (
+    BENCHMARKS,
+    DYNAMICS,
+    EPISODE_FEATURES,
+    JSON_OBJECT_FIELDS,
+    KINDS,
+    ROLES,
+    EpisodeValidationError,
+    json_object_problem,
+)
 
 __all__ = [
     "SkippedRecord",
@@ -130,8 +141,10 @@ def _value_check(dtype: str) -> _Check:
         return check
 
     def check_float(v: Any, where: str) -> tuple[str, str] | None:
-        if v is None or (isinstance(v, int | float) and not isinstance(v, bool)):
+        if v is None or isinstance(v, int) and not isinstance(v, bool):
             return None
+        if isinstance(v, float):
+            return None if math.isfinite(v) else (where, f"expected a finite number, got {v!r}")
         return where, f"expected a number, got {type(v).__name__} {v!r:.60}"
 
     checks: dict[str, _Check] = {
@@ -279,7 +292,7 @@ def check_table_types(table: pa.Table, *, source: str) -> pa.Table:
     EpisodeValidationError
         Naming the column (or nested field) whose type does not fit.
     """
-    schema = EPISODE_FEATURES.arrow_schema
+    schema = canonical_schema()
     columns = []
     for field in schema:
         col = table.column(field.name)
@@ -397,6 +410,8 @@ def table_problems(table: pa.Table, *, source: str) -> list[tuple[int, EpisodeVa
         lambda v: f"unknown dynamic {v!r}; expected one of {DYNAMICS}", "preferences[{}].dynamic")
     problems += _list_problem(table, "preferences", "name", _is_null,
                               lambda v: "a preference needs a name", "preferences[{}].name")
+    problems += _nonfinite_problems(table)
+    problems += _json_object_problems(table)
     for row, err in sorted(problems, key=lambda p: p[0]):
         found.setdefault(row, err)
     return [
@@ -427,3 +442,76 @@ def _rows_with_unnamed_calls(table: pa.Table) -> list[tuple[int, int, int]]:
         out.append((row, m - int(msg_offsets[row]), int(j - call_offsets[m])))
     return out
 
+
+
+def _leaves(array: pa.Array, rows: np.ndarray, path: str,
+            want: Callable[[pa.DataType], bool]) -> Iterator[tuple[pa.Array, np.ndarray, str]]:
+    """Every leaf array of a type ``want`` accepts, with the table row of each value.
+
+    List positions are not tracked (``[]`` in the path): the row and the field name are
+    enough to find the value.
+    """
+    t = array.type
+    if want(t):
+        yield array, rows, path
+    elif pa.types.is_struct(t):
+        for i in range(t.num_fields):
+            name = t.field(i).name
+            child = pc.struct_field(array, [i])
+            yield from _leaves(child, rows, f"{path}.{name}", want)
+    elif pa.types.is_list(t) or pa.types.is_large_list(t):
+        parents = pc.list_parent_indices(array).to_numpy()
+        yield from _leaves(pc.list_flatten(array), rows[parents], f"{path}[]", want)
+
+
+def _first_per_row(hits: list[tuple[int, str, str]]) -> list[tuple[int, str, str]]:
+    seen: set[int] = set()
+    out = []
+    for row, field, reason in sorted(hits, key=lambda h: h[0]):
+        if row not in seen:
+            seen.add(row)
+            out.append((row, field, reason))
+    return out
+
+
+def _errors(table: pa.Table,
+            hits: list[tuple[int, str, str]]) -> list[tuple[int, EpisodeValidationError]]:
+    hits = _first_per_row(hits)
+    if not hits:
+        return []
+    ids = _row_ids(table, np.array([h[0] for h in hits]))
+    return [(row, EpisodeValidationError(reason, record=rid, field=field))
+            for (row, field, reason), rid in zip(hits, ids, strict=True)]
+
+
+def _nonfinite_problems(table: pa.Table) -> list[tuple[int, EpisodeValidationError]]:
+    """Rows holding NaN or an infinite number in any float field (at any depth)."""
+    hits = []
+    for name in table.column_names:
+        col = table.column(name).combine_chunks()
+        rows = np.arange(len(col))
+        for leaf, where, path in _leaves(col, rows, name, pa.types.is_floating):
+            values = pc.fill_null(leaf, 0.0).to_numpy(zero_copy_only=False).astype(float)
+            bad = np.flatnonzero(~np.isfinite(values))
+            hits += [(int(where[j]), path, f"expected a finite number, got {values[j]!r}")
+                     for j in bad]
+    return _errors(table, hits)
+
+
+
+def _json_object_problems(table: pa.Table) -> list[tuple[int, EpisodeValidationError]]:
+    """Rows whose tool-call arguments or action parameters are not a JSON object."""
+    hits = []
+    for name in ("messages", "criteria"):
+        col = table.column(name).combine_chunks()
+        for leaf, where, path in _leaves(col, np.arange(len(col)), name, pa.types.is_string):
+            if path.rsplit(".", 1)[-1] not in JSON_OBJECT_FIELDS or not len(leaf):
+                continue
+            bad_values = {v for v in pc.unique(leaf.drop_null()).to_pylist()
+                          if json_object_problem(v)}
+            if not bad_values:
+                continue
+            values = leaf.to_pylist()
+            hits += [(int(where[j]), path, str(json_object_problem(v)))
+                     for j, v in enumerate(values) if v in bad_values]
+    return _errors(table, hits)

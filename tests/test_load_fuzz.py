@@ -12,6 +12,7 @@ real result files (and in canonical JSONL made from them). Whatever it does:
 from __future__ import annotations
 
 import json
+import os
 import warnings
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,10 @@ from hypothesis import strategies as st
 import accordkit as ak
 from accordkit.validate import DuplicateEpisodesWarning, SkippedRecordsWarning
 
-SETTINGS = settings(max_examples=60, deadline=None, derandomize=True,
+#: Examples per test; the suite keeps it small, ``benchmarks/load_fuzz.py`` raises it.
+EXAMPLES = int(os.environ.get("ACCORDKIT_FUZZ_EXAMPLES", "60"))
+
+SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
                     suppress_health_check=[HealthCheck.function_scoped_fixture,
                                            HealthCheck.too_slow])
 
@@ -33,7 +37,21 @@ JUNK = st.one_of(
     st.lists(st.integers(), max_size=3), st.dictionaries(st.text(max_size=3), st.integers(),
                                                          max_size=2),
     st.just({"role": "robot"}), st.just([{"x": None}]), st.just("{not json"),
+    # Shapes that once crashed the loader or were dropped silently (issue 11).
+    st.just(["user_simulator"]), st.just("[1, 2]"), st.just('"text"'),
+    st.just({"role": "tool", "tool_messages": []}),
+    st.just({"role": "tool", "tool_messages": [
+        {"role": "tool", "tool_messages": [{"role": "tool", "id": "a", "content": "x"},
+                                           {"role": "tool", "id": "b", "content": "y"}]}]}),
+    st.integers(200, 990).map(lambda n: _nested(n)),
 )
+
+
+def _nested(depth: int) -> dict:
+    value: dict = {}
+    for _ in range(depth):
+        value = {"x": value}
+    return value
 
 
 def _small_results(path: Path, n_sims: int) -> dict:
@@ -149,7 +167,24 @@ def test_mutated_results_files(seeds, tmp_path, data):
     _accounted(n, ds, skipped, duplicates)
 
 
-@settings(max_examples=25, deadline=None, derandomize=True,
+@settings(max_examples=max(EXAMPLES // 3, 10), deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_stray_bytes_in_results_files(seeds, tmp_path, data):
+    """Bytes that are not UTF-8 inside a text value: the file still loads, nothing dropped."""
+    obj = seeds[data.draw(st.integers(0, len(seeds) - 1), label="seed")]
+    raw = json.dumps(obj, indent=1).encode()
+    quotes = [i for i in range(len(raw)) if raw[i:i + 3] == b': "'][:400]
+    for _ in range(data.draw(st.integers(1, 3), label="n_bytes")):
+        at = data.draw(st.sampled_from(quotes), label="where") + 3
+        raw = raw[:at] + data.draw(st.sampled_from([b"\xff", b"\xc3", b"\x80\x80"])) + raw[at:]
+    path = tmp_path / "bytes.json"
+    path.write_bytes(raw)
+    ds, skipped, duplicates = _load_both_modes(path)
+    _accounted(len(obj["simulations"]), ds, skipped, duplicates)
+
+
+@settings(max_examples=max(EXAMPLES // 2, 10), deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_truncated_results_files(seeds, tmp_path, data):

@@ -42,7 +42,8 @@ def _is_acb(info: Mapping[str, Any], tasks: list[Any]) -> bool:
     if "gsrt_judge_llm" in info:
         return True
     user = info.get("user_info")
-    if isinstance(user, Mapping) and user.get("implementation") in ACB_USER_SIMULATORS:
+    if isinstance(user, Mapping) and isinstance(user.get("implementation"), str) \
+            and user["implementation"] in ACB_USER_SIMULATORS:
         return True
     return any(
         isinstance(t, Mapping) and isinstance(t.get("user_scenario"), Mapping)
@@ -72,6 +73,8 @@ class _Context:
             raise self.error("missing required value", field)
         if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
             raise self.error(f"expected {what}, got {type(value).__name__} {value!r:.80}", field)
+        if isinstance(value, float) and not math.isfinite(value):
+            raise self.error(f"expected a finite number, got {value!r}", field)
         return value
 
 
@@ -82,9 +85,14 @@ def _json_text(value: Any) -> str:
 def _arguments_json(value: Any, ctx: _Context, field: str) -> str:
     if isinstance(value, str):
         try:
-            json.loads(value)
+            parsed = json.loads(value)
         except json.JSONDecodeError as exc:
             raise ctx.error(f"arguments are text but not JSON ({exc.msg})", field) from None
+        except RecursionError:
+            raise ctx.error("arguments nested too deeply", field) from None
+        if not isinstance(parsed, dict):
+            raise ctx.error(f"arguments are JSON text but not an object (found "
+                            f"{type(parsed).__name__} {value!r:.40})", field)
         return value
     if value is None:
         return "{}"
@@ -144,8 +152,9 @@ def _event(msg: Mapping[str, Any], ctx: _Context, field: str) -> tuple[str | Non
     return _text(meta.get("event"), ctx, f"{field}.meta_event.event"), _json_text(payload)
 
 
-def _convert_message(msg: Any, idx: int, ctx: _Context) -> list[dict[str, Any]]:
-    field = f"messages[{idx}]"
+def _convert_message(msg: Any, idx: int, ctx: _Context, *,
+                     field: str | None = None) -> list[dict[str, Any]]:
+    field = field or f"messages[{idx}]"
     ctx.expect(msg, (Mapping,), field, "a message object", optional=False)
     role = msg.get("role")
     if role not in ("system", "user", "assistant", "tool"):
@@ -157,9 +166,10 @@ def _convert_message(msg: Any, idx: int, ctx: _Context) -> list[dict[str, Any]]:
                           "a list of tool messages", optional=False)
         out = []
         for k, sub in enumerate(subs):
-            rec = _convert_message(sub, idx, ctx)[0]
+            # A nested multi-tool message gives several results (or none): keep every one.
+            out.extend(_convert_message(sub, idx, ctx, field=f"{field}.tool_messages[{k}]"))
+        for k, rec in enumerate(out):
             rec["sub_idx"] = k
-            out.append(rec)
         return out
     content = msg.get("content")
     if content is not None and not isinstance(content, str):
@@ -337,12 +347,15 @@ def _task_lookup(tasks: list[Any], sims: list[Any], source: str) -> dict[int, An
             by_id[str(t["id"])].append(t)
     seen: dict[str, int] = defaultdict(int)
     out: dict[int, Any] = {}
+    missing: dict[str, int] = defaultdict(int)
     for i, sim in enumerate(sims):
-        if not isinstance(sim, Mapping) or sim.get("task_id") is None:
+        if not isinstance(sim, Mapping) or isinstance(sim.get("task_id"), bool) \
+                or not isinstance(sim.get("task_id"), str | int):
             continue
         tid = str(sim["task_id"])
         defs = by_id.get(tid)
         if not defs:
+            missing[tid] += 1
             continue
         k = seen[tid]
         seen[tid] += 1
@@ -354,6 +367,15 @@ def _task_lookup(tasks: list[Any], sims: list[Any], source: str) -> dict[int, An
                 "its simulations are matched to the definitions in file order",
                 stacklevel=4,
             )
+    if missing:
+        ids = sorted(missing)
+        shown = ", ".join(repr(t) for t in ids[:5]) + (f" and {len(ids) - 5} more"
+                                                       if len(ids) > 5 else "")
+        warnings.warn(
+            f"{source}: {sum(missing.values())} simulation(s) name a task id missing from "
+            f"'tasks' ({shown}); they are loaded without criteria, goals or persona",
+            stacklevel=4,
+        )
     return out
 
 
@@ -422,6 +444,13 @@ def results_to_episodes(obj: Any, *, source: str) -> list[dict[str, Any] | Episo
             out.append(rec)
         except EpisodeValidationError as exc:
             out.append(exc)
+        except RecursionError:
+            out.append(ctx.error("data nested too deeply to read", "(simulation)"))
+        except (KeyboardInterrupt, MemoryError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - one simulation never stops the others
+            out.append(ctx.error(f"could not be converted ({type(exc).__name__}: {exc})",
+                                 "(simulation)"))
     return out
 
 

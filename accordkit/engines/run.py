@@ -37,12 +37,10 @@ def _load_batch(item: WorkItem, *, errors: str, metadata: Mapping[str, Any] | No
     from ..load import load_with_report
 
     if item.kind == "parquet":
-        from ..load import LoadReport, _Reader
+        from ..load import load_table
 
         table = _open_parquet(item.source).read_row_groups(list(item.row_groups))
-        report = LoadReport()
-        reader = _Reader(errors, report, config=None, split=None, revision=None)
-        ds = reader.table(table, source=item.source)
+        ds, report = load_table(table, source=item.source, errors=errors)
         return ds, report.skipped
     if is_url(item.source):
         import fsspec

@@ -112,6 +112,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", required=True, metavar="VERDICTS.parquet")
     p.set_defaults(func=run)
 
+
+def register_merge(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``judge-merge`` subcommand (``accordkit judge merge``)."""
     m = subparsers.add_parser(
         "judge-merge", help="combine the verdict files (and caches) of sharded judge runs",
         description="Combine verdict files of `accordkit judge --shard I/N` runs (or of "

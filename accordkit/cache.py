@@ -1,0 +1,169 @@
+"""The episode cache: the canonical table of each source file, kept as Arrow IPC.
+
+An entry is keyed by the sha256 of the file's bytes, its path (the table names it in
+``source`` and in every problem), accordkit's :data:`~accordkit.schema.SCHEMA_VERSION`
+and the reader options. It holds the good rows, and, in the table's metadata, everything else
+the read produced (skipped records, notes, the record label of each row), so that a cached
+load reports exactly what a fresh one does. Entries are read memory-mapped.
+
+The folder is ``ACCORDKIT_CACHE_DIR`` (default ``~/.cache/accordkit``; the Makefile points it
+at the project's ``.cache/accordkit``). Writes go to a temporary file renamed into place, so
+concurrent runs never see half an entry; an entry that cannot be read, or whose key does not
+match, is ignored and rebuilt; a folder that cannot be written means loading without the
+cache, with one warning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["cache_dir", "cache_key", "read_entry", "write_entry", "cache_info", "cache_clear",
+           "CacheEntry", "CacheInfo", "CacheWarning"]
+
+#: Format of an entry; a change makes old entries foreign (ignored and rebuilt).
+ENTRY_FORMAT = "accordkit.episode-cache/1"
+_META = b"accordkit.cache"
+_SUFFIX = ".arrow"
+
+
+class CacheWarning(UserWarning):
+    """The episode cache could not be used (e.g. a read-only folder); loading went on."""
+
+
+def cache_dir() -> Path:
+    """The cache folder: ``$ACCORDKIT_CACHE_DIR``, else ``~/.cache/accordkit``."""
+    env = os.environ.get("ACCORDKIT_CACHE_DIR")
+    return Path(env).expanduser() if env else Path.home() / ".cache" / "accordkit"
+
+
+def _entries_dir() -> Path:
+    return cache_dir() / "episodes"
+
+
+def cache_key(data: bytes, *, path: str, options: dict[str, Any]) -> str:
+    """The key of a file's entry: sha256 over content, path, schema version and options."""
+    from .schema import SCHEMA_VERSION
+
+    h = hashlib.sha256()
+    h.update(hashlib.sha256(data).digest())
+    h.update(json.dumps({"path": path, "schema": SCHEMA_VERSION, "format": ENTRY_FORMAT,
+                         "options": options}, sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+@dataclass
+class CacheEntry:
+    """What one read of a file produced (the rows and everything reported about them)."""
+
+    table: pa.Table
+    labels: list[str]
+    skipped: list[dict[str, Any]]
+    notes: list[str]
+    simulations: int | None
+
+
+def _path_for(key: str) -> Path:
+    return _entries_dir() / key[:2] / f"{key}{_SUFFIX}"
+
+
+def read_entry(key: str) -> CacheEntry | None:
+    """The entry under ``key``, memory-mapped; None when absent, unreadable or foreign."""
+    import pyarrow as pa
+
+    from ._arrow import canonical_schema
+
+    path = _path_for(key)
+    if not path.is_file():
+        return None
+    try:
+        with pa.memory_map(str(path)) as source:
+            table = pa.ipc.open_file(source).read_all()
+        meta = json.loads((table.schema.metadata or {})[_META])
+        if meta.get("format") != ENTRY_FORMAT or meta.get("key") != key:
+            return None
+        schema = canonical_schema()
+        if table.schema.remove_metadata() != schema.remove_metadata():
+            return None
+        labels = meta["labels"]
+        if len(labels) != table.num_rows:
+            return None
+        return CacheEntry(table.replace_schema_metadata(schema.metadata), list(labels),
+                          list(meta["skipped"]), list(meta["notes"]), meta["simulations"])
+    except (OSError, pa.ArrowException, KeyError, TypeError, ValueError):
+        return None
+
+
+_warned: set[str] = set()
+
+
+def write_entry(key: str, entry: CacheEntry) -> bool:
+    """Store ``entry`` atomically (temp file + rename); False (with one warning) on failure."""
+    import pyarrow as pa
+
+    path = _path_for(key)
+    meta = {"format": ENTRY_FORMAT, "key": key, "labels": entry.labels,
+            "skipped": entry.skipped, "notes": entry.notes, "simulations": entry.simulations}
+    table = entry.table.replace_schema_metadata({_META: json.dumps(meta).encode()})
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=_SUFFIX, dir=path.parent)
+        with os.fdopen(fd, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+        os.replace(tmp, path)
+        return True
+    except OSError as exc:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        folder = str(cache_dir())
+        if folder not in _warned:
+            _warned.add(folder)
+            warnings.warn(CacheWarning(
+                f"episode cache folder {folder} cannot be written ({exc.strerror or exc}); "
+                "loading without the cache (set ACCORDKIT_CACHE_DIR, or pass cache=False)"),
+                stacklevel=2)
+        return False
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    """Where the cache is and what it holds."""
+
+    folder: Path
+    exists: bool
+    entries: int
+    size_bytes: int
+
+
+def _files() -> list[Path]:
+    root = _entries_dir()
+    return sorted(root.glob(f"*/*{_SUFFIX}")) if root.is_dir() else []
+
+
+def cache_info() -> CacheInfo:
+    """The cache folder, whether it exists, its number of entries and their size."""
+    files = [f for f in _files() if not f.name.startswith(".tmp-")]
+    return CacheInfo(cache_dir(), cache_dir().is_dir(), len(files),
+                     sum(f.stat().st_size for f in files))
+
+
+def cache_clear() -> tuple[int, int]:
+    """Remove every entry (and stray temporary files); returns (entries removed, bytes freed)."""
+    removed = freed = 0
+    for f in _files():
+        size = f.stat().st_size
+        f.unlink(missing_ok=True)
+        if not f.name.startswith(".tmp-"):
+            removed += 1
+        freed += size
+    return removed, freed

@@ -1,0 +1,191 @@
+"""The data path's figures (issue 13): first load vs json.loads, cached load, CLI start, RSS.
+
+Every figure is measured in fresh processes (``python -c`` children), so imports, caches
+and memory of one measure never leak into another:
+
+* **first load**: ``ak.load`` (empty episode cache) and ``ak.load`` + ``ak.score`` of the
+  fixture result files, against ``json.loads`` of the same bytes in the same process;
+* **second load**: the same load in a new process with the episode cache filled by the
+  first, against the first;
+* **CLI start**: ``accordkit --help`` against ``python -c "import pandas"`` (best of 3);
+* **large file**: a results file of >= ``--mb`` MB made by replicating fixture simulations
+  (fresh ids), loaded once without the cache: time and peak RSS against ``json.load``.
+
+Usage::
+
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/data_path.py [--mb 100] \
+        [--out benchmarks/results/data_path.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO.parent / "shared" / "fixtures"
+if not FIXTURES.is_dir():
+    FIXTURES = Path("/work/shared/fixtures")
+
+
+def _child(code: str, env: dict[str, str]) -> dict:
+    """Run ``code`` in a fresh interpreter; it prints one JSON object as its last line."""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         env=env, cwd=REPO, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+_LOAD = """
+import json, resource, time, warnings
+from pathlib import Path
+warnings.simplefilter("ignore")
+paths = {paths!r}
+t0 = time.perf_counter()
+for p in paths:
+    json.loads(Path(p).read_bytes())
+t_json = time.perf_counter() - t0
+rss_json = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+import accordkit as ak
+from accordkit import load as _l, score as _s
+t0 = time.perf_counter()
+ds = ak.load(paths, cache={cache})
+t_load = time.perf_counter() - t0
+t0 = time.perf_counter()
+frame = ak.score(ds) if {score} else None
+t_score = time.perf_counter() - t0
+print(json.dumps({{"json": t_json, "load": t_load, "score": t_score, "episodes": len(ds),
+                  "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                  "rss_json_kb": rss_json}}))
+"""
+
+_JSON_ONLY = """
+import json, resource, time
+from pathlib import Path
+t0 = time.perf_counter()
+obj = json.loads(Path({path!r}).read_bytes())
+print(json.dumps({{"json": time.perf_counter() - t0,
+                  "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}}))
+"""
+
+_BASE = """
+import json, resource, warnings
+warnings.simplefilter("ignore")
+import accordkit as ak
+from accordkit import load as _l
+print(json.dumps({"rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+
+def fixture_files() -> list[str]:
+    """tau2 and AgentChangeBench result files (the τ-bench reader is another module's)."""
+    return sorted(str(p) for d in ("agentchangebench", "tau2") for p in (FIXTURES / d).glob("*.json")
+                  if p.name != "expected_upstream.json")
+
+
+def big_results_file(folder: Path, mb: int) -> Path:
+    """Replicate the simulations of the largest ACB fixture (new ids) to >= ``mb`` MB."""
+    src = FIXTURES / "agentchangebench" / "banking_gpt-4.1_13sims_tasks-trimmed.json"
+    obj = json.loads(src.read_text())
+    sims = obj["simulations"]
+    per_copy = len(json.dumps(sims))
+    copies = mb * 1_000_000 // per_copy + 1
+    obj["simulations"] = [dict(s, id=f"{s['id']}-copy{c}") for c in range(copies) for s in sims]
+    path = folder / f"banking_replicated_{mb}mb.json"
+    path.write_text(json.dumps(obj))
+    return path
+
+
+def _timed(cmd: list[str], env: dict[str, str], repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run(cmd, env=env, cwd=REPO, capture_output=True, check=True)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=int, default=100)
+    parser.add_argument("--out", type=Path, default=REPO / "benchmarks/results/data_path.md")
+    args = parser.parse_args()
+    rows: list[tuple[str, str, str, str]] = []
+    with tempfile.TemporaryDirectory(prefix="accordkit-bench-") as tmp:
+        env = dict(os.environ, HF_HUB_OFFLINE="1", ACCORDKIT_CACHE_DIR=str(Path(tmp) / "cache"))
+        files = fixture_files()
+        n_bytes = sum(Path(f).stat().st_size for f in files)
+        first = _child(_LOAD.format(paths=files, cache=True, score=True), env)
+        second = _child(_LOAD.format(paths=files, cache=True, score=True), env)
+        name = f"{len(files)} fixture result files ({first['episodes']} episodes, " \
+               f"{n_bytes / 1e6:.1f} MB)"
+        rows.append((name, "first `ak.load` (empty cache) / `json.loads`",
+                     f"{first['load']:.3f} s / {first['json']:.3f} s",
+                     f"{first['load'] / first['json']:.1f}x"))
+        both = first["load"] + first["score"]
+        rows.append((name, "first `ak.load` + `ak.score` / `json.loads`",
+                     f"{both:.3f} s / {first['json']:.3f} s", f"{both / first['json']:.1f}x"))
+        rows.append((name, "second `ak.load` (new process, cache) / first",
+                     f"{second['load']:.3f} s / {first['load']:.3f} s",
+                     f"{second['load'] / first['load']:.2f}x"))
+
+        py = str(Path(sys.executable))
+        t_help = _timed([py, "-m", "accordkit.cli", "--help"], env)
+        t_pandas = _timed([py, "-c", "import pandas"], env)
+        rows.append(("CLI", "`accordkit --help` / `python -c \"import pandas\"`",
+                     f"{t_help:.2f} s / {t_pandas:.2f} s", f"{t_help / t_pandas:.2f}x"))
+
+        big = big_results_file(Path(tmp), args.mb)
+        size = big.stat().st_size
+        base = _child(_BASE, env)
+        js = _child(_JSON_ONLY.format(path=str(big)), env)
+        large = _child(_LOAD.format(paths=[str(big)], cache=False, score=False), env)
+        big_name = f"replicated results file ({size / 1e6:.0f} MB, {large['episodes']} sims)"
+        rows.append((big_name, "`ak.load` / `json.loads`",
+                     f"{large['load']:.1f} s / {js['json']:.1f} s",
+                     f"{large['load'] / js['json']:.1f}x"))
+        rss = large["rss_kb"] * 1024
+        rows.append((big_name, "peak RSS of the `ak.load` process / file size",
+                     f"{rss / 1e6:.0f} MB / {size / 1e6:.0f} MB", f"{rss / size:.1f}x"))
+        rows.append((big_name, "peak RSS of a `json.loads`-only process / file size",
+                     f"{js['rss_kb'] * 1024 / 1e6:.0f} MB / {size / 1e6:.0f} MB",
+                     f"{js['rss_kb'] * 1024 / size:.1f}x"))
+        rows.append((big_name, "RSS after `import accordkit` (baseline, in the peak above)",
+                     f"{base['rss_kb'] * 1024 / 1e6:.0f} MB", ""))
+        fill = _child(_LOAD.format(paths=[str(big)], cache=True, score=False), env)
+        hit = _child(_LOAD.format(paths=[str(big)], cache=True, score=False), env)
+        rows.append((big_name, "second `ak.load` (new process, cache) / first (filling it)",
+                     f"{hit['load']:.2f} s / {fill['load']:.1f} s",
+                     f"{hit['load'] / fill['load']:.2f}x"))
+        rows.append((big_name, "peak RSS of the cached `ak.load` process / file size",
+                     f"{hit['rss_kb'] * 1024 / 1e6:.0f} MB / {size / 1e6:.0f} MB",
+                     f"{hit['rss_kb'] * 1024 / size:.1f}x"))
+    lines = [
+        "# Data path: load, cache, CLI start, memory",
+        "",
+        f"Date: {dt.date.today().isoformat()}. Machine: {os.cpu_count()} cores, "
+        f"{platform.machine()}, Python {platform.python_version()}. Command: "
+        f"`HF_HUB_OFFLINE=1 python benchmarks/data_path.py --mb {args.mb}`. The machine was "
+        "shared with other jobs: absolute times vary, ratios (measured side by side) less.",
+        "",
+        "Goals (issue 13): first load + score <= 2x `json.loads`; second load with the cache "
+        "<= 0.1x the first; `--help` <= 0.5x `import pandas`; peak RSS on a >= 100 MB file "
+        "<= 4x its size.",
+        "",
+        "| input | measure | values | ratio |",
+        "|---|---|---|---:|",
+        *[f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows],
+    ]
+    args.out.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

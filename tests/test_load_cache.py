@@ -1,0 +1,208 @@
+"""The episode cache (issue 13): hit, miss, stale key, corrupt entry, concurrent writers,
+an unwritable folder, and a cached load reporting exactly what a fresh one does."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import warnings
+
+import pytest
+
+import accordkit as ak
+from accordkit import cache as cache_mod
+from accordkit._arrow import arrow_table
+from accordkit.cli import main
+
+from .test_load_errors import _results, _sim, _write
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("ACCORDKIT_CACHE_DIR", str(folder))
+    return folder
+
+
+@pytest.fixture
+def reads(monkeypatch):
+    """Counts the files really decoded (a cache hit decodes nothing)."""
+    load_module = sys.modules["accordkit.load"]
+    real = load_module._decode_text
+    seen: list[str] = []
+
+    def spy(data, *, source):
+        seen.append(source)
+        return real(data, source=source)
+
+    monkeypatch.setattr(load_module, "_decode_text", spy)
+    return seen
+
+
+def _load(source, **kw):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ds, report = ak.load_with_report(source, **kw)
+    return ds, report, caught
+
+
+def _entries(folder):
+    return sorted((folder / "episodes").glob("*/*.arrow"))
+
+
+def test_miss_then_hit_gives_the_same_table(tmp_path, cache_dir, reads):
+    path = _write(tmp_path, _results(_sim("s1"), _sim("s2")))
+    first, _, _ = _load(path)
+    assert reads == [str(path)] and len(_entries(cache_dir)) == 1
+    second, _, _ = _load(path)
+    assert reads == [str(path)], "the second load is served from the cache"
+    assert arrow_table(second).equals(arrow_table(first))
+    assert list(second.features) == list(ak.EPISODE_FEATURES)
+
+
+def test_changed_file_is_a_new_key(tmp_path, cache_dir, reads):
+    path = _write(tmp_path, _results(_sim("s1")))
+    assert _load(path)[0]["episode_id"] == ["tau2/s1"]
+    _write(tmp_path, _results(_sim("s1"), _sim("s2")))
+    assert _load(path)[0]["episode_id"] == ["tau2/s1", "tau2/s2"]
+    assert len(reads) == 2 and len(_entries(cache_dir)) == 2
+
+
+def test_options_and_path_are_part_of_the_key(tmp_path, cache_dir):
+    rows = ak.load(_write(tmp_path, _results(_sim("s1"))), cache=False).to_list()
+    rows[0]["config"] = "a"
+    canon = tmp_path / "episodes.jsonl"
+    canon.write_text(json.dumps(rows[0]) + "\n")
+    assert len(_load(canon)[0]) == 1
+    assert len(_load(canon, config="b")[0]) == 0
+    copy = tmp_path / "copy.jsonl"
+    copy.write_bytes(canon.read_bytes())
+    ds = _load(copy)[0]
+    assert ds["source"] == [rows[0]["source"]] and len(_entries(cache_dir)) == 3
+
+
+def test_cache_false_reads_afresh_and_writes_nothing(tmp_path, cache_dir, reads):
+    path = _write(tmp_path, _results(_sim("s1")))
+    _load(path, cache=False)
+    _load(path, cache=False)
+    assert len(reads) == 2 and not cache_dir.exists()
+
+
+def test_cached_load_reports_the_same_problems_and_notes(tmp_path, cache_dir, reads):
+    obj = _results(_sim("s1", task_id="missing"), _sim("bad", trial="x"), _sim("s3"))
+    path = _write(tmp_path, obj)
+    fresh, fresh_report, _ = _load(path, errors="skip")
+    cached, cached_report, _ = _load(path, errors="skip")
+    assert len(reads) == 1
+    assert cached["episode_id"] == fresh["episode_id"] == ["tau2/s1", "tau2/s3"]
+    assert cached_report.skipped == fresh_report.skipped and len(fresh_report.skipped) == 1
+    assert cached_report.notes == fresh_report.notes and "'missing'" in fresh_report.notes[0]
+    assert cached_report.files == fresh_report.files
+    with pytest.raises(ak.EpisodeValidationError, match="record bad, field trial"):
+        ak.load(path)
+
+
+def test_whole_file_problem_is_cached_and_reported(tmp_path, cache_dir, reads):
+    path = tmp_path / "cut.json"
+    path.write_text('{"info": {"environment_info": {"domain_name": "x"}}, "simulations": [')
+    for _ in range(2):
+        with pytest.raises(ak.EpisodeValidationError, match="truncated JSON"):
+            ak.load(path)
+    ds, report, _ = _load(path, errors="skip")
+    assert len(ds) == 0 and [s.record for s in report.skipped] == ["(whole file)"]
+    assert len(reads) == 1
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncate", "foreign_key"])
+def test_corrupt_or_foreign_entry_is_ignored_and_rebuilt(tmp_path, cache_dir, reads, damage):
+    path = _write(tmp_path, _results(_sim("s1")))
+    first = _load(path)[0]
+    (entry,) = _entries(cache_dir)
+    if damage == "garbage":
+        entry.write_bytes(b"not arrow at all")
+    elif damage == "truncate":
+        entry.write_bytes(entry.read_bytes()[:200])
+    else:  # a valid entry stored under another key
+        other = _write(tmp_path, _results(_sim("zz")), "other.json")
+        _load(other)
+        (other_entry,) = [e for e in _entries(cache_dir) if e != entry]
+        entry.write_bytes(other_entry.read_bytes())
+    again = _load(path)[0]
+    assert again["episode_id"] == first["episode_id"] == ["tau2/s1"]
+    assert reads.count(str(path)) == 2, "the damaged entry was not trusted"
+    assert _load(path)[0]["episode_id"] == ["tau2/s1"]
+    assert reads.count(str(path)) == 2, "and it was rebuilt"
+
+
+def test_unwritable_cache_folder_loads_without_caching_and_warns(tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache folder should be")
+    monkeypatch.setenv("ACCORDKIT_CACHE_DIR", str(blocker))
+    path = _write(tmp_path, _results(_sim("s1")))
+    ds, _, caught = _load(path)
+    assert ds["episode_id"] == ["tau2/s1"]
+    found = [w for w in caught if isinstance(w.message, cache_mod.CacheWarning)]
+    assert len(found) == 1 and "loading without the cache" in str(found[0].message)
+    assert blocker.read_text().startswith("a file")
+
+
+def test_two_writers_at_once_never_expose_half_an_entry(tmp_path, cache_dir):
+    path = _write(tmp_path, _results(*[_sim(f"s{i}") for i in range(20)]))
+    ds = ak.load(path, cache=False)
+    entry = cache_mod.CacheEntry(arrow_table(ds), [f"x{i}" for i in range(len(ds))], [], [], 20)
+    key = "ab" + "0" * 62
+    errors: list[BaseException] = []
+    seen: list[int] = []
+
+    def writer():
+        try:
+            for _ in range(15):
+                assert cache_mod.write_entry(key, entry)
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            errors.append(exc)
+
+    def reader():
+        for _ in range(60):
+            got = cache_mod.read_entry(key)
+            if got is not None:
+                seen.append(got.table.num_rows)
+
+    threads = [threading.Thread(target=f) for f in (writer, writer, reader, reader)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    assert set(seen) <= {len(ds)}
+    assert cache_mod.read_entry(key).table.equals(arrow_table(ds))
+    assert [p.name for p in (cache_dir / "episodes" / "ab").iterdir()] == [f"{key}.arrow"]
+
+
+def test_concurrent_loads_of_one_file_agree(tmp_path, cache_dir):
+    path = _write(tmp_path, _results(*[_sim(f"s{i}") for i in range(10)]))
+    results: list[list[str]] = []
+
+    def run():
+        results.append(ak.load(path)["episode_id"])
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 3 and all(r == results[0] for r in results)
+    assert len(_entries(cache_dir)) == 1
+
+
+def test_cache_info_and_clear(tmp_path, cache_dir, capsys):
+    _load(_write(tmp_path, _results(_sim("s1"))))
+    (cache_dir / "episodes" / "zz").mkdir()
+    (cache_dir / "episodes" / "zz" / ".tmp-killed.arrow").write_bytes(b"half")
+    assert main(["cache", "info"]) == 0
+    out = capsys.readouterr().out
+    assert str(cache_dir) in out and "entries: 1" in out
+    assert main(["cache", "clear"]) == 0
+    assert "removed 1 cache entry" in capsys.readouterr().out
+    assert not list((cache_dir / "episodes").glob("*/*"))
+    assert cache_mod.cache_info().entries == 0
