@@ -81,7 +81,7 @@ def combine_channels(action: float, nl: float, communicate: float) -> float:
 
     Examples
     --------
-    >>> round(combine_channels(0.5, 1.0, float("nan")), 6)   # weights 0.6 / 0.4
+    >>> round(combine_channels(0.5, 1.0, float("nan")), 6)   # action and NL renormalised
     0.7
     >>> combine_channels(float("nan"), float("nan"), float("nan"))
     0.0
