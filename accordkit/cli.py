@@ -83,6 +83,10 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (subcommands included)."""
+    from .metrics.tcrr import TCRR_MODES
+    from .metrics.tsr import ACTION_MODES
+    from .score import LEVELS
+
     parser = argparse.ArgumentParser(
         prog="accordkit", description=DESCRIPTION, epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -109,10 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Score episodes with accordkit's metrics; one row per "
                        "episode, preference or goal shift.")
     p.add_argument("sources", nargs="+", metavar="SOURCE")
-    p.add_argument("--level", choices=("episode", "preference", "shift"), default="episode")
-    p.add_argument("--tcrr-mode", default="episode",
-                   choices=("episode", "upstream", "upstream_a6a9157", "upstream_b2cc83c"))
-    p.add_argument("--action-mode", default="best_match", choices=("best_match", "upstream"))
+    p.add_argument("--level", choices=LEVELS, default=LEVELS[0])
+    p.add_argument("--tcrr-mode", default=TCRR_MODES[0], choices=TCRR_MODES)
+    p.add_argument("--action-mode", default=ACTION_MODES[0], choices=ACTION_MODES)
     p.add_argument("--shop-type-gate", action="store_true",
                    help="AcCoRD shop: outcome 0 when the product type is wrong")
     p.add_argument("--errors", choices=("raise", "skip"), default="raise",

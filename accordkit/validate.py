@@ -23,7 +23,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .schema import BENCHMARKS, DYNAMICS, EPISODE_FEATURES, KINDS, ROLES, EpisodeValidationError
+from .schema import (
+    _REQUIRED_STR,
+    BENCHMARKS,
+    DYNAMICS,
+    EPISODE_FEATURES,
+    KINDS,
+    ROLES,
+    EpisodeValidationError,
+)
 
 __all__ = [
     "SkippedRecord",
@@ -36,7 +44,7 @@ __all__ = [
     "warn_skipped",
 ]
 
-_REQUIRED = ("benchmark", "domain", "scenario_id", "task_id", "episode_id", "source")
+_REQUIRED = _REQUIRED_STR  # the ids every record must carry (defined in schema.py)
 _INT32 = (-(2**31), 2**31 - 1)
 _INT64 = (-(2**63), 2**63 - 1)
 
