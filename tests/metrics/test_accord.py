@@ -255,7 +255,7 @@ def test_verdict_errors():
                                              ("e", "outcome", "a", "0", "m2")]))
     with pytest.raises(ValueError, match="names item 'size'"):
         score_episodes(t, verdicts=verdicts([("e", "outcome", "size", "1", "m")]))
-    with pytest.raises(ValueError, match="'maybe' is not one of"):
+    with pytest.raises(ValueError, match="verdict 'maybe' is not one of"):
         score_episodes(t, verdicts=verdicts([("e", "outcome", "a", "maybe", "m")]))
     with pytest.raises(ValueError, match=r"lack the columns \['verdict'\]"):
         score_episodes(t, verdicts=pd.DataFrame({"episode_id": [], "judge": [], "item": []}))
