@@ -10,8 +10,8 @@ import pyarrow as pa
 import pytest
 
 from accordkit.judges.verdicts import (
-    attach_verdicts,
     VERDICT_COLUMNS,
+    attach_verdicts,
     check_verdicts,
     empty_verdicts,
     gsrt_from_verdicts,
