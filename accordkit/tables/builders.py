@@ -125,12 +125,13 @@ def accord_main(episodes: pd.DataFrame, *, by: Sequence[str] = ("agent_model", "
     Examples
     --------
     >>> ep = pd.DataFrame({"agent_model": "m", "method": "react",
-    ...                    "scenario_id": ["s1", "s2", "s3"], "completed": [True, True, False],
-    ...                    "outcome_score": [1.0, 0.5, None], "perfect_outcome": [1, 0, 0],
-    ...                    "task_score": [1.0, 0.5, 0.0]})
+    ...                    "scenario_id": ["s1", "s2", "s3", "s4"],
+    ...                    "completed": [True, True, True, False],
+    ...                    "outcome_score": [1.0, 0.5, 0.0, None], "perfect_outcome": [1, 0, 0, 0],
+    ...                    "task_score": [1.0, 0.5, 0.0, 0.0]})
     >>> t = accord_main(ep, n_resamples=200)
     >>> t.set_index("metric")["estimate"].round(3).to_dict()
-    {'task completion rate': 0.667, 'outcome score': 0.75, 'perfect outcome rate': 0.333, 'task score': 0.5}
+    {'task completion rate': 0.75, 'outcome score': 0.5, 'perfect outcome rate': 0.25, 'task score': 0.375}
     """
     return summarize(episodes, list(ACCORD_MAIN), list(by), **options)
 
