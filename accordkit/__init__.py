@@ -128,21 +128,5 @@ if TYPE_CHECKING:  # for type checkers and IDEs
     from .schema import EPISODE_FEATURES, ID_COLUMNS, EpisodeValidationError  # noqa: F401
     from .score import score  # noqa: F401
     from .stats import Metric, compare, summarize  # noqa: F401
-    from .tables import (  # noqa: F401
-        ACCORD_TABLE_METRICS,
-        accord_cost,
-        accord_dynamics,
-        accord_main,
-        accord_table,
-        failure_flags,
-        format_table,
-        goalshift_gsrt,
-        goalshift_main,
-        model_palette,
-        plot_forest,
-        plot_gsrt,
-        plot_intervals,
-        plot_passk,
-        save_figure,
-    )
+    from .tables import *  # noqa: F403
     from .validate import DuplicateEpisodesWarning, SkippedRecordsWarning  # noqa: F401

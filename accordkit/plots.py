@@ -3,12 +3,5 @@
 Kept as a re-export for one release so existing notebooks keep working.
 """
 
-from .tables.plots import (  # noqa: F401
-    __all__,
-    model_palette,
-    plot_forest,
-    plot_gsrt,
-    plot_intervals,
-    plot_passk,
-    save_figure,
-)
+from .tables.plots import *  # noqa: F403
+from .tables.plots import __all__  # noqa: F401

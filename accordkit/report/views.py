@@ -3,36 +3,8 @@
 Kept as thin re-exports for one release so notebooks and report code keep working.
 """
 
-from ..tables.builders import (  # noqa: F401
-    FAILURES,
-    accord_cost,
-    accord_dynamics,
-    accord_main,
-    bootstrap_options,
-    failure_flags,
-    goalshift_gsrt,
-    goalshift_main,
-    select,
-)
-from ..tables.catalogue import (  # noqa: F401
-    ACCORD_DYNAMICS,
-    ACCORD_MAIN,
-    GOALSHIFT_GSRT,
-    GOALSHIFT_MAIN,
-)
+from ..tables.builders import *  # noqa: F403
+from ..tables.builders import __all__ as _builders
+from ..tables.catalogue import ACCORD_DYNAMICS, ACCORD_MAIN, GOALSHIFT_GSRT, GOALSHIFT_MAIN
 
-__all__ = [
-    "ACCORD_MAIN",
-    "ACCORD_DYNAMICS",
-    "GOALSHIFT_MAIN",
-    "GOALSHIFT_GSRT",
-    "bootstrap_options",
-    "select",
-    "accord_main",
-    "accord_dynamics",
-    "accord_cost",
-    "goalshift_main",
-    "goalshift_gsrt",
-    "failure_flags",
-    "FAILURES",
-]
+__all__ = ["ACCORD_MAIN", "ACCORD_DYNAMICS", "GOALSHIFT_MAIN", "GOALSHIFT_GSRT", *_builders]

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ._cells import iter_cells, local_clusters, sorted_codes
+from ._cells import cluster_codes, iter_cells, local_clusters
 from ._estimators import estimator_for
 from ._validate import _summarize_iv, metric_values
 from .metrics import MetricLike
@@ -52,14 +52,11 @@ def point_estimates(frame: pd.DataFrame, metrics: MetricLike | Sequence[MetricLi
     args = _summarize_iv(frame, metrics, by, cluster, None, "percentile", 0.95, 1, 0)
     frame = args.frame
     values = {col: metric_values(frame, col) for m in args.metrics for col in m.columns}
-    if args.cluster is None:
-        cluster_codes = np.arange(len(frame), dtype=np.intp)
-    else:
-        cluster_codes, _ = sorted_codes(frame[args.cluster])
+    codes_of_rows = cluster_codes(frame, args.cluster)
     rows = []
     for cell in iter_cells(frame, args.by) if len(frame) else ():
         pos = cell.positions
-        codes, members = local_clusters(cluster_codes[pos])
+        codes, members = local_clusters(codes_of_rows[pos])
         for metric in args.metrics:
             est = estimator_for(metric, values, pos, codes, len(members))
             rows.append({**dict(zip(args.by, cell.values, strict=True)),

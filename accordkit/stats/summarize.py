@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import scipy
 
-from ._cells import cell_label, iter_cells, local_clusters, sorted_codes
+from ._cells import cell_label, cluster_codes, iter_cells, local_clusters, sorted_codes
 from ._estimators import estimator_for
 from ._intervals import confidence_interval, robust_se
 from ._options import resolve_aliases
@@ -129,10 +129,7 @@ def summarize(
                          confidence, n_resamples, seed)
     frame = args.frame
     values = {col: metric_values(frame, col) for m in args.metrics for col in m.columns}
-    if args.cluster is None:
-        cluster_codes = np.arange(len(frame), dtype=np.intp)
-    else:
-        cluster_codes, _ = sorted_codes(frame[args.cluster])
+    codes_of_rows = cluster_codes(frame, args.cluster)
     if args.strata is not None:
         strata_codes, strata_values = sorted_codes(frame[args.strata])
 
@@ -140,7 +137,7 @@ def summarize(
     rows = []
     for cell in iter_cells(frame, args.by):
         pos = cell.positions
-        codes, members = local_clusters(cluster_codes[pos])
+        codes, members = local_clusters(codes_of_rows[pos])
         n_clusters = len(members)
         if args.strata is None:
             streams = [(cell_rng(args.seed, cell.key), np.arange(n_clusters))]
