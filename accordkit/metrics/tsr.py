@@ -303,7 +303,7 @@ def tsr_channels(table: pa.Table, *, action_mode: str = "best_match",
     --------
     >>> import pyarrow as pa
     >>> from accordkit.schema import EPISODE_FEATURES
-    >>> from accordkit.synth.goalshift import build_episode, criteria, message
+    >>> from accordkit.testing import build_episode, criteria, message
     >>> rec = build_episode(
     ...     [message("assistant", calls=[("lock_card", {"card_id": "K9"})]),
     ...      message("assistant", calls=[("lock_card", {"card_id": "K1"})]),

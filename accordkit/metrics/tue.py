@@ -59,7 +59,7 @@ def call_outcomes(table: pa.Table, *, transcripts: Transcripts | None = None) ->
     --------
     >>> import pyarrow as pa
     >>> from accordkit.schema import EPISODE_FEATURES
-    >>> from accordkit.synth.goalshift import build_episode, message
+    >>> from accordkit.testing import build_episode, message
     >>> rec = build_episode([message("assistant", calls=[("pay", {"amount": 5}, "c1")]),
     ...                      message("tool", "Error: missing argument 'to'", tool_call_id="c1",
     ...                              error=True)])
@@ -114,7 +114,7 @@ def tue_counts(table: pa.Table, *, transcripts: Transcripts | None = None) -> pd
     --------
     >>> import pyarrow as pa
     >>> from accordkit.schema import EPISODE_FEATURES
-    >>> from accordkit.synth.goalshift import build_episode, message
+    >>> from accordkit.testing import build_episode, message
     >>> rec = build_episode([message("assistant", "Hi, no tools needed.")])
     >>> table = pa.Table.from_pylist([rec], schema=EPISODE_FEATURES.arrow_schema)
     >>> out = tue_counts(table)

@@ -12,7 +12,7 @@ import pytest
 from accordkit.judges.verdicts import attach_verdicts
 from accordkit.metrics.tsr import combine_channels, params_match, tsr_channels
 from accordkit.schema import EPISODE_FEATURES
-from accordkit.synth.goalshift import build_episode, criteria, message
+from accordkit.testing import build_episode, criteria, message
 
 
 def table_of(*records):
