@@ -239,60 +239,44 @@ def judge_costs(verdicts: pd.DataFrame) -> pd.DataFrame:
 def gsrt_from_verdicts(verdicts: pd.DataFrame, *, judge_model: str | None = None) -> dict:
     """Canonical ``gsrt_judge`` structs by ``episode_id`` from ``gsrt`` rows with a verdict.
 
-    Invalid and error rows are left out (the episode then has no judge output). With rows
-    from several judge models, name the one to use.
+    The rule of :func:`attach_verdicts`: invalid and error rows are left out (the episode
+    then has no judge output); rows of several judge models that disagree need
+    ``judge_model``.
 
     Examples
     --------
     >>> gsrt_from_verdicts(empty_verdicts())
     {}
     """
-    rows = verdicts[(verdicts["judge"] == "gsrt") & verdicts["verdict"].notna()
-                    & (verdicts["verdict"] != INVALID)]
-    if judge_model is not None:
-        rows = rows[rows["judge_model"] == judge_model]
-    elif rows["judge_model"].nunique() > 1:
-        raise ValueError(f"gsrt verdicts from several judge models "
-                         f"{sorted(rows['judge_model'].unique())}: pass judge_model=")
-    return {eid: gsrt_struct(text) for eid, text in zip(rows["episode_id"], rows["verdict"],
-                                                        strict=True)}
+    rows = _usable(verdicts, judge_model)
+    rows = rows.loc[rows["judge"] == "gsrt"].sort_values("episode_id", kind="stable")
+    return dict(zip(rows["episode_id"], rows["value"], strict=True))
 
 
 def nl_verdicts_from_verdicts(verdicts: pd.DataFrame, *, judge_model: str | None = None,
                               assertions: dict[str, list[str]] | None = None) -> dict:
     """Canonical ``nl_verdicts`` lists by ``episode_id`` from ``nl_assertions`` rows.
 
-    An episode is returned only when every one of its assertions has a met / not_met
-    verdict (an episode with any invalid or error row is left out, as upstream drops the NL
-    channel when its judge fails). ``assertions`` (episode id -> assertion texts) fills the
-    ``assertion`` field; it is null otherwise.
+    The rule of :func:`attach_verdicts`: an episode is returned only when each of its
+    assertions (``assertions[episode_id]`` when given, else indices up to the largest one
+    judged) has a met / not_met verdict, as upstream drops the NL channel when its judge
+    fails. ``assertions`` (episode id -> assertion texts) fills the ``assertion`` field; it is
+    null otherwise.
 
     Examples
     --------
     >>> nl_verdicts_from_verdicts(empty_verdicts())
     {}
     """
-    rows = verdicts[verdicts["judge"] == "nl_assertions"]
-    if judge_model is not None:
-        rows = rows[rows["judge_model"] == judge_model]
-    elif rows["judge_model"].nunique() > 1:
-        raise ValueError(f"nl_assertions verdicts from several judge models "
-                         f"{sorted(rows['judge_model'].unique())}: pass judge_model=")
+    rows = _usable(verdicts, judge_model)
+    rows = rows.loc[rows["judge"] == "nl_assertions"]
     out = {}
     for eid, group in rows.groupby("episode_id", sort=True):
-        if not group["verdict"].isin(("met", "not_met")).all():
-            continue
-        group = group.assign(_i=group["item"].astype(int)).sort_values("_i")
+        by_item = _nl_items(eid, group)
         texts = (assertions or {}).get(eid)
-        entries = []
-        for i, verdict, raw in zip(group["_i"], group["verdict"], group["raw"], strict=True):
-            try:
-                justification = json.loads(raw).get("justification")
-            except (TypeError, ValueError, AttributeError):
-                justification = None
-            entries.append({"assertion": texts[i] if texts and i < len(texts) else None,
-                            "met": verdict == "met", "justification": justification})
-        out[eid] = entries
+        entries = _nl_entries(by_item, texts if texts else [None] * (max(by_item) + 1))
+        if entries is not None:
+            out[eid] = entries
     return out
 
 
@@ -323,6 +307,7 @@ def _usable(verdicts: pd.DataFrame, judge_model: str | None) -> pd.DataFrame:
     if missing:
         raise ValueError(f"verdicts lack the columns {missing} (expected the judge verdict "
                          "table: episode_id, judge, item, verdict, ...)")
+    verdicts = verdicts.reset_index(drop=True)  # rows are named by position
     v = verdicts.loc[verdicts["judge"].isin(list(EPISODE_FIELDS))]
     models = (v["judge_model"].astype("string") if "judge_model" in v
               else pd.Series(pd.NA, index=v.index, dtype="string"))
@@ -394,21 +379,34 @@ def _fill_nl(table: pa.Table, rows_of: dict[str, list[int]], v: pd.DataFrame) ->
     stored = table.column("nl_verdicts").to_pylist()
     criteria = table.column("criteria").to_pylist()
     for eid, group in v.groupby("episode_id", sort=False):
-        by_item = {}
-        for item, value, raw in zip(group["item"], group["value"], group["raw"], strict=True):
-            try:
-                by_item[int(item)] = (value, raw)
-            except ValueError:
-                raise ValueError(f"nl_assertions verdict for episode {eid!r}: item {item!r} is "
-                                 "not an assertion index") from None
+        by_item = _nl_items(eid, group)
         for r in rows_of.get(eid, ()):
             texts = list((criteria[r] or {}).get("nl_assertions") or ())
-            if stored[r] or not texts or any(i not in by_item for i in range(len(texts))):
-                continue  # stored verdicts win; an incomplete set leaves the channel unjudged
-            stored[r] = [{"assertion": text, "met": bool(by_item[i][0]),
-                          "justification": _justification(by_item[i][1])}
-                         for i, text in enumerate(texts)]
+            if not stored[r] and texts:  # stored verdicts win
+                stored[r] = _nl_entries(by_item, texts)
     return _set(table, "nl_verdicts", stored)
+
+
+def _nl_items(eid: str, group: pd.DataFrame) -> dict[int, tuple[bool, object]]:
+    """Assertion index -> (met, raw reply) of one episode's usable ``nl_assertions`` rows."""
+    by_item = {}
+    for item, value, raw in zip(group["item"], group["value"], group["raw"], strict=True):
+        try:
+            by_item[int(item)] = (bool(value), raw)
+        except ValueError:
+            raise ValueError(f"nl_assertions verdict for episode {eid!r}: item {item!r} is "
+                             "not an assertion index") from None
+    return by_item
+
+
+def _nl_entries(by_item: Mapping[int, tuple[bool, object]],
+                texts: Sequence[str | None]) -> list[dict] | None:
+    """``nl_verdicts`` entries for the assertions ``texts``; ``None`` when one has no verdict
+    (an incomplete set leaves the NL channel unjudged)."""
+    if any(i not in by_item for i in range(len(texts))):
+        return None
+    return [{"assertion": text, "met": by_item[i][0], "justification": _justification(by_item[i][1])}
+            for i, text in enumerate(texts)]
 
 
 def _fill_gsrt(table: pa.Table, rows_of: dict[str, list[int]], v: pd.DataFrame) -> pa.Table:

@@ -103,10 +103,15 @@ def test_gsrt_and_nl_conversions():
     nl = nl_verdicts_from_verdicts(v, assertions={"e1": ["A0", "A1"]})
     assert nl == {"e1": [{"assertion": "A0", "met": True, "justification": "ok"},
                          {"assertion": "A1", "met": False, "justification": None}]}
-    two = pd.concat([v, v.assign(judge_model="n")], ignore_index=True)
-    with pytest.raises(ValueError, match="several judge models"):
+    # the rule of attach_verdicts: models that agree count once, disagreeing ones need a pick
+    assert list(gsrt_from_verdicts(pd.concat([v, v.assign(judge_model="n")]))) == ["e1"]
+    other = json.dumps({"start_goal": {"turn": 1, "goal": "x"}, "user_goal_shifts": []})
+    two = pd.concat([v, v.assign(judge_model="n", verdict=v["verdict"].where(
+        v["judge"] != "gsrt", other).where(v["episode_id"] == "e1", "invalid"))],
+        ignore_index=True)
+    with pytest.raises(ValueError, match="conflicting gsrt verdicts for episode 'e1'"):
         gsrt_from_verdicts(two)
-    assert list(gsrt_from_verdicts(two, judge_model="n")) == ["e1"]
+    assert gsrt_from_verdicts(two, judge_model="n")["e1"]["start_goal"] == "x"
 
 
 # --------------------------------------------------------------------------- attach_verdicts
