@@ -56,8 +56,7 @@ def compute() -> dict[str, dict]:
                                [*ggroup, "metric"]),
             "goalshift_gsrt": (views.goalshift_gsrt(gsh, by=ggroup, **BOOT),
                                [*ggroup, "metric"]),
-            "accord_table": (ak.accord_table(ep, pr, by=tuple(group)).rename(
-                columns={"n_rows": "n_rows"}), [*group, "metric"]),
+            "accord_table": (ak.accord_table(ep, pr, by=tuple(group)), [*group, "metric"]),
         }
     return {name: _records(frame, keys) for name, (frame, keys) in tables.items()}
 
