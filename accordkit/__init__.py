@@ -47,8 +47,8 @@ _EXPORTS = {
     "SourceNotFoundError": "accordkit.load",
     # scoring
     "score": "accordkit.score",
-    "accord_table": "accordkit.metrics.accord_table",
-    "ACCORD_TABLE_METRICS": "accordkit.metrics.accord_table",
+    "accord_table": "accordkit.tables",
+    "ACCORD_TABLE_METRICS": "accordkit.tables",
     "pass_hat_k": "accordkit.metrics.passk",
     "pass_hat_k_tasks": "accordkit.metrics.passk",
     "compare_modes": "accordkit.metrics.compare_modes",
@@ -68,6 +68,18 @@ _EXPORTS = {
     "compare": "accordkit.stats",
     "Metric": "accordkit.stats",
     "format_table": "accordkit.tables",
+    "accord_main": "accordkit.tables",
+    "accord_dynamics": "accordkit.tables",
+    "accord_cost": "accordkit.tables",
+    "goalshift_main": "accordkit.tables",
+    "goalshift_gsrt": "accordkit.tables",
+    "failure_flags": "accordkit.tables",
+    "plot_intervals": "accordkit.tables",
+    "plot_forest": "accordkit.tables",
+    "plot_passk": "accordkit.tables",
+    "plot_gsrt": "accordkit.tables",
+    "model_palette": "accordkit.tables",
+    "save_figure": "accordkit.tables",
     "BCaFallbackWarning": "accordkit.stats",
     "DegenerateIntervalWarning": "accordkit.stats",
     "UnpairedComparisonWarning": "accordkit.stats",
@@ -120,5 +132,5 @@ if TYPE_CHECKING:  # for type checkers and IDEs
     from .schema import EPISODE_FEATURES, ID_COLUMNS, EpisodeValidationError  # noqa: F401
     from .score import score  # noqa: F401
     from .stats import Metric, compare, summarize  # noqa: F401
-    from .tables import format_table  # noqa: F401
+    from .tables import *  # noqa: F403
     from .validate import DuplicateEpisodesWarning, SkippedRecordsWarning  # noqa: F401

@@ -177,6 +177,8 @@ def _score_to_store(args: argparse.Namespace, modes: dict) -> int:
 #: The help is repeated here so that ``accordkit --help`` (and ``validate``, ``synth``,
 #: ``cache``) need not import those modules and the statistics / litellm stack behind them;
 #: ``tests/test_cli_start.py`` checks that it matches what the modules register.
+SCORE_HELP = "re-score episodes and write a tidy table (or a score store)"
+
 LAZY_COMMANDS = {
     "judge": ("accordkit.judges.cli", "LLM-judge episodes (cached, resumable) -> verdict table"),
     "judge-merge": ("accordkit.judges.cli:register_merge",
@@ -276,35 +278,42 @@ def build_parser(*, commands: set[str] | None = None) -> argparse.ArgumentParser
                      help="processes simulating shards in parallel")
     p.set_defaults(func=_cmd_synth)
 
-    p = sub.add_parser("score", help="re-score episodes and write a tidy table",
-                       description="Score episodes with accordkit's metrics; one row per "
-                       "episode, preference or goal shift.")
-    p.add_argument("sources", nargs="+", metavar="SOURCE")
-    p.add_argument("--level", choices=("episode", "preference", "shift"), default="episode")
-    p.add_argument("--tcrr-mode", default="episode",
-                   choices=("episode", "upstream", "upstream_a6a9157", "upstream_b2cc83c"))
-    p.add_argument("--action-mode", default="best_match", choices=("best_match", "upstream"))
-    p.add_argument("--shop-type-gate", action="store_true",
-                   help="AcCoRD shop: outcome 0 when the product type is wrong")
-    p.add_argument("--errors", choices=("raise", "skip"), default=None,
-                   help="stop at the first bad record, or skip and report bad records "
-                   "(default: raise; with --out: skip, listed in the manifest)")
-    p.add_argument("-o", "--output", help="write CSV (or .parquet) instead of printing")
-    store = p.add_argument_group(
-        "score store (large data)",
-        "With --out DIR, episodes are read and scored batch by batch and written as a score "
-        "store (parquet per level + manifest.json) that `ak.read_scores(DIR)` and "
-        "`accordkit report --scores DIR` read. Memory grows with --batch-size, not with the "
-        "data. A bad input is listed in the manifest and the others still score (exit 1).")
-    store.add_argument("--out", metavar="DIR", help="write a score store to DIR")
-    store.add_argument("--engine", choices=("local", "ray"), default="local",
-                       help="local processes, or Ray Data (RAY_ADDRESS, else a local Ray)")
-    store.add_argument("--num-proc", type=int, default=1, metavar="N",
-                       help="worker processes (local) or CPUs of a local Ray (default 1)")
-    store.add_argument("--batch-size", type=int, default=20_000, metavar="ROWS",
-                       help="episodes per batch of a parquet shard (default 20000)")
-    store.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=_cmd_score)
+    if commands is not None and "score" not in commands:
+        # its choices come from the metric modules: imported only when `score` is run
+        sub.add_parser("score", help=SCORE_HELP, add_help=False)
+    else:
+        from .metrics.tcrr import TCRR_MODES
+        from .metrics.tsr import ACTION_MODES
+        from .score import LEVELS
+
+        p = sub.add_parser("score", help=SCORE_HELP,
+                           description="Score episodes with accordkit's metrics; one row per "
+                           "episode, preference or goal shift.")
+        p.add_argument("sources", nargs="+", metavar="SOURCE")
+        p.add_argument("--level", choices=LEVELS, default=LEVELS[0])
+        p.add_argument("--tcrr-mode", default=TCRR_MODES[0], choices=TCRR_MODES)
+        p.add_argument("--action-mode", default=ACTION_MODES[0], choices=ACTION_MODES)
+        p.add_argument("--shop-type-gate", action="store_true",
+                       help="AcCoRD shop: outcome 0 when the product type is wrong")
+        p.add_argument("--errors", choices=("raise", "skip"), default=None,
+                       help="stop at the first bad record, or skip and report bad records "
+                       "(default: raise; with --out: skip, listed in the manifest)")
+        p.add_argument("-o", "--output", help="write CSV (or .parquet) instead of printing")
+        store = p.add_argument_group(
+            "score store (large data)",
+            "With --out DIR, episodes are read and scored batch by batch and written as a score "
+            "store (parquet per level + manifest.json) that `ak.read_scores(DIR)` and "
+            "`accordkit report --scores DIR` read. Memory grows with --batch-size, not with the "
+            "data. A bad input is listed in the manifest and the others still score (exit 1).")
+        store.add_argument("--out", metavar="DIR", help="write a score store to DIR")
+        store.add_argument("--engine", choices=("local", "ray"), default="local",
+                           help="local processes, or Ray Data (RAY_ADDRESS, else a local Ray)")
+        store.add_argument("--num-proc", type=int, default=1, metavar="N",
+                           help="worker processes (local) or CPUs of a local Ray (default 1)")
+        store.add_argument("--batch-size", type=int, default=20_000, metavar="ROWS",
+                           help="episodes per batch of a parquet shard (default 20000)")
+        store.add_argument("--quiet", action="store_true", help="no progress bar")
+        p.set_defaults(func=_cmd_score)
 
     _register_cache(sub)
     _register_lazy(sub, commands)
@@ -317,7 +326,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if argv[:2] == ["judge", "merge"]:          # `accordkit judge merge` reads naturally
         argv = ["judge-merge", *argv[2:]]
     command = _command_of(argv)
-    parser = build_parser(commands={command} if command in LAZY_COMMANDS else set())
+    parser = build_parser(commands={command} if command in (*LAZY_COMMANDS, "score")
+                          else set())
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -92,7 +92,9 @@ def score(
     action_mode : {"best_match", "upstream"}
         How calls are matched against expected actions for TSR's action channel.
     verdicts : pandas.DataFrame, optional
-        Stored judge verdicts (:func:`accordkit.judge`) to use where the episodes hold none.
+        Stored judge verdicts (:func:`accordkit.judge`) to use where the episodes hold none,
+        attached by :func:`accordkit.judges.verdicts.attach_verdicts` (its rule for invalid,
+        missing and conflicting rows); ``gsrt`` verdicts reach the shift level too.
 
     Returns
     -------
@@ -112,6 +114,10 @@ def score(
     from .metrics import accord, goalshift
 
     table = arrow_table(ds)
+    if verdicts is not None:  # the one join of verdict rows into episode fields
+        from .judges.verdicts import attach_verdicts
+
+        table = attach_verdicts(table, verdicts)
     ids = _ids(table)
     parts = []
     accord_rows = _rows_of(table, ("accord",))
@@ -119,13 +125,11 @@ def score(
     if level in ("episode", "preference") and len(accord_rows):
         sub = table.take(pa.array(accord_rows))
         fn = accord.score_episodes if level == "episode" else accord.score_preferences
-        parts.append(_attach(ids, fn(sub, shop_type_gate=shop_type_gate, verdicts=verdicts),
-                             accord_rows))
+        parts.append(_attach(ids, fn(sub, shop_type_gate=shop_type_gate), accord_rows))
     if level in ("episode", "shift") and len(goal_rows):
         sub = table.take(pa.array(goal_rows))
         if level == "episode":
-            frame = goalshift.score_episodes(sub, tcrr_mode=tcrr_mode, action_mode=action_mode,
-                                             verdicts=verdicts)
+            frame = goalshift.score_episodes(sub, tcrr_mode=tcrr_mode, action_mode=action_mode)
         else:
             frame = goalshift.score_shifts(sub)
         parts.append(_attach(ids, frame, goal_rows))

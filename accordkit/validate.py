@@ -26,6 +26,7 @@ import pyarrow.compute as pc
 
 from ._arrow import canonical_schema
 from .schema import (
+    _REQUIRED_STR,
     BENCHMARKS,
     DYNAMICS,
     EPISODE_FEATURES,
@@ -47,7 +48,7 @@ __all__ = [
     "warn_skipped",
 ]
 
-_REQUIRED = ("benchmark", "domain", "scenario_id", "task_id", "episode_id", "source")
+_REQUIRED = _REQUIRED_STR  # the ids every record must carry (defined in schema.py)
 _INT32 = (-(2**31), 2**31 - 1)
 _INT64 = (-(2**63), 2**63 - 1)
 

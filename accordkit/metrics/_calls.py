@@ -77,7 +77,7 @@ class Transcripts:
     --------
     >>> import pyarrow as pa
     >>> from accordkit.schema import EPISODE_FEATURES
-    >>> from accordkit.synth.goalshift import build_episode, message
+    >>> from accordkit.testing import build_episode, message
     >>> rec = build_episode([message("assistant", "Hi"),
     ...                      message("assistant", calls=[("lookup", {"id": 1})])])
     >>> t = Transcripts(pa.Table.from_pylist([rec], schema=EPISODE_FEATURES.arrow_schema))

@@ -35,7 +35,6 @@ __all__ = [
     "AGGREGATIONS",
     "EPISODE_METRICS",
     "PREFERENCE_COLUMNS",
-    "VERDICT_CHECK_ITEMS",
 ]
 
 #: Columns of :func:`score_episodes`, in order.
@@ -47,13 +46,9 @@ EPISODE_METRICS = (
 #: Columns of :func:`score_preferences`, in order.
 PREFERENCE_COLUMNS = ("row", "pref_id", "preference", "slot", "dynamic", "target", "satisfied",
                       "completed")
-#: Outcome-judge items that are shop checks rather than preferences: they fill
-#: ``product_type_ok`` and ``price_ok`` where the episode stores none.
-VERDICT_CHECK_ITEMS = {"product_type": "product_type_ok", "price": "price_ok"}
 
 _REQUIRED = ("episode_id", "domain", "completed", "preferences", "messages", "product_type_ok",
              "price_ok")
-_VERDICT_VALUES = {"1": True, "0": False, "invalid": None}
 
 
 # ---------------------------------------------------------------------------------------
@@ -116,92 +111,12 @@ class _Flat:
 
 
 # ---------------------------------------------------------------------------------------
-# Stored verdicts
-# ---------------------------------------------------------------------------------------
-
-
-def _verdict_bools(verdicts: pd.DataFrame) -> pd.DataFrame:
-    """Outcome-judge rows as (episode_id, item, value) with value True/False (invalid dropped)."""
-    if not isinstance(verdicts, pd.DataFrame):
-        raise TypeError(f"verdicts must be a pandas DataFrame, got {type(verdicts).__name__}")
-    missing = [c for c in ("episode_id", "judge", "item", "verdict") if c not in verdicts]
-    if missing:
-        raise ValueError(f"verdicts lack the columns {missing} (expected the judge verdict "
-                         "table: episode_id, judge, item, verdict, ...)")
-    v = verdicts.loc[verdicts["judge"] == "outcome"]
-    text = v["verdict"].astype("string").str.strip().str.lower()
-    unknown = ~text.isin(list(_VERDICT_VALUES))
-    if unknown.any():
-        i = int(np.flatnonzero(unknown.to_numpy(dtype=bool, na_value=True))[0])
-        raise ValueError(
-            f"verdicts row {v.index[i]!r} (episode {v['episode_id'].iloc[i]!r}, item "
-            f"{v['item'].iloc[i]!r}): outcome verdict {v['verdict'].iloc[i]!r} is not one of "
-            f"{sorted(_VERDICT_VALUES)}")
-    out = pd.DataFrame({"episode_id": v["episode_id"].astype(str).to_numpy(),
-                        "item": v["item"].astype(str).to_numpy(),
-                        "judge_model": (v["judge_model"].astype(str).to_numpy()
-                                        if "judge_model" in v else ""),
-                        "value": text.map(_VERDICT_VALUES).to_numpy(dtype=object)})
-    out = out.loc[out["value"].notna()]  # "invalid" = not judged
-    distinct = out.drop_duplicates(["episode_id", "item", "value"])
-    clash = distinct.loc[distinct.duplicated(["episode_id", "item"])]
-    if len(clash):
-        ep, item = clash["episode_id"].iloc[0], clash["item"].iloc[0]
-        models = sorted(out.loc[(out.episode_id == ep) & (out.item == item), "judge_model"]
-                        .unique())
-        raise ValueError(
-            f"conflicting outcome verdicts for episode {ep!r}, item {item!r} (judge models "
-            f"{models}); pass the verdicts of one judge model, e.g. "
-            "verdicts[verdicts.judge_model == ...]")
-    out = distinct.drop(columns="judge_model")
-    out["value"] = out["value"].astype(bool)
-    return out
-
-
-def _apply_verdicts(table: pa.Table, flat: _Flat, verdicts: pd.DataFrame,
-                    checks: dict[str, tuple[np.ndarray, np.ndarray]]) -> None:
-    """Fill missing ``satisfied`` (and shop checks) from stored verdicts; stored values win."""
-    v = _verdict_bools(verdicts)
-    if v.empty:
-        return
-    ep_ids = _column(table, "episode_id").to_numpy(zero_copy_only=False).astype(str)
-    v = v.loc[v["episode_id"].isin(ep_ids)]
-    keys = pd.DataFrame({"episode_id": flat.episode_ids(table).astype(str),
-                         "item": flat.fields["pref_id"].to_numpy(zero_copy_only=False)
-                         .astype(str)})
-    pref_v = v.loc[~v["item"].isin(list(VERDICT_CHECK_ITEMS))]
-    known = pref_v.merge(keys.drop_duplicates(), on=["episode_id", "item"], how="left",
-                         indicator=True)
-    stray = known.loc[known["_merge"] == "left_only"]
-    if len(stray):
-        raise ValueError(
-            f"outcome verdict for episode {stray['episode_id'].iloc[0]!r} names item "
-            f"{stray['item'].iloc[0]!r}, which is neither a pref_id of that episode nor one of "
-            f"{sorted(VERDICT_CHECK_ITEMS)}")
-    found = keys.merge(pref_v, on=["episode_id", "item"], how="left")["value"]
-    fill = (~flat.sat_valid) & found.notna().to_numpy()
-    flat.sat_valid = flat.sat_valid | fill
-    flat.sat_value = np.where(fill, found.fillna(False).to_numpy(dtype=bool), flat.sat_value)
-    row_of = pd.Series(np.arange(len(ep_ids)), index=ep_ids)
-    for item, col in VERDICT_CHECK_ITEMS.items():
-        sub = v.loc[v["item"] == item]
-        if sub.empty:
-            continue
-        rows = row_of.reindex(sub["episode_id"]).to_numpy()
-        valid, value = checks[col]
-        take = ~valid[rows]
-        valid[rows[take]] = True
-        value[rows[take]] = sub["value"].to_numpy(dtype=bool)[take]
-
-
-# ---------------------------------------------------------------------------------------
 # Core computation shared by both levels
 # ---------------------------------------------------------------------------------------
 
 
 class _Scored:
-    def __init__(self, table: pa.Table, *, shop_type_gate: bool,
-                 verdicts: pd.DataFrame | None) -> None:
+    def __init__(self, table: pa.Table, *, shop_type_gate: bool) -> None:
         check_episode_table(table, _REQUIRED, what="AcCoRD scoring")
         if not isinstance(shop_type_gate, bool):
             raise TypeError(f"shop_type_gate must be True or False, got {shop_type_gate!r}")
@@ -209,8 +124,6 @@ class _Scored:
         self.n = n
         self.flat = flat = _Flat(table)
         self.checks = {c: _bools(_column(table, c)) for c in ("product_type_ok", "price_ok")}
-        if verdicts is not None:
-            _apply_verdicts(table, flat, verdicts, self.checks)
         self.comp_valid, self.comp_value = _bools(_column(table, "completed"))
         completed = self.comp_valid & self.comp_value
         shop = pc.fill_null(pc.equal(_column(table, "domain"), "shop"), False) \
@@ -315,6 +228,14 @@ def _message_counts(table: pa.Table) -> dict[str, tuple[np.ndarray, np.ndarray]]
 # ---------------------------------------------------------------------------------------
 
 
+def _with_verdicts(table: pa.Table, verdicts: pd.DataFrame | None) -> pa.Table:
+    if verdicts is None or not isinstance(table, pa.Table):
+        return table  # a non-table is reported by the input check
+    from ..judges.verdicts import attach_verdicts
+
+    return attach_verdicts(table, verdicts)
+
+
 def score_episodes(table: pa.Table, *, shop_type_gate: bool = False,
                    verdicts: pd.DataFrame | None = None) -> pd.DataFrame:
     """AcCoRD metrics per episode, aligned with the rows of ``table``.
@@ -330,11 +251,10 @@ def score_episodes(table: pa.Table, *, shop_type_gate: bool = False,
         preferences count as unsatisfied); when the type check is not recorded the outcome is
         undefined (NaN). Default off: ``product_type_ok`` is reported apart (spec §4.2).
     verdicts : pandas.DataFrame, optional
-        Stored judge verdicts (columns ``episode_id``, ``judge``, ``item``, ``verdict``, ...).
-        Rows with ``judge == "outcome"`` fill ``satisfied`` where the episode stores no
-        judgment: ``item`` is the ``pref_id``, ``verdict`` ``"1"``/``"0"``; ``"invalid"`` counts
-        as not judged. Items ``"product_type"`` and ``"price"`` fill ``product_type_ok`` and
-        ``price_ok``. Judgments stored in the episode win over verdicts.
+        Stored judge verdicts, attached first by
+        :func:`accordkit.judges.verdicts.attach_verdicts` (``outcome`` rows fill
+        ``satisfied``, ``product_type_ok`` and ``price_ok`` where the episode has none; its
+        docstring gives the rule). The metrics themselves read only the episode fields.
 
     Returns
     -------
@@ -367,7 +287,8 @@ def score_episodes(table: pa.Table, *, shop_type_gate: bool = False,
        completed  outcome_score  task_score  n_utterances
     0       True            0.5         0.5             0
     """
-    return _Scored(table, shop_type_gate=shop_type_gate, verdicts=verdicts).episode_frame(table)
+    table = _with_verdicts(table, verdicts)
+    return _Scored(table, shop_type_gate=shop_type_gate).episode_frame(table)
 
 
 def score_preferences(table: pa.Table, *, shop_type_gate: bool = False,
@@ -405,4 +326,5 @@ def score_preferences(table: pa.Table, *, shop_type_gate: bool = False,
        row       dynamic   target  satisfied  completed
     0    0  unachievable  4 stars       <NA>      False
     """
-    return _Scored(table, shop_type_gate=shop_type_gate, verdicts=verdicts).preference_frame()
+    table = _with_verdicts(table, verdicts)
+    return _Scored(table, shop_type_gate=shop_type_gate).preference_frame()

@@ -34,6 +34,7 @@ from .goalshift import score_episodes
 from .gsrt import shift_rows
 from .passk import pass_hat_k
 from .tcrr import tcrr_counts
+from .tue import tue_points
 
 __all__ = ["compare_modes", "COMPARE_COLUMNS"]
 
@@ -197,7 +198,7 @@ def compare_modes(ds) -> pd.DataFrame:
         valid = int(d["n_valid_param_calls"].sum())
         t_def, p_def = _ratio(correct, calls), _ratio(valid, calls)
         t_up, p_up = _ratio(correct, calls, empty=0.0), _ratio(valid, calls, empty=0.0)
-        add("tue", 0.6 * t_def + 0.4 * p_def, 0.6 * t_up + 0.4 * p_up)
+        add("tue", tue_points(t_def, p_def), tue_points(t_up, p_up))
         add("tool_correctness", t_def, t_up)
         add("param_validity", p_def, p_up)
         add("n_tool_calls", calls, calls)

@@ -65,8 +65,9 @@ def score_episodes(table: pa.Table, *, tcrr_mode: str = "episode",
     action_mode : {"best_match", "upstream"}
         How calls are matched against action sets (:mod:`accordkit.metrics.tsr`).
     verdicts : pandas.DataFrame, optional
-        Stored judge verdicts; ``nl_assertions`` verdicts fill the NL channel of episodes
-        that store none.
+        Stored judge verdicts, attached first by
+        :func:`accordkit.judges.verdicts.attach_verdicts` (``nl_assertions`` and ``gsrt``
+        rows fill ``nl_verdicts`` and ``gsrt_judge`` where the episode has none).
 
     Returns
     -------
@@ -84,8 +85,12 @@ def score_episodes(table: pa.Table, *, tcrr_mode: str = "episode",
     if action_mode not in ACTION_MODES:
         raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
     mode = resolve_mode(tcrr_mode)
+    if verdicts is not None:
+        from ..judges.verdicts import attach_verdicts
+
+        table = attach_verdicts(table, verdicts)
     tr = Transcripts(table)
-    tsr = tsr_channels(table, action_mode=action_mode, verdicts=verdicts, transcripts=tr)
+    tsr = tsr_channels(table, action_mode=action_mode, transcripts=tr)
     tue = tue_counts(table, transcripts=tr)
     tcrr = tcrr_counts(table, mode=mode, transcripts=tr)
     shifts, source = shift_rows(table, transcripts=tr)

@@ -137,7 +137,7 @@ def shift_rows(table: pa.Table, *, transcripts: Transcripts | None = None
     --------
     >>> import pyarrow as pa
     >>> from accordkit.schema import EPISODE_FEATURES
-    >>> from accordkit.synth.goalshift import build_episode, judge_output, message
+    >>> from accordkit.testing import build_episode, judge_output, message
     >>> msgs = [message("user", "a"), message("assistant", "b"), message("user", "c"),
     ...         message("assistant", "d")]
     >>> rec = build_episode(msgs, gsrt_judge=judge_output(0, "x", [

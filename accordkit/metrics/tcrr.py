@@ -252,7 +252,7 @@ def call_redundancy(table: pa.Table, *, mode: str = "episode", pooled: bool | No
     --------
     >>> import pyarrow as pa
     >>> from accordkit.schema import EPISODE_FEATURES
-    >>> from accordkit.synth.goalshift import build_episode, message
+    >>> from accordkit.testing import build_episode, message
     >>> call = ("get_balance", {"account": "A1"})
     >>> rec = build_episode([message("assistant", calls=[call]), message("user", "ok"),
     ...                      message("assistant", calls=[call])])
@@ -349,7 +349,7 @@ def tcrr_counts(table: pa.Table, *, mode: str = "episode", pooled: bool | None =
     --------
     >>> import pyarrow as pa
     >>> from accordkit.schema import EPISODE_FEATURES
-    >>> from accordkit.synth.goalshift import build_episode, message
+    >>> from accordkit.testing import build_episode, message
     >>> call = ("search", {"q": "x"})
     >>> rec = build_episode([message("assistant", calls=[call, call, call])])
     >>> table = pa.Table.from_pylist([rec], schema=EPISODE_FEATURES.arrow_schema)

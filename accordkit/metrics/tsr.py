@@ -10,8 +10,9 @@ Spec ``agentchangebench.md`` §3.1. Per episode each channel is *active* with a 
   of the tool; ``action_mode="upstream"`` only at the first call of each tool name, as the
   upstream code does. Parameters match when every expected key is present with an equal value
   under Python ``==`` on the parsed JSON (``1 == 1.0``, ``"1" != 1``); extra keys are allowed.
-* **nl_assertion** (0.30): met verdicts / number of the task's assertions, from the verdicts
-  stored with the episode, else from ``verdicts=``; with no verdicts the channel is inactive
+* **nl_assertion** (0.30): met verdicts / number of the task's assertions, from the episode's
+  ``nl_verdicts`` (a verdict table is attached to the episodes first by
+  :func:`accordkit.judges.verdicts.attach_verdicts`); with no verdicts the channel is inactive
   (as upstream after a judge failure) and ``nl_unjudged`` is set.
 * **communicate_info** (0.25): share of required strings found (lowercase substring) in the
   assistant messages' text joined with spaces.
@@ -41,14 +42,12 @@ __all__ = [
     "BASE_WEIGHTS",
     "params_match",
     "combine_channels",
-    "nl_verdict_lookup",
     "tsr_channels",
 ]
 
 ACTION_MODES = ("best_match", "upstream")
 #: Base channel weights, in the order upstream sums them.
 BASE_WEIGHTS = {"action": 0.45, "nl_assertion": 0.30, "communicate_info": 0.25}
-_NL_VALUES = {"met": True, "not_met": False}
 
 
 def params_match(actual: Any, expected: Any) -> bool:
@@ -81,7 +80,7 @@ def combine_channels(action: float, nl: float, communicate: float) -> float:
 
     Examples
     --------
-    >>> round(combine_channels(0.5, 1.0, float("nan")), 6)   # weights 0.6 / 0.4
+    >>> round(combine_channels(0.5, 1.0, float("nan")), 6)   # action and NL renormalised
     0.7
     >>> combine_channels(float("nan"), float("nan"), float("nan"))
     0.0
@@ -114,56 +113,6 @@ def _combine_vectors(action: np.ndarray, nl: np.ndarray, comm: np.ndarray) -> np
             term = np.where(active[key], BASE_WEIGHTS[key] / total * scores[key], 0.0)
             tsr = tsr + term
     return np.where(total > 0, tsr, 0.0)
-
-
-# --------------------------------------------------------------------------- verdicts
-
-
-def nl_verdict_lookup(verdicts: pd.DataFrame | None) -> dict[str, dict[int, bool | None]]:
-    """``episode_id -> {assertion index: met}`` from a stored judge-verdict table.
-
-    Only rows with ``judge == "nl_assertions"`` are read; ``verdict`` is ``"met"``,
-    ``"not_met"`` or ``"invalid"`` (kept as ``None``); rows without a verdict (transport
-    errors) are ignored.
-
-    Raises
-    ------
-    ValueError
-        Missing columns, an item that is not an assertion index, an unknown verdict, or two
-        verdicts for the same assertion (filter the table to one judge model first).
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> v = pd.DataFrame({"episode_id": ["e1", "e1"], "judge": "nl_assertions",
-    ...                   "item": ["0", "1"], "verdict": ["met", "not_met"]})
-    >>> nl_verdict_lookup(v)
-    {'e1': {0: True, 1: False}}
-    """
-    if verdicts is None:
-        return {}
-    if not isinstance(verdicts, pd.DataFrame):
-        raise TypeError(f"verdicts must be a pandas DataFrame, got {type(verdicts).__name__}")
-    missing = {"episode_id", "judge", "item", "verdict"} - set(verdicts.columns)
-    if missing:
-        raise ValueError(f"verdicts table lacks columns {sorted(missing)}")
-    rows = verdicts[(verdicts["judge"] == "nl_assertions") & verdicts["verdict"].notna()]
-    out: dict[str, dict[int, bool | None]] = {}
-    for ep, item, verdict in zip(rows["episode_id"], rows["item"], rows["verdict"], strict=True):
-        try:
-            k = int(str(item))
-        except ValueError:
-            raise ValueError(f"verdicts: episode {ep}, judge nl_assertions: item {item!r} is "
-                             "not an assertion index") from None
-        if verdict not in ("met", "not_met", "invalid"):
-            raise ValueError(f"verdicts: episode {ep}, item {k}: verdict {verdict!r} is not "
-                             "'met', 'not_met' or 'invalid'")
-        items = out.setdefault(str(ep), {})
-        if k in items:
-            raise ValueError(f"verdicts: episode {ep}, item {k} has more than one nl_assertions "
-                             "verdict; keep one judge model (filter on judge_model)")
-        items[k] = _NL_VALUES.get(verdict)
-    return out
 
 
 # --------------------------------------------------------------------------- channels
@@ -315,8 +264,7 @@ def _communicate_scores(table: pa.Table, tr: Transcripts, *, chunk: int = 100_00
     return scores
 
 
-def _nl_scores(table: pa.Table, verdict_map: dict[str, dict[int, bool | None]]
-               ) -> tuple[np.ndarray, np.ndarray]:
+def _nl_scores(table: pa.Table) -> tuple[np.ndarray, np.ndarray]:
     """NL score per episode (NaN when no verdicts) and the number of the task's assertions."""
     n = table.num_rows
     assertions = pc.struct_field(_col(table, "criteria"), "nl_assertions")
@@ -329,21 +277,10 @@ def _nl_scores(table: pa.Table, verdict_map: dict[str, dict[int, bool | None]]
     scores = np.full(n, np.nan)
     use = (n_stored > 0) & (n_assert > 0)
     scores[use] = np.minimum(met[use] / n_assert[use], 1.0)
-    if verdict_map:
-        ids = _col(table, "episode_id").to_pylist()
-        for ep in np.flatnonzero(~use & (n_assert > 0)).tolist():
-            items = verdict_map.get(ids[ep])
-            if not items:
-                continue
-            values = [items.get(k) for k in range(int(n_assert[ep]))]
-            if any(v is None for v in values):
-                continue  # a missing or invalid verdict: the channel stays unjudged
-            scores[ep] = sum(values) / len(values)
     return scores, n_assert
 
 
 def tsr_channels(table: pa.Table, *, action_mode: str = "best_match",
-                 verdicts: pd.DataFrame | None = None,
                  transcripts: Transcripts | None = None) -> pd.DataFrame:
     """TSR and its channels for every episode of ``table``.
 
@@ -353,8 +290,6 @@ def tsr_channels(table: pa.Table, *, action_mode: str = "best_match",
         Canonical episodes.
     action_mode : {"best_match", "upstream"}
         How calls are matched against the action sets (module docstring).
-    verdicts : pandas.DataFrame, optional
-        Stored judge verdicts, used for episodes that store no NL verdicts.
     transcripts : Transcripts, optional
         Prebuilt flattened view of ``table``.
 
@@ -368,7 +303,7 @@ def tsr_channels(table: pa.Table, *, action_mode: str = "best_match",
     --------
     >>> import pyarrow as pa
     >>> from accordkit.schema import EPISODE_FEATURES
-    >>> from accordkit.synth.goalshift import build_episode, criteria, message
+    >>> from accordkit.testing import build_episode, criteria, message
     >>> rec = build_episode(
     ...     [message("assistant", calls=[("lock_card", {"card_id": "K9"})]),
     ...      message("assistant", calls=[("lock_card", {"card_id": "K1"})]),
@@ -384,10 +319,9 @@ def tsr_channels(table: pa.Table, *, action_mode: str = "best_match",
     if action_mode not in ACTION_MODES:
         raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
     tr = transcripts if transcripts is not None else Transcripts(table)
-    verdict_map = nl_verdict_lookup(verdicts)
     action = _action_scores(table, tr, action_mode)
     comm = _communicate_scores(table, tr)
-    nl, n_assert = _nl_scores(table, verdict_map)
+    nl, n_assert = _nl_scores(table)
 
     details = _col(table, "tsr_details")
     has_details = _np(details.is_valid()).astype(bool)

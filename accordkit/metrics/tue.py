@@ -22,12 +22,27 @@ import pyarrow.compute as pc
 
 from ._calls import Transcripts
 
-__all__ = ["PARAM_ERROR_KEYWORDS", "TUE_WEIGHTS", "call_outcomes", "tue_counts", "tue_from_counts"]
+__all__ = ["PARAM_ERROR_KEYWORDS", "TUE_WEIGHTS", "call_outcomes", "tue_counts", "tue_from_counts",
+           "tue_points"]
 
 PARAM_ERROR_KEYWORDS = ("invalid parameter", "missing parameter", "parameter error",
                         "bad parameter", "invalid argument", "missing argument")
-#: Weights of T and P in TUE.
+#: Weights of T and P in TUE (the one place they are written).
 TUE_WEIGHTS = (0.6, 0.4)
+
+
+def tue_points(correct, valid):
+    """``TUE_WEIGHTS`` applied to (T, P), or to (correct, valid) counts.
+
+    On rates this is TUE; on counts it is the TUE points whose sum over a group, divided
+    by the group's calls, is the group's TUE. Works on scalars, arrays and Series.
+
+    Examples
+    --------
+    >>> round(tue_points(0.5, 1.0), 6)
+    0.7
+    """
+    return TUE_WEIGHTS[0] * correct + TUE_WEIGHTS[1] * valid
 
 
 def _is_param_error(text: str | None) -> bool:
@@ -44,7 +59,7 @@ def call_outcomes(table: pa.Table, *, transcripts: Transcripts | None = None) ->
     --------
     >>> import pyarrow as pa
     >>> from accordkit.schema import EPISODE_FEATURES
-    >>> from accordkit.synth.goalshift import build_episode, message
+    >>> from accordkit.testing import build_episode, message
     >>> rec = build_episode([message("assistant", calls=[("pay", {"amount": 5}, "c1")]),
     ...                      message("tool", "Error: missing argument 'to'", tool_call_id="c1",
     ...                              error=True)])
@@ -83,7 +98,7 @@ def tue_from_counts(n_calls: np.ndarray, n_correct: np.ndarray, n_valid: np.ndar
     with np.errstate(invalid="ignore", divide="ignore"):
         t = np.where(n > 0, np.asarray(n_correct, float) / np.where(n > 0, n, 1), np.nan)
         p = np.where(n > 0, np.asarray(n_valid, float) / np.where(n > 0, n, 1), np.nan)
-    return t, p, TUE_WEIGHTS[0] * t + TUE_WEIGHTS[1] * p
+    return t, p, tue_points(t, p)
 
 
 def tue_counts(table: pa.Table, *, transcripts: Transcripts | None = None) -> pd.DataFrame:
@@ -99,7 +114,7 @@ def tue_counts(table: pa.Table, *, transcripts: Transcripts | None = None) -> pd
     --------
     >>> import pyarrow as pa
     >>> from accordkit.schema import EPISODE_FEATURES
-    >>> from accordkit.synth.goalshift import build_episode, message
+    >>> from accordkit.testing import build_episode, message
     >>> rec = build_episode([message("assistant", "Hi, no tools needed.")])
     >>> table = pa.Table.from_pylist([rec], schema=EPISODE_FEATURES.arrow_schema)
     >>> out = tue_counts(table)

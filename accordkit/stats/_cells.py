@@ -15,7 +15,7 @@ import pandas as pd
 
 from ._resample import stable_key
 
-__all__ = ["Cell", "iter_cells", "sorted_codes", "local_clusters", "cell_label"]
+__all__ = ["Cell", "iter_cells", "sorted_codes", "cluster_codes", "local_clusters", "cell_label"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,13 @@ def sorted_codes(column: pd.Series) -> tuple[np.ndarray, pd.Index]:
     """Integer codes of a column, numbered in sorted order of its values."""
     codes, uniques = pd.factorize(column, sort=True)
     return codes.astype(np.intp), pd.Index(uniques)
+
+
+def cluster_codes(frame: pd.DataFrame, cluster: str | None) -> np.ndarray:
+    """Integer cluster code of every row (sorted order); each row its own with ``None``."""
+    if cluster is None:
+        return np.arange(len(frame), dtype=np.intp)
+    return sorted_codes(frame[cluster])[0]
 
 
 def iter_cells(frame: pd.DataFrame, by: tuple[str, ...]) -> Iterator[Cell]:

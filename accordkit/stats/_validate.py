@@ -275,8 +275,8 @@ def _compare_iv(
     between = _check_column(frame, between, "between")
     _check_complete(frame, between, "between")
     _check_reserved(between, "between", COMPARE_COLUMNS)
-    pair_on = _check_column(frame, pair_on, "pair_on")
-    _check_complete(frame, pair_on, "pair_on")
+    pair_on = _check_column(frame, pair_on, "cluster")
+    _check_complete(frame, pair_on, "cluster")
     by_ = _check_by(frame, by, COMPARE_COLUMNS)
     if between in by_:
         raise ValueError(f"`by` must not contain the `between` column {between!r}")

@@ -6,6 +6,7 @@ import itertools
 import warnings
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,7 @@ from ._adjust import adjust_pvalues, tie_groups
 from ._cells import cell_label, iter_cells, sorted_codes
 from ._estimators import MedianEstimator, RatioEstimator, estimator_for
 from ._intervals import confidence_interval, robust_se
+from ._options import resolve_aliases
 from ._resample import assignment_chunks, cell_rng, count_chunks, digest, swap_chunks
 from ._validate import COMPARE_COLUMNS, CompareArgs, _compare_iv, metric_values
 from ._warnings import BCaFallbackWarning, DegenerateIntervalWarning, UnpairedComparisonWarning
@@ -25,6 +27,22 @@ from .summarize import SMALL_CLUSTERS, SMALL_EVENTS
 __all__ = ["compare"]
 
 Estimator = RatioEstimator | MedianEstimator
+_COMPARE_DTYPES = {
+    "metric": object, "baseline": object, "estimate": float, "baseline_estimate": float,
+    "delta": float, "ci_low": float, "ci_high": float, "p_value": float, "p_adjusted": float,
+    "prob_improvement": float, "tie_group": "Int64", "baseline_tie_group": "Int64",
+    "n_pairs": np.int64, "paired": bool, "ci_method": object, "small_cell": bool,
+    "confidence": float, "n_resamples": np.int64, "seed": np.int64, "adjust": object,
+    "test": object,
+}
+
+
+def _empty_result(by: object, between: object) -> pd.DataFrame:
+    """The result of an empty frame: no rows, the usual columns and dtypes."""
+    keys = [] if by is None else [by] if isinstance(by, str) else list(by)
+    columns = [*keys, "metric", str(between), *COMPARE_COLUMNS[1:]]
+    dtypes = {c: _COMPARE_DTYPES.get(c, object) for c in columns}
+    return pd.DataFrame({c: pd.Series(dtype=t) for c, t in dtypes.items()})[columns]
 
 
 def compare(
@@ -33,7 +51,7 @@ def compare(
     *,
     between: str = "agent_model",
     baseline: Hashable | None = None,
-    pair_on: str = "scenario_id",
+    cluster: str = "scenario_id",
     by: str | Sequence[str] | None = None,
     method: str = "bca",
     confidence: float = 0.95,
@@ -41,6 +59,7 @@ def compare(
     seed: int = 0,
     adjust: str = "holm",
     test: str = "bootstrap",
+    **deprecated: Any,
 ) -> pd.DataFrame:
     """Differences of one metric between groups (models), paired on shared scenarios.
 
@@ -54,7 +73,8 @@ def compare(
     Parameters
     ----------
     frame : DataFrame
-        Tidy scores with a ``between`` column and a ``pair_on`` column.
+        Tidy scores with a ``between`` column and a ``cluster`` column. An empty frame
+        gives an empty result with the usual columns.
     metric : str, (str, str) or Metric
         One metric, in any form :func:`summarize` accepts. Set
         ``Metric(..., higher_is_better=False)`` for costs: it decides what "better" means
@@ -65,8 +85,8 @@ def compare(
     baseline : optional
         Compare every other value against this one. ``None`` compares all pairs; the
         value sorted first of each pair is then the baseline.
-    pair_on : str, default "scenario_id"
-        The pairing and resampling unit (the cluster).
+    cluster : str, default "scenario_id"
+        The pairing and resampling unit (``pair_on`` before; that name is deprecated).
     by : str, list of str, or None
         Compare separately within each cell of these columns (e.g. ``"domain"``); each
         cell is its own family for the p-value adjustment.
@@ -136,8 +156,12 @@ def compare(
     >>> bool(out.delta.iloc[0] > 0 and out.ci_low.iloc[0] > 0)
     True
     """
-    args = _compare_iv(frame, metric, between, baseline, pair_on, by, method, confidence,
-                       n_resamples, seed, adjust, test)
+    opts = resolve_aliases("compare", deprecated, {"cluster": cluster, "method": method},
+                           {"cluster": "scenario_id", "method": "bca"})
+    if isinstance(frame, pd.DataFrame) and frame.empty:
+        return _empty_result(by, between)
+    args = _compare_iv(frame, metric, between, baseline, opts["cluster"], by, opts["method"],
+                       confidence, n_resamples, seed, adjust, test)
     frame = args.frame
     values = {col: metric_values(frame, col) for col in args.metric.columns}
     model_codes, model_values = sorted_codes(frame[args.between])

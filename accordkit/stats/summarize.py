@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import scipy
 
-from ._cells import cell_label, iter_cells, local_clusters, sorted_codes
+from ._cells import cell_label, cluster_codes, iter_cells, local_clusters, sorted_codes
 from ._estimators import estimator_for
 from ._intervals import confidence_interval, robust_se
+from ._options import resolve_aliases
 from ._resample import cell_rng, count_chunks
 from ._validate import SUMMARY_COLUMNS, _summarize_iv, metric_values
 from ._warnings import BCaFallbackWarning, DegenerateIntervalWarning
@@ -36,6 +38,7 @@ def summarize(
     confidence: float = 0.95,
     n_resamples: int = 10_000,
     seed: int = 0,
+    **deprecated: Any,
 ) -> pd.DataFrame:
     """Estimate metrics per group with cluster-bootstrap confidence intervals.
 
@@ -47,7 +50,8 @@ def summarize(
     Parameters
     ----------
     frame : DataFrame
-        Tidy scores: one row per rollout (or per shift, per preference ...).
+        Tidy scores: one row per rollout (or per shift, per preference ...). An empty
+        frame gives an empty table with the usual columns and dtypes.
     metrics : str, (str, str), Metric, or a list of these
         A column name is the NaN-aware mean of that column (sum of the non-NaN values
         over their count, recomputed on every resample); a ``(numerator, denominator)``
@@ -59,7 +63,8 @@ def summarize(
         gives a single cell over all rows. Missing group values form their own cell.
     cluster : str or None, default "scenario_id"
         The resampling unit. ``None`` resamples rows (each row its own cluster), which
-        is only right when rows are independent.
+        is only right when rows are independent. (``pair_on`` and ``task`` are deprecated
+        names of this option, ``ci_method`` of ``method``.)
     strata : str, optional
         Resample clusters within each stratum (e.g. ``"domain"``), keeping each
         stratum's number of clusters fixed. Every cluster must lie in one stratum.
@@ -116,14 +121,15 @@ def summarize(
     >>> bool(row.ci_low < row.estimate < row.ci_high)
     True
     """
-    args = _summarize_iv(frame, metrics, by, cluster, strata, method, confidence,
-                         n_resamples, seed)
+    opts = resolve_aliases("summarize", deprecated, {"cluster": cluster, "method": method},
+                           {"cluster": "scenario_id", "method": "bca"})
+    if isinstance(frame, pd.DataFrame) and frame.empty:
+        return _empty_summary(metrics, by)
+    args = _summarize_iv(frame, metrics, by, opts["cluster"], strata, opts["method"],
+                         confidence, n_resamples, seed)
     frame = args.frame
     values = {col: metric_values(frame, col) for m in args.metrics for col in m.columns}
-    if args.cluster is None:
-        cluster_codes = np.arange(len(frame), dtype=np.intp)
-    else:
-        cluster_codes, _ = sorted_codes(frame[args.cluster])
+    codes_of_rows = cluster_codes(frame, args.cluster)
     if args.strata is not None:
         strata_codes, strata_values = sorted_codes(frame[args.strata])
 
@@ -131,7 +137,7 @@ def summarize(
     rows = []
     for cell in iter_cells(frame, args.by):
         pos = cell.positions
-        codes, members = local_clusters(cluster_codes[pos])
+        codes, members = local_clusters(codes_of_rows[pos])
         n_clusters = len(members)
         if args.strata is None:
             streams = [(cell_rng(args.seed, cell.key), np.arange(n_clusters))]
@@ -169,6 +175,23 @@ def summarize(
         "scipy": scipy.__version__,
     }
     return out
+
+
+_SUMMARY_DTYPES = {
+    "metric": object, "stat": object, "estimate": float, "ci_low": float, "ci_high": float,
+    "n_clusters": np.int64, "n_rows": np.int64, "n_events": float, "n_censored": "Int64",
+    "ci_method": object, "small_cell": bool, "confidence": float, "n_resamples": np.int64,
+    "seed": np.int64,
+}
+
+
+def _empty_summary(metrics: object, by: object) -> pd.DataFrame:
+    """The table of an empty frame: no rows, the usual columns and dtypes."""
+    if isinstance(metrics, list) and not metrics:
+        raise ValueError("`metrics` is empty: give at least one metric")
+    keys = [] if by is None else [by] if isinstance(by, str) else list(by)
+    columns = [*keys, *SUMMARY_COLUMNS]
+    return pd.DataFrame({c: pd.Series(dtype=_SUMMARY_DTYPES.get(c, object)) for c in columns})
 
 
 def _bootstrap(estimators, streams, n_clusters, args) -> list[np.ndarray | None]:

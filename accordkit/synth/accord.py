@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ..schema import empty_episode, validate_episode
+from ..schema import DYNAMICS, empty_episode, validate_episode
 
 __all__ = [
     "generate_accord",
@@ -126,135 +127,28 @@ POLICIES: dict[tuple[str, str], AgentPolicy] = {
 # Vocabulary (invented)
 # ---------------------------------------------------------------------------------------
 
-_SHOP_TYPES: tuple[dict[str, Any], ...] = (
-    {"category": "beauty", "type": "face moisturizer", "near": "night cream",
-     "price": (12, 48),
-     "attributes": {"skin type": ["sensitive skin", "oily skin", "dry skin", "combination skin"],
-                    "scent": ["fragrance free", "light citrus", "cucumber", "rose"],
-                    "sun protection": ["spf 30", "spf 15", "no spf"]},
-     "options": {"size": ["50 ml", "100 ml", "150 ml", "200 ml"]}},
-    {"category": "beauty", "type": "shampoo", "near": "conditioner", "price": (6, 30),
-     "attributes": {"hair type": ["curly hair", "fine hair", "color-treated hair",
-                                  "all hair types"],
-                    "formula": ["sulfate free", "clarifying", "volumizing", "moisturizing"]},
-     "options": {"size": ["250 ml", "400 ml", "1 litre"],
-                 "scent": ["unscented", "mint", "coconut", "lavender", "green apple"]}},
-    {"category": "electronics", "type": "wireless earbuds", "near": "wired earphones",
-     "price": (25, 180),
-     "attributes": {"noise control": ["active noise cancelling", "passive isolation",
-                                      "transparency mode"],
-                    "battery life": ["6 hours", "8 hours", "10 hours", "12 hours"],
-                    "water resistance": ["ipx4", "ipx7", "not water resistant"]},
-     "options": {"color": ["black", "white", "navy", "sage green", "coral"]}},
-    {"category": "electronics", "type": "phone charger", "near": "power bank",
-     "price": (10, 60),
-     "attributes": {"power": ["20 w", "30 w", "45 w", "65 w"],
-                    "ports": ["single usb-c", "dual usb-c", "usb-c and usb-a"]},
-     "options": {"cable length": ["1 m", "2 m", "3 m"],
-                 "color": ["white", "black", "graphite", "blue"]}},
-    {"category": "fashion", "type": "running shoes", "near": "trail shoes", "price": (45, 160),
-     "attributes": {"cushioning": ["light cushioning", "medium cushioning", "max cushioning"],
-                    "upper": ["breathable mesh", "waterproof", "knit"],
-                    "width": ["regular width", "wide fit"]},
-     "options": {"size": ["us 7", "us 8", "us 9", "us 10", "us 11"],
-                 "color": ["black", "grey", "red", "teal", "white"]}},
-    {"category": "fashion", "type": "rain jacket", "near": "windbreaker", "price": (35, 140),
-     "attributes": {"fit": ["slim fit", "regular fit", "relaxed fit"],
-                    "hood": ["packable hood", "fixed hood", "no hood"],
-                    "lining": ["mesh lining", "fleece lining", "unlined"]},
-     "options": {"size": ["s", "m", "l", "xl"],
-                 "color": ["olive", "navy", "yellow", "black", "orange"]}},
-    {"category": "garden", "type": "garden hose", "near": "soaker hose", "price": (18, 90),
-     "attributes": {"material": ["rubber", "vinyl", "expandable fabric"],
-                    "fittings": ["brass fittings", "aluminium fittings", "plastic fittings"]},
-     "options": {"length": ["25 ft", "50 ft", "75 ft", "100 ft"],
-                 "color": ["green", "blue", "black", "red"]}},
-    {"category": "garden", "type": "planter", "near": "hanging basket", "price": (9, 70),
-     "attributes": {"material": ["ceramic", "terracotta", "recycled plastic", "concrete"],
-                    "drainage": ["drainage hole", "self-watering", "no drainage"],
-                    "setting": ["indoor", "outdoor", "indoor or outdoor"]},
-     "options": {"size": ["small", "medium", "large"],
-                 "color": ["white", "charcoal", "sage", "terracotta red"]}},
-    {"category": "grocery", "type": "green tea", "near": "herbal tea", "price": (4, 28),
-     "attributes": {"form": ["loose leaf", "tea bags", "matcha powder"],
-                    "certification": ["organic", "fair trade", "conventional"],
-                    "caffeine": ["regular caffeine", "decaf"]},
-     "options": {"flavor": ["plain", "jasmine", "mint", "lemon", "ginger"],
-                 "pack size": ["20 count", "50 count", "100 count"]}},
-    {"category": "grocery", "type": "trail mix", "near": "granola", "price": (5, 25),
-     "attributes": {"diet": ["vegan", "contains dairy"],
-                    "allergens": ["peanut free", "contains peanuts"],
-                    "sugar": ["no added sugar", "lightly sweetened", "sweetened"]},
-     "options": {"flavor": ["classic", "tropical", "dark chocolate", "maple"],
-                 "bag size": ["8 oz", "16 oz", "32 oz"]}},
-)
+def _vocabulary() -> dict[str, Any]:
+    """The invented vocabulary, package data in ``accordkit/synth/vocab/accord.json``."""
+    text = resources.files(__package__).joinpath("vocab", "accord.json").read_text("utf-8")
+    vocab = json.loads(text)
+    for spec in (*vocab["shop_types"], *vocab["travel_domains"].values()):
+        spec["price"] = tuple(spec["price"])
+    return vocab
 
-_BRANDS = ("Lumen", "Northway", "Kestrel", "Brightfield", "Orla", "Tidewell", "Fennick",
-           "Marlow", "Quillon", "Sorrel", "Avenby", "Corvid", "Halden", "Pembry")
 
-_SHOP_OCCASIONS = (
-    "You are replacing one that just ran out",
-    "It is a birthday present for a close friend",
-    "You want to try something new this season",
-    "Your old one broke last week",
-    "You are stocking up before a busy month",
-    "A colleague recommended getting a better one",
-)
-
-_TRAVEL_DOMAINS: dict[str, dict[str, Any]] = {
-    "flight": {"prefix": "F", "price": (90, 620), "fields": {
-        "cabin": ["economy", "premium economy", "business"],
-        "stops": ["nonstop", "one stop", "two stops"],
-        "departure": ["early morning", "late morning", "afternoon", "evening"],
-        "airline": ["Skyward", "Bluejet", "Northstar", "Coastal Air"]}},
-    "hotel": {"prefix": "H", "price": (80, 380), "fields": {
-        "stars": ["3 stars", "4 stars", "5 stars"],
-        "area": ["city centre", "old town", "near the airport", "beachfront"],
-        "breakfast": ["breakfast included", "no breakfast"],
-        "feature": ["pool", "gym", "spa", "rooftop bar", "quiet courtyard"]}},
-    "apartment": {"prefix": "A", "price": (70, 320), "fields": {
-        "bedrooms": ["studio", "one bedroom", "two bedrooms", "three bedrooms"],
-        "kitchen": ["full kitchen", "kitchenette"],
-        "area": ["city centre", "old town", "riverside", "suburbs"],
-        "laundry": ["in-unit laundry", "shared laundry", "no laundry"]}},
-    "rental_car": {"prefix": "C", "price": (30, 140), "fields": {
-        "class": ["compact", "midsize", "suv", "minivan"],
-        "transmission": ["automatic", "manual"],
-        "pickup": ["airport desk", "city office", "train station"],
-        "fuel": ["petrol", "hybrid", "electric"]}},
-    "restaurant": {"prefix": "R", "price": (20, 160), "fields": {
-        "cuisine": ["italian", "japanese", "mexican", "indian", "thai", "lebanese"],
-        "price range": ["budget", "mid-range", "fine dining"],
-        "seating": ["indoor", "terrace", "chef's counter"],
-        "time": ["18:00", "19:30", "21:00"]}},
-}
-
-_TRAVEL_FAMILIES: tuple[tuple[str, tuple[str, ...], str], ...] = (
-    ("business", ("flight", "hotel", "rental_car", "restaurant"),
-     "You are travelling for a two-day client meeting"),
-    ("family", ("flight", "apartment", "rental_car", "restaurant"),
-     "You are planning a week away with your partner and two children"),
-    ("weekend", ("hotel", "restaurant", "rental_car", "flight"),
-     "You want a relaxed city weekend with a friend"),
-    ("conference", ("flight", "hotel", "restaurant"),
-     "You are attending a three-day conference and giving a talk"),
-    ("anniversary", ("flight", "hotel", "restaurant", "rental_car"),
-     "You are surprising your spouse with an anniversary trip"),
-    ("roadtrip", ("rental_car", "hotel", "apartment", "restaurant"),
-     "You are starting a coastal road trip with two old classmates"),
-)
-_CITIES = ("Valmora", "Port Essen", "Lindqvist", "Cardale", "Aubrey Bay", "Mirecourt",
-           "Halvik", "Santaro")
-
+_VOCAB = _vocabulary()
+_SHOP_TYPES: tuple[dict[str, Any], ...] = tuple(_VOCAB["shop_types"])
+_BRANDS: tuple[str, ...] = tuple(_VOCAB["brands"])
+_SHOP_OCCASIONS: tuple[str, ...] = tuple(_VOCAB["shop_occasions"])
+_TRAVEL_DOMAINS: dict[str, dict[str, Any]] = _VOCAB["travel_domains"]
+_TRAVEL_FAMILIES: tuple[tuple[str, tuple[str, ...], str], ...] = tuple(
+    (f["name"], tuple(f["pool"]), f["opener"]) for f in _VOCAB["travel_families"])
+_CITIES: tuple[str, ...] = tuple(_VOCAB["cities"])
 #: Preference dynamics and the chance of drawing each, per domain (roughly the paper's
 #: Table 2 mix, plus some ``stated`` preferences that the paper does not count apart).
-_DYNAMIC_WEIGHTS = {
-    "shop": {"stated": 0.16, "hard_underspec": 0.46, "soft_underspec": 0.13,
-             "unachievable": 0.17, "triggered": 0.08},
-    "travel": {"stated": 0.14, "hard_underspec": 0.38, "soft_underspec": 0.16,
-               "unachievable": 0.17, "triggered": 0.15},
-}
-_FORCED = ("hard_underspec", "soft_underspec", "unachievable", "triggered")
+_DYNAMIC_WEIGHTS: dict[str, dict[str, float]] = _VOCAB["dynamic_weights"]
+#: Dynamics forced in turn onto scenarios: every one but ``stated``.
+_FORCED = tuple(d for d in DYNAMICS if d != "stated")
 
 # ---------------------------------------------------------------------------------------
 # Scenario model

@@ -14,8 +14,7 @@ seeded stand-in judge (sometimes failing), and the goal-shift judge output, whic
 ground truth. A few episodes carry no judge output and instead mark the user's shift messages
 with ``GOAL_SHIFT`` events (the meta-tag path).
 
-The module also holds the small record builders (:func:`message`, :func:`build_episode`,
-:func:`criteria`, :func:`judge_output`) used by the tests to write hand-computed episodes.
+Records are put together with the builders of :mod:`accordkit.testing`.
 
 Every random choice comes from ``numpy.random.default_rng`` seeded by a
 ``numpy.random.SeedSequence`` derived from ``seed`` and the position of the task / rollout,
@@ -26,20 +25,16 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..schema import EPISODE_FEATURES, empty_episode, validate_episode
+from ..testing import build_episode, criteria, judge_output, message
 
 __all__ = [
     "generate_goalshift",
-    "build_episode",
-    "message",
-    "criteria",
-    "judge_output",
     "AGENT_MODELS",
     "PERSONA_TEXT",
     "DOMAINS",
@@ -101,158 +96,6 @@ AGENT_MODELS = {
                                   batch_same=0.25, batch_names=0.2, tool_error=0.12,
                                   communicate=0.75, nl_met=0.6, judge_fails=0.05),
 }
-
-
-# --------------------------------------------------------------------------- builders
-
-
-def message(role: str, content: str | None = None, *,
-            calls: Iterable[Any] | None = None, tool_call_id: str | None = None,
-            error: bool | None = None, event: str | None = None,
-            event_json: str | Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """One canonical message (``turn_idx`` is filled in by :func:`build_episode`).
-
-    Parameters
-    ----------
-    role : {"system", "user", "assistant", "tool"}
-    content : str, optional
-    calls : iterable, optional
-        Tool calls, each ``(name, arguments)`` or ``(name, arguments, id)`` where
-        ``arguments`` is a dict (stored as JSON text) or JSON text kept as given.
-    tool_call_id, error : for ``tool`` messages, the id of the call answered and its error flag.
-    event, event_json : an event marker (e.g. ``"GOAL_SHIFT"``) and its details.
-
-    Examples
-    --------
-    >>> m = message("assistant", calls=[("get_order", {"order_id": "W1"}, "c1")])
-    >>> m["tool_calls"][0]["arguments_json"]
-    '{"order_id": "W1"}'
-    """
-    tool_calls = None
-    if calls is not None:
-        tool_calls = []
-        for call in calls:
-            name, args = call[0], call[1]
-            call_id = call[2] if len(call) > 2 else None
-            tool_calls.append({
-                "id": call_id,
-                "name": name,
-                "arguments_json": args if isinstance(args, str) else json.dumps(args),
-                "requestor": "assistant" if role == "assistant" else role,
-            })
-    if isinstance(event_json, Mapping):
-        event_json = json.dumps(dict(event_json))
-    return {"role": role, "content": content, "turn_idx": None, "sub_idx": 0, "kind": None,
-            "tool_calls": tool_calls, "tool_call_id": tool_call_id, "error": error,
-            "event": event, "event_json": event_json}
-
-
-def criteria(*, action_sets: Sequence[Sequence[tuple[str, Any]]] = (),
-             actions: Sequence[tuple[str, Any]] = (), communicate_info: Sequence[str] = (),
-             nl_assertions: Sequence[str] | None = ()) -> dict[str, Any]:
-    """Canonical evaluation criteria.
-
-    ``action_sets`` is a list of sets, each a list of allowed ``(function_name, params)``;
-    ``actions`` a list of legacy ``(name, arguments)``. Params may be dicts or JSON text.
-
-    Examples
-    --------
-    >>> c = criteria(action_sets=[[("lock_card", {"card_id": "K1"})]], nl_assertions=["polite"])
-    >>> c["action_sets"][0]["allowed_tools"][0]["function_name"]
-    'lock_card'
-    """
-    def js(value: Any) -> str:
-        return value if isinstance(value, str) else json.dumps(value)
-
-    return {
-        "action_sets": [
-            {"action_id": f"set_{i}",
-             "allowed_tools": [{"function_name": n, "params_json": js(p)} for n, p in tools]}
-            for i, tools in enumerate(action_sets)
-        ],
-        "actions": [
-            {"action_id": f"act_{i}", "requestor": "assistant", "name": n,
-             "arguments_json": js(a), "compare_args": None}
-            for i, (n, a) in enumerate(actions)
-        ],
-        "communicate_info": list(communicate_info),
-        "nl_assertions": None if nl_assertions is None else list(nl_assertions),
-        "env_assertions_json": None,
-        "reward_basis": None,
-    }
-
-
-def judge_output(start_turn: int | None, start_goal: str | None,
-                 shifts: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
-    """Canonical goal-shift judge output.
-
-    Each shift is a mapping with ``turn``, ``from_goal``, ``to_goal``, ``ack_turn``,
-    ``tool_turn``, ``outcome_turn``, ``transferred`` (missing keys are null / False).
-
-    Examples
-    --------
-    >>> j = judge_output(1, "cards", [dict(turn=5, from_goal="cards", to_goal="dispute",
-    ...                                    ack_turn=6)])
-    >>> j["shifts"][0]["ack_turn"], j["shifts"][0]["transferred"]
-    (6, False)
-    """
-    out = []
-    for s in shifts:
-        ack = s.get("ack_turn")
-        out.append({
-            "turn": s.get("turn"),
-            "from_goal": s.get("from_goal"),
-            "to_goal": s.get("to_goal"),
-            "agent_responded": s.get("agent_responded", ack is not None),
-            "agent_turn": s.get("agent_turn", ack),
-            "ack_turn": ack,
-            "tool_turn": s.get("tool_turn"),
-            "outcome_turn": s.get("outcome_turn"),
-            "transferred": bool(s.get("transferred", False)),
-        })
-    return {"start_turn": start_turn, "start_goal": start_goal, "shifts": out}
-
-
-def build_episode(messages: Sequence[Mapping[str, Any]], **fields: Any) -> dict[str, Any]:
-    """A validated canonical goal-shift episode from messages and a few fields.
-
-    ``turn_idx`` is set to each message's position; calls without an id get
-    ``"call_<turn>_<k>"``. Unspecified ids default to a small test episode
-    (``benchmark="agentchangebench"``, ``domain="banking"``, ``task_id="t0"``, ...).
-
-    Examples
-    --------
-    >>> rec = build_episode([message("assistant", "Hi"), message("user", "Hello")],
-    ...                     episode_id="agentchangebench/ep1", reward=1.0)
-    >>> rec["messages"][1]["turn_idx"], rec["scenario_id"]
-    (1, 'agentchangebench/banking/new/t0')
-    """
-    rec = empty_episode()
-    msgs = []
-    for i, m in enumerate(messages):
-        m = dict(m)
-        m["turn_idx"] = i
-        m.setdefault("sub_idx", 0)
-        if m.get("tool_calls"):
-            m["tool_calls"] = [dict(c, id=c.get("id") or f"call_{i}_{k}")
-                               for k, c in enumerate(m["tool_calls"])]
-        msgs.append(m)
-    benchmark = fields.get("benchmark", "agentchangebench")
-    domain = fields.get("domain", "banking")
-    task_id = fields.get("task_id", "t0")
-    rec.update(
-        benchmark=benchmark, domain=domain, task_id=task_id, task_set="new",
-        scenario_id=(f"agentchangebench/{domain}/new/{task_id}" if benchmark == "agentchangebench"
-                     else f"{benchmark}/{domain}/{task_id}"),
-        rollout=0, episode_id=f"{benchmark}/{task_id}-0", agent_model="agent", method=METHOD,
-        user_model="user", user_implementation="user_simulator", source="test", termination_reason="user_stop", messages=msgs,
-    )
-    unknown = set(fields) - set(EPISODE_FEATURES)
-    if unknown:
-        raise KeyError(f"not canonical episode columns: {sorted(unknown)}")
-    rec.update(fields)
-    validate_episode(rec)
-    return rec
 
 
 # --------------------------------------------------------------------------- domains

@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 from accordkit.schema import empty_episode
+from accordkit.testing import message
 
 from .stub_server import last_user_text
 
@@ -16,11 +17,8 @@ FAKE_KEY = "sk-accordkit-fake-0123456789abcdef"
 
 def msg(role: str, content: str | None, turn: int, *, kind: str | None = "utterance",
         **extra: Any) -> dict[str, Any]:
-    base = {"role": role, "content": content, "turn_idx": turn, "sub_idx": 0, "kind": kind,
-            "tool_calls": None, "tool_call_id": None, "error": None, "event": None,
-            "event_json": None}
-    base.update(extra)
-    return base
+    """:func:`accordkit.testing.message` with the turn given and utterances by default."""
+    return {**message(role, content, kind=kind, turn=turn), **extra}
 
 
 def reveal(pref_id: str, value: str, dynamic: str = "hard_underspec") -> dict[str, Any]:

@@ -6,10 +6,12 @@ import json
 import math
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from accordkit.judges.verdicts import (
     VERDICT_COLUMNS,
+    attach_verdicts,
     check_verdicts,
     empty_verdicts,
     gsrt_from_verdicts,
@@ -20,7 +22,7 @@ from accordkit.judges.verdicts import (
     write_verdicts,
 )
 
-from .episodes import GSRT_REPLY
+from .episodes import GSRT_REPLY, acb_episode, accord_episode
 
 
 def rows(*specs):
@@ -101,7 +103,86 @@ def test_gsrt_and_nl_conversions():
     nl = nl_verdicts_from_verdicts(v, assertions={"e1": ["A0", "A1"]})
     assert nl == {"e1": [{"assertion": "A0", "met": True, "justification": "ok"},
                          {"assertion": "A1", "met": False, "justification": None}]}
-    two = pd.concat([v, v.assign(judge_model="n")], ignore_index=True)
-    with pytest.raises(ValueError, match="several judge models"):
+    # the rule of attach_verdicts: models that agree count once, disagreeing ones need a pick
+    assert list(gsrt_from_verdicts(pd.concat([v, v.assign(judge_model="n")]))) == ["e1"]
+    other = json.dumps({"start_goal": {"turn": 1, "goal": "x"}, "user_goal_shifts": []})
+    two = pd.concat([v, v.assign(judge_model="n", verdict=v["verdict"].where(
+        v["judge"] != "gsrt", other).where(v["episode_id"] == "e1", "invalid"))],
+        ignore_index=True)
+    with pytest.raises(ValueError, match="conflicting gsrt verdicts for episode 'e1'"):
         gsrt_from_verdicts(two)
-    assert list(gsrt_from_verdicts(two, judge_model="n")) == ["e1"]
+    assert gsrt_from_verdicts(two, judge_model="n")["e1"]["start_goal"] == "x"
+
+
+# --------------------------------------------------------------------------- attach_verdicts
+
+
+def _dataset(*records):
+    from accordkit._arrow import episode_dataset
+    from accordkit.schema import EPISODE_FEATURES
+
+    return episode_dataset(pa.Table.from_pylist(list(records),
+                                                schema=EPISODE_FEATURES.arrow_schema))
+
+
+def test_attach_fills_missing_fields_and_stored_values_win():
+    acc = accord_episode("e1")
+    acc["preferences"][1]["satisfied"] = False          # stored: wins over the verdict
+    acb = acb_episode("a1")
+    ds = _dataset(acc, acb)
+    eid, aid = acc["episode_id"], acb["episode_id"]
+    v = rows(("outcome", "m", eid, "p0", None, "1", None, 0.0),
+             ("outcome", "m", eid, "p1", None, "1", None, 0.0),
+             ("outcome", "m", eid, "price", None, "0", None, 0.0),
+             ("outcome", "m", eid, "product_type", None, "invalid", None, 0.0),
+             ("nl_assertions", "m", aid, "0", None, "met", None, 0.0),
+             ("nl_assertions", "m", aid, "1", None, "not_met", None, 0.0),
+             ("gsrt", "m", aid, "shifts", None, GSRT_REPLY, None, 0.0),
+             ("usersim_tests", "m", eid, "test001", 1, "no", None, 0.0))
+    out = attach_verdicts(ds, v)
+    assert type(out) is type(ds) and out.num_rows == 2
+    a, b = out[0], out[1]
+    assert [p["satisfied"] for p in a["preferences"]] == [True, False]
+    assert a["price_ok"] is False and a["product_type_ok"] is None   # invalid: not judged
+    assert [n["met"] for n in b["nl_verdicts"]] == [True, False]
+    assert b["nl_verdicts"][0]["assertion"] == acb["criteria"]["nl_assertions"][0]
+    assert b["gsrt_judge"]["shifts"][0]["ack_turn"] == 5
+    # The table form gives a table; the input is not modified.
+    assert ds[0]["preferences"][0]["satisfied"] is None
+
+
+def test_attach_rule_for_missing_and_conflicting_rows():
+    acb = acb_episode("a1")
+    ds = _dataset(acb)
+    aid = acb["episode_id"]
+    # An error row (no verdict) for one assertion: the NL set is incomplete, nothing filled.
+    v = rows(("nl_assertions", "m", aid, "0", None, "met", None, 0.0),
+             ("nl_assertions", "m", aid, "1", None, None, "timeout", 0.0))
+    assert attach_verdicts(ds, v)[0]["nl_verdicts"] is None or \
+        attach_verdicts(ds, v)[0]["nl_verdicts"] == []
+    # Two models that agree count once; two that disagree need judge_model=.
+    agree = rows(("gsrt", "a", aid, "shifts", None, GSRT_REPLY, None, 0.0),
+                 ("gsrt", "b", aid, "shifts", None, GSRT_REPLY, None, 0.0))
+    assert attach_verdicts(ds, agree)[0]["gsrt_judge"]["start_goal"] == "cards"
+    other = json.dumps({"start_goal": {"turn": 1, "goal": "x"}, "user_goal_shifts": []})
+    clash = rows(("gsrt", "a", aid, "shifts", None, GSRT_REPLY, None, 0.0),
+                 ("gsrt", "b", aid, "shifts", None, other, None, 0.0))
+    with pytest.raises(ValueError, match=r"conflicting gsrt verdicts .* \['a', 'b'\]"):
+        attach_verdicts(ds, clash)
+    assert attach_verdicts(ds, clash, judge_model="b")[0]["gsrt_judge"]["start_goal"] == "x"
+    with pytest.raises(ValueError, match="not valid goal-shift judge output"):
+        attach_verdicts(ds, rows(("gsrt", "a", aid, "shifts", None, "{}", None, 0.0)))
+
+
+def test_gsrt_verdicts_reach_the_shift_frame():
+    import accordkit as ak
+
+    acb = acb_episode("a1")
+    ds = _dataset(acb)
+    v = rows(("gsrt", "m", acb["episode_id"], "shifts", None, GSRT_REPLY, None, 0.0))
+    without = ak.score(ds, level="shift")
+    shifts = ak.score(ds, level="shift", verdicts=v)
+    assert len(shifts) == 1 and shifts.loc[0, "gsrt_ack"] == 1
+    assert len(without) == 0 or without["gsrt_ack"].isna().all()
+    episode = ak.score(ds, verdicts=v).iloc[0]
+    assert episode["n_shifts"] == 1

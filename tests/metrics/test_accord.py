@@ -15,37 +15,23 @@ from accordkit.metrics.accord import (
     score_episodes,
     score_preferences,
 )
-from accordkit.schema import EPISODE_FEATURES, EpisodeValidationError, empty_episode
+from accordkit.schema import EPISODE_FEATURES, EpisodeValidationError
+from accordkit.testing import accord_episode, episode_table, message, preference
 
 SCHEMA = EPISODE_FEATURES.arrow_schema
 
 
 def msg(role, content=None, *, kind=None, calls=0, turn=0):
-    tool_calls = [{"id": f"c{i}", "name": "search", "arguments_json": "{}",
-                   "requestor": role} for i in range(calls)] or None
-    return {"role": role, "content": content, "turn_idx": turn, "sub_idx": 0, "kind": kind,
-            "tool_calls": tool_calls}
+    return message(role, content, kind=kind, turn=turn,
+                   calls=[("search", {}, f"c{i}") for i in range(calls)] or None)
 
 
-def pref(pid, dynamic="hard_underspec", satisfied=None, *, value="v", backoff=None,
-         trigger=None):
-    return {"pref_id": pid, "name": f"n{pid}", "slot": "attribute", "value": value,
-            "dynamic": dynamic, "backoff": backoff, "trigger": trigger, "satisfied": satisfied}
+def episode(eid, *, type_ok=None, price_ok=None, **kw):
+    return accord_episode(eid, product_type_ok=type_ok, price_ok=price_ok, **kw)
 
 
-def episode(eid, *, completed=True, prefs=(), domain="shop", messages=None, type_ok=None,
-            price_ok=None):
-    rec = empty_episode()
-    rec.update({"benchmark": "accord", "domain": domain, "scenario_id": f"accord/{domain}/s",
-                "task_id": "s", "episode_id": eid, "source": "test", "completed": completed,
-                "preferences": None if prefs is None else list(prefs),
-                "messages": messages or [msg("assistant", "Hi", kind="greeting")],
-                "product_type_ok": type_ok, "price_ok": price_ok})
-    return rec
-
-
-def table(*recs):
-    return pa.Table.from_pylist(list(recs), schema=SCHEMA)
+pref = preference
+table = episode_table
 
 
 # --- episode level ---------------------------------------------------------------------
@@ -255,7 +241,7 @@ def test_verdict_errors():
                                              ("e", "outcome", "a", "0", "m2")]))
     with pytest.raises(ValueError, match="names item 'size'"):
         score_episodes(t, verdicts=verdicts([("e", "outcome", "size", "1", "m")]))
-    with pytest.raises(ValueError, match="'maybe' is not one of"):
+    with pytest.raises(ValueError, match="verdict 'maybe' is not one of"):
         score_episodes(t, verdicts=verdicts([("e", "outcome", "a", "maybe", "m")]))
     with pytest.raises(ValueError, match=r"lack the columns \['verdict'\]"):
         score_episodes(t, verdicts=pd.DataFrame({"episode_id": [], "judge": [], "item": []}))

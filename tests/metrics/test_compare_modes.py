@@ -8,7 +8,7 @@ import pytest
 
 from accordkit.metrics.compare_modes import COMPARE_COLUMNS, compare_modes
 from accordkit.schema import EPISODE_FEATURES
-from accordkit.synth.goalshift import build_episode, criteria, judge_output, message
+from accordkit.testing import build_episode, criteria, judge_output, message
 
 LOOKUP = ("get_reservation", {"id": "R1"})
 

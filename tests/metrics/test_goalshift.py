@@ -17,13 +17,8 @@ from accordkit.metrics.passk import pass_hat_k
 from accordkit.metrics.tcrr import call_redundancy
 from accordkit.schema import EPISODE_FEATURES, ID_COLUMNS
 from accordkit.score import score
-from accordkit.synth.goalshift import (
-    build_episode,
-    criteria,
-    generate_goalshift,
-    judge_output,
-    message,
-)
+from accordkit.synth.goalshift import generate_goalshift
+from accordkit.testing import build_episode, criteria, judge_output, message
 
 
 def table_of(*records):

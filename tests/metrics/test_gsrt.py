@@ -12,7 +12,7 @@ import pytest
 
 from accordkit.metrics.gsrt import SHIFT_COLUMNS, episode_gsrt, shift_rows
 from accordkit.schema import EPISODE_FEATURES
-from accordkit.synth.goalshift import build_episode, judge_output, message
+from accordkit.testing import build_episode, judge_output, message
 
 
 def table_of(*records):

@@ -14,7 +14,7 @@ from accordkit.metrics.tcrr import (
     tcrr_counts,
 )
 from accordkit.schema import EPISODE_FEATURES
-from accordkit.synth.goalshift import build_episode, message
+from accordkit.testing import build_episode, message
 
 
 def table_of(*records):

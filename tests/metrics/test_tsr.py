@@ -9,9 +9,10 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from accordkit.metrics.tsr import combine_channels, nl_verdict_lookup, params_match, tsr_channels
+from accordkit.judges.verdicts import attach_verdicts
+from accordkit.metrics.tsr import combine_channels, params_match, tsr_channels
 from accordkit.schema import EPISODE_FEATURES
-from accordkit.synth.goalshift import build_episode, criteria, message
+from accordkit.testing import build_episode, criteria, message
 
 
 def table_of(*records):
@@ -26,8 +27,11 @@ def verdicts(*met):
     return [{"assertion": f"a{i}", "met": m, "justification": ""} for i, m in enumerate(met)]
 
 
-def score(rec, **kw):
-    return tsr_channels(table_of(rec), **kw).iloc[0]
+def score(rec, verdicts=None, **kw):
+    table = table_of(rec)
+    if verdicts is not None:
+        table = attach_verdicts(table, verdicts)
+    return tsr_channels(table, **kw).iloc[0]
 
 
 # --------------------------------------------------------------------------- parameters
@@ -179,7 +183,7 @@ def test_verdict_table_fills_missing_nl_verdicts():
     assert bool(score(rec, verdicts=partial)["nl_unjudged"]) is True
     assert bool(score(rec, verdicts=table.iloc[:1])["nl_unjudged"]) is True
     # Other judges' rows are ignored.
-    assert bool(score(rec, verdicts=table.assign(judge="gsrt"))["nl_unjudged"]) is True
+    assert bool(score(rec, verdicts=table.assign(judge="usersim_tests"))["nl_unjudged"]) is True
 
 
 def test_stored_verdicts_win_over_the_table():
@@ -192,17 +196,20 @@ def test_stored_verdicts_win_over_the_table():
 
 
 def test_verdict_table_errors():
-    with pytest.raises(ValueError, match="lacks columns"):
-        nl_verdict_lookup(pd.DataFrame({"episode_id": ["e"]}))
+    rec = build_episode([message("assistant", "x")], criteria=criteria(nl_assertions=["a0"]),
+                        episode_id="e")
     base = {"episode_id": ["e", "e"], "judge": "nl_assertions"}
-    with pytest.raises(ValueError, match="more than one nl_assertions verdict"):
-        nl_verdict_lookup(pd.DataFrame({**base, "item": ["0", "0"], "verdict": ["met", "met"]}))
+    with pytest.raises(ValueError, match=r"lack the columns \['item', 'verdict'\]"):
+        score(rec, verdicts=pd.DataFrame({"episode_id": ["e"], "judge": ["nl_assertions"]}))
+    with pytest.raises(ValueError, match="conflicting nl_assertions verdicts for episode 'e'"):
+        score(rec, verdicts=pd.DataFrame({**base, "item": ["0", "0"],
+                                          "verdict": ["met", "not_met"]}))
     with pytest.raises(ValueError, match="is not an assertion index"):
-        nl_verdict_lookup(pd.DataFrame({**base, "item": ["x", "1"], "verdict": ["met", "met"]}))
-    with pytest.raises(ValueError, match="is not 'met', 'not_met' or 'invalid'"):
-        nl_verdict_lookup(pd.DataFrame({**base, "item": ["0", "1"], "verdict": ["yes", "met"]}))
+        score(rec, verdicts=pd.DataFrame({**base, "item": ["x", "1"], "verdict": ["met", "met"]}))
+    with pytest.raises(ValueError, match=r"verdict 'yes' is not one of \['invalid', 'met'"):
+        score(rec, verdicts=pd.DataFrame({**base, "item": ["0", "1"], "verdict": ["yes", "met"]}))
     with pytest.raises(TypeError, match="pandas DataFrame"):
-        nl_verdict_lookup([1, 2])
+        score(rec, verdicts=[1, 2])
 
 
 @pytest.mark.parametrize("action, nl, comm, expected", [

@@ -8,7 +8,7 @@ import pytest
 
 from accordkit.metrics.tue import call_outcomes, tue_counts, tue_from_counts
 from accordkit.schema import EPISODE_FEATURES
-from accordkit.synth.goalshift import build_episode, message
+from accordkit.testing import build_episode, message
 
 
 def table_of(*records):

@@ -13,7 +13,12 @@ MODULES = [
     "accordkit.stats.metrics",
     "accordkit.stats._adjust",
     "accordkit.stats._resample",
-    "accordkit.tables",
+    "accordkit.stats._point",
+    "accordkit.stats._options",
+    "accordkit.tables.format",
+    "accordkit.tables.catalogue",
+    "accordkit.tables.builders",
+    "accordkit.tables.paper",
 ]
 
 

@@ -12,13 +12,8 @@ import pytest
 from accordkit._arrow import arrow_table
 from accordkit.save import save
 from accordkit.schema import EPISODE_FEATURES, EpisodeValidationError, validate_episode
-from accordkit.synth.goalshift import (
-    AGENT_MODELS,
-    PERSONA_TEXT,
-    build_episode,
-    generate_goalshift,
-    message,
-)
+from accordkit.synth.goalshift import AGENT_MODELS, PERSONA_TEXT, generate_goalshift
+from accordkit.testing import build_episode, message
 
 
 @pytest.fixture(scope="module")

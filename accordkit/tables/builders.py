@@ -1,0 +1,220 @@
+"""The tables of the reports: catalogue metrics summarised with intervals.
+
+Each builder takes tidy score frames (:func:`accordkit.score`) and returns the output of
+:func:`accordkit.summarize` for one table of :mod:`accordkit.tables.catalogue`; notebooks
+only choose parameters and display. ``options`` are :func:`accordkit.summarize`'s
+(``cluster``, ``method``, ``confidence``, ``n_resamples``, ``seed``, ``strata``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..metrics.tue import tue_points
+from ..stats import summarize
+from .catalogue import (
+    ACCORD_COST,
+    ACCORD_DYNAMICS,
+    ACCORD_MAIN,
+    ACCORD_PREFERENCE,
+    GOALSHIFT_GSRT,
+    GOALSHIFT_MAIN,
+)
+
+__all__ = [
+    "bootstrap_options",
+    "select",
+    "preference_scores",
+    "with_tue_points",
+    "accord_main",
+    "accord_dynamics",
+    "accord_cost",
+    "goalshift_main",
+    "goalshift_gsrt",
+    "failure_flags",
+    "FAILURES",
+]
+
+
+def bootstrap_options(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The :func:`accordkit.summarize` options from notebook parameters.
+
+    ``method`` is read from ``method`` or, as the notebooks name it, ``ci_method``.
+
+    Examples
+    --------
+    >>> bootstrap_options({"ci_method": "percentile", "n_resamples": 500})["method"]
+    'percentile'
+    """
+    return {
+        "cluster": params.get("cluster", "scenario_id"),
+        "method": params.get("method", params.get("ci_method", "bca")),
+        "confidence": params.get("confidence", 0.95),
+        "n_resamples": int(params.get("n_resamples", 10_000)),
+        "seed": int(params.get("seed", 0)),
+    }
+
+
+def select(frame: pd.DataFrame, *, models: Sequence[str] | None = None,
+           domains: Sequence[str] | None = None,
+           benchmarks: Sequence[str] | None = None) -> pd.DataFrame:
+    """Rows of a score frame restricted to some agent models, domains or benchmarks.
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"agent_model": ["a", "b"], "domain": ["x", "x"],
+    ...                   "benchmark": ["accord", "accord"]})
+    >>> select(f, models=["b"])["agent_model"].tolist()
+    ['b']
+    """
+    keep = pd.Series(True, index=frame.index)
+    for column, values in (("agent_model", models), ("domain", domains),
+                           ("benchmark", benchmarks)):
+        if values:
+            keep &= frame[column].isin(list(values))
+    return frame[keep].reset_index(drop=True)
+
+
+def preference_scores(preferences: pd.DataFrame, *,
+                      include_incomplete: bool = False) -> pd.DataFrame:
+    """The preference frame with a float ``preference score`` column: the one rule for
+    which judgments count.
+
+    ``satisfied`` of completed episodes; preferences of incomplete episodes are left out
+    (NaN), or count as unsatisfied (0) with ``include_incomplete=True``; an episode whose
+    completion is unknown is always left out.
+
+    Examples
+    --------
+    >>> p = pd.DataFrame({"satisfied": [True, True, None], "completed": [True, False, True]})
+    >>> preference_scores(p)["preference score"].tolist()
+    [1.0, nan, nan]
+    >>> preference_scores(p, include_incomplete=True)["preference score"].tolist()
+    [1.0, 0.0, nan]
+    """
+    if not isinstance(include_incomplete, bool):
+        raise TypeError(f"include_incomplete must be True or False, got {include_incomplete!r}")
+    for column in ("satisfied", "completed"):
+        if column not in preferences.columns:
+            raise ValueError(f"the preferences frame lacks the column {column!r}; pass the "
+                             "output of accordkit.score(..., level='preference')")
+    satisfied = preferences["satisfied"].to_numpy(dtype=float, na_value=np.nan)
+    done = preferences["completed"].to_numpy(dtype=float, na_value=np.nan)
+    score = np.where(done == 0.0, 0.0 if include_incomplete else np.nan, satisfied)
+    score = np.where(np.isnan(done), np.nan, score)
+    return preferences.assign(**{ACCORD_PREFERENCE.column: score})
+
+
+def with_tue_points(episodes: pd.DataFrame) -> pd.DataFrame:
+    """The episode frame with ``tue_points`` (weighted correct and valid calls), so that
+    TUE of a group is a ratio of sums over its calls."""
+    correct = episodes["n_correct_calls"].astype("Float64")
+    valid = episodes["n_valid_param_calls"].astype("Float64")
+    return episodes.assign(tue_points=tue_points(correct, valid).astype(float))
+
+
+def accord_main(episodes: pd.DataFrame, *, by: Sequence[str] = ("agent_model", "method"),
+                **options: Any) -> pd.DataFrame:
+    """AcCoRD Table 3 (:data:`~accordkit.tables.catalogue.ACCORD_MAIN`): completion,
+    outcome (over completed episodes), perfect outcome and task score per group.
+
+    Examples
+    --------
+    >>> ep = pd.DataFrame({"agent_model": "m", "method": "react",
+    ...                    "scenario_id": ["s1", "s2", "s3", "s4"],
+    ...                    "completed": [True, True, True, False],
+    ...                    "outcome_score": [1.0, 0.5, 0.0, None], "perfect_outcome": [1, 0, 0, 0],
+    ...                    "task_score": [1.0, 0.5, 0.0, 0.0]})
+    >>> t = accord_main(ep, n_resamples=200)
+    >>> t.set_index("metric")["estimate"].round(3).to_dict()
+    {'task completion rate': 0.75, 'outcome score': 0.5, 'perfect outcome rate': 0.25, 'task score': 0.375}
+    """
+    return summarize(episodes, list(ACCORD_MAIN), list(by), **options)
+
+
+def accord_dynamics(preferences: pd.DataFrame, *,
+                    by: Sequence[str] = ("agent_model", "method"),
+                    include_incomplete: bool = False, **options: Any) -> pd.DataFrame:
+    """AcCoRD Table 4: preference scores per dynamic, pooled over (episode, preference).
+
+    Rows follow :data:`~accordkit.tables.catalogue.ACCORD_DYNAMICS` within each group; which
+    judgments count is :func:`preference_scores`'s rule.
+    """
+    prefs = preference_scores(preferences, include_incomplete=include_incomplete)
+    out = summarize(prefs, [ACCORD_PREFERENCE], [*by, "dynamic"], **options)
+    order = {d: i for i, d in enumerate(ACCORD_DYNAMICS)}
+    return out.sort_values([*by, "dynamic"], key=lambda s: s.map(order) if s.name == "dynamic"
+                           else s, kind="stable").reset_index(drop=True)
+
+
+def accord_cost(episodes: pd.DataFrame, *, by: Sequence[str] = ("agent_model", "method"),
+                **options: Any) -> pd.DataFrame:
+    """AcCoRD Table 4, right half (:data:`~accordkit.tables.catalogue.ACCORD_COST`):
+    environment actions and agent utterances per episode, mean and median."""
+    return summarize(episodes, list(ACCORD_COST), list(by), **options)
+
+
+def goalshift_main(episodes: pd.DataFrame, *, by: Sequence[str] = ("domain", "agent_model"),
+                   **options: Any) -> pd.DataFrame:
+    """Goal-shift main table (:data:`~accordkit.tables.catalogue.GOALSHIFT_MAIN`): TSR and
+    its channels, TUE, T, P, TCRR and recovery rate.
+
+    T, P, TUE, TCRR and recovery are ratios of sums over the group's episodes (the
+    file-level definitions), not means of per-episode ratios.
+    """
+    return summarize(with_tue_points(episodes), list(GOALSHIFT_MAIN), list(by), **options)
+
+
+def goalshift_gsrt(shifts: pd.DataFrame, *, by: Sequence[str] = ("domain", "agent_model"),
+                   **options: Any) -> pd.DataFrame:
+    """Medians of the pooled per-shift recovery times
+    (:data:`~accordkit.tables.catalogue.GOALSHIFT_GSRT`); censored shifts are counted."""
+    return summarize(shifts, list(GOALSHIFT_GSRT), list(by), **options)
+
+
+#: Failure types for error analysis: name -> description.
+FAILURES = {
+    "not_completed": "AcCoRD episode ended without a purchase / all bookings",
+    "unsatisfied_triggered": "a triggered preference was judged unsatisfied",
+    "unrecovered_shift": "a goal shift was never acknowledged (or handed to a human)",
+    "redundant_calls": "at least one redundant tool call",
+    "transfer": "the agent handed a goal shift to a human",
+}
+
+
+def failure_flags(episodes: pd.DataFrame, preferences: pd.DataFrame | None = None,
+                  shifts: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per episode, one boolean column per failure type in :data:`FAILURES`.
+
+    A flag is False (not missing) when the failure cannot occur for the episode's benchmark.
+    """
+    out = episodes[["episode_id"]].copy()
+    ids = out["episode_id"]
+
+    def col(name: str) -> pd.Series:
+        if name in episodes:
+            return episodes[name]
+        return pd.Series(np.nan, index=episodes.index)
+
+    out["not_completed"] = (col("completed").astype("boolean") == False).fillna(False)  # noqa: E712
+    bad_trig: set[str] = set()
+    if preferences is not None and len(preferences):
+        trig = preferences[(preferences["dynamic"] == "triggered")
+                           & (preferences["satisfied"].astype("boolean") == False)]  # noqa: E712
+        bad_trig = set(trig["episode_id"])
+    out["unsatisfied_triggered"] = ids.isin(bad_trig)
+    unrecovered: set[str] = set()
+    transferred: set[str] = set()
+    if shifts is not None and len(shifts):
+        unrecovered = set(shifts.loc[shifts["recovered"].astype("boolean") == False,  # noqa: E712
+                                     "episode_id"])
+        transferred = set(shifts.loc[shifts["transferred"].astype("boolean").fillna(False),
+                                     "episode_id"])
+    out["unrecovered_shift"] = ids.isin(unrecovered)
+    out["redundant_calls"] = (col("n_redundant_calls").astype("Float64") > 0).fillna(False)
+    out["transfer"] = ids.isin(transferred)
+    return out

@@ -1,0 +1,221 @@
+"""Seaborn figures drawn from precomputed results.
+
+Error bars always come from the intervals computed by :func:`accordkit.summarize` /
+:func:`accordkit.compare` (clustered bootstrap), never from seaborn's own bootstrap, which
+resamples rows and ignores clusters. Each agent model keeps one colour across figures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+
+__all__ = [
+    "model_palette",
+    "plot_intervals",
+    "plot_forest",
+    "plot_passk",
+    "plot_gsrt",
+    "save_figure",
+]
+
+_PALETTE = "colorblind"
+
+
+def model_palette(models: Iterable[str]) -> dict[str, tuple[float, float, float]]:
+    """A stable colour per model: sorted names mapped onto seaborn's colour-blind palette.
+
+    Examples
+    --------
+    >>> pal = model_palette(["b-model", "a-model"])
+    >>> list(pal) == ["a-model", "b-model"]
+    True
+    """
+    names = sorted({str(m) for m in models})
+    colours = sns.color_palette(_PALETTE, n_colors=max(len(names), 1))
+    return {name: tuple(colours[i % len(colours)]) for i, name in enumerate(names)}
+
+
+def _errors(frame: pd.DataFrame) -> np.ndarray:
+    lo = (frame["estimate"] - frame["ci_low"]).clip(lower=0).to_numpy(dtype=float)
+    hi = (frame["ci_high"] - frame["estimate"]).clip(lower=0).to_numpy(dtype=float)
+    return np.vstack([np.nan_to_num(lo), np.nan_to_num(hi)])
+
+
+def plot_intervals(
+    summary: pd.DataFrame,
+    *,
+    x: str = "metric",
+    hue: str | None = "agent_model",
+    col: str | None = None,
+    order: Sequence[str] | None = None,
+    hue_order: Sequence[str] | None = None,
+    palette: dict | None = None,
+    ylabel: str = "estimate",
+    title: str | None = None,
+    height: float = 3.6,
+    aspect: float = 1.6,
+    sharey: bool = True,
+    col_wrap: int = 3,
+) -> sns.FacetGrid:
+    """Point estimates with their confidence intervals, dodged by ``hue``.
+
+    Parameters
+    ----------
+    summary : DataFrame
+        Output of :func:`accordkit.summarize` (``estimate``, ``ci_low``, ``ci_high``).
+    x, hue, col : str
+        Columns for the x axis, colour and facet columns.
+    sharey : bool
+        One y scale for all facets (set False when facets are different metrics).
+    palette : dict, optional
+        Colours per hue value; defaults to :func:`model_palette`.
+
+    Returns
+    -------
+    seaborn.FacetGrid
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> s = pd.DataFrame({"metric": ["a", "a"], "agent_model": ["m1", "m2"],
+    ...                   "estimate": [.5, .6], "ci_low": [.4, .5], "ci_high": [.6, .7]})
+    >>> g = plot_intervals(s)
+    """
+    data = summary.copy()
+    order = list(order) if order is not None else list(dict.fromkeys(data[x]))
+    hues = (list(hue_order) if hue_order is not None
+            else sorted(data[hue].astype(str).unique()) if hue else [None])
+    palette = palette or (model_palette(hues) if hue else None)
+    grid = sns.FacetGrid(data, col=col, height=height, aspect=aspect, sharey=sharey,
+                         col_wrap=None if col is None else min(col_wrap, data[col].nunique()))
+
+    def draw(*_: object, data: pd.DataFrame, **__: object) -> None:
+        frame = data
+        ax = plt.gca()
+        width = 0.5 / max(len(hues), 1)
+        for j, h in enumerate(hues):
+            part = frame if h is None else frame[frame[hue].astype(str) == h]
+            pos = np.array([order.index(v) for v in part[x]], dtype=float)
+            pos += (j - (len(hues) - 1) / 2) * width
+            colour = palette[h] if palette and h is not None else None
+            ax.errorbar(pos, part["estimate"], yerr=_errors(part), fmt="o", capsize=3,
+                        color=colour, label=h)
+            if "small_cell" in part:
+                small = part["small_cell"].fillna(False).astype(bool).to_numpy()
+                ax.scatter(pos[small], part["estimate"].to_numpy()[small], marker="o",
+                           facecolors="white", edgecolors=colour, zorder=3)
+        ax.set_xticks(range(len(order)), order, rotation=30, ha="right")
+
+    grid.map_dataframe(draw)
+    grid.set_axis_labels("", ylabel)
+    if hue:
+        grid.add_legend(title=hue)
+    if title:
+        grid.figure.suptitle(title, y=1.03)
+    return grid
+
+
+def plot_forest(comparison: pd.DataFrame, *, label: str = "agent_model",
+                title: str | None = None) -> plt.Figure:
+    """Forest plot of paired differences against a baseline (:func:`accordkit.compare`).
+
+    Points are the differences, bars their intervals; filled points are significant after
+    adjustment (``p_adjusted`` < 0.05), hollow points are not.
+    """
+    data = comparison.reset_index(drop=True)
+    labels = [f"{r[label]} vs {r['baseline']}" if "baseline" in data else str(r[label])
+              for _, r in data.iterrows()]
+    if "metric" in data and data["metric"].nunique() > 1:
+        labels = [f"{m}: {lab}" for m, lab in zip(data["metric"], labels, strict=True)]
+    fig, ax = plt.subplots(figsize=(9.0, 0.45 * len(data) + 1.2))
+    y = np.arange(len(data))[::-1]
+    palette = model_palette(data[label].astype(str))
+    for yi, (_, row) in zip(y, data.iterrows(), strict=True):
+        colour = palette[str(row[label])]
+        sig = bool(row.get("p_adjusted", 1.0) < 0.05)
+        ax.errorbar(row["delta"], yi, xerr=[[max(row["delta"] - row["ci_low"], 0)],
+                                            [max(row["ci_high"] - row["delta"], 0)]],
+                    fmt="o", color=colour, capsize=3, mfc=colour if sig else "white")
+    ax.axvline(0, color="0.5", lw=1, ls="--")
+    ax.set_yticks(y, labels)
+    ax.set_xlabel("difference (candidate − baseline)")
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def plot_passk(passk: pd.DataFrame, *, hue: str | None = "agent_model",
+               title: str | None = None) -> plt.Figure:
+    """pass^k against k, with bootstrap bands when ``ci_low``/``ci_high`` are present."""
+    fig, ax = plt.subplots(figsize=(5.6, 3.6))
+    groups = passk.groupby(hue, sort=True) if hue else [(None, passk)]
+    palette = model_palette(passk[hue].astype(str)) if hue else {}
+    for name, part in groups:
+        part = part.sort_values("k")
+        colour = palette.get(str(name)) if hue else None
+        ax.plot(part["k"], part["pass_hat_k"], marker="o", color=colour, label=name)
+        if {"ci_low", "ci_high"} <= set(part.columns):
+            ax.fill_between(part["k"], part["ci_low"], part["ci_high"], color=colour, alpha=.2)
+    ax.set_xlabel("k")
+    ax.set_ylabel("pass^k")
+    ax.set_ylim(-0.02, 1.02)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    if hue:
+        ax.legend(title=hue, frameon=False)
+    if title:
+        ax.set_title(title)
+    fig.tight_layout()
+    return fig
+
+
+def plot_gsrt(shifts: pd.DataFrame, *, hue: str = "agent_model",
+              title: str | None = None) -> plt.Figure:
+    """Distributions of goal-shift recovery times (ack, tool, outcome).
+
+    Censored shifts (event not reached in the episode) cannot be placed on the axis; their
+    share is written in each panel's title so they are never silently dropped.
+    """
+    variants = [("gsrt_ack", "acknowledgement"), ("gsrt_tool", "first relevant tool"),
+                ("gsrt_outcome", "outcome")]
+    fig, axes = plt.subplots(1, 3, figsize=(11, 3.4), sharey=True)
+    palette = model_palette(shifts[hue].astype(str)) if len(shifts) else {}
+    for ax, (column, label) in zip(axes, variants, strict=True):
+        data = shifts.dropna(subset=[column])
+        n_missing = int(shifts[column].isna().sum())
+        if len(data):
+            sns.histplot(data, x=column, hue=hue, palette=palette, ax=ax, discrete=True,
+                         multiple="dodge", shrink=.8, legend=ax is axes[-1])
+        ax.set_title(f"{label}\n{n_missing} of {len(shifts)} not reached", fontsize=9)
+        ax.set_xlabel("messages after the shift")
+    if title:
+        fig.suptitle(title, y=1.05)
+    fig.tight_layout()
+    return fig
+
+
+def save_figure(fig: plt.Figure | sns.FacetGrid, stem: str | Path, *,
+                description: str = "", close: bool = False) -> list[Path]:
+    """Save a figure as PNG and SVG (``<stem>.png``, ``<stem>.svg``).
+
+    ``description`` (e.g. the provenance line) goes into both files' metadata. SVG output
+    carries no date, so the same figure gives the same file. With ``close=True`` the figure
+    is closed afterwards (batch use); notebooks keep it open so that it is displayed.
+    """
+    figure = getattr(fig, "figure", fig)
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
+    figure.savefig(paths[0], dpi=150, bbox_inches="tight",
+                   metadata={"Description": description} if description else None)
+    figure.savefig(paths[1], bbox_inches="tight",
+                   metadata={"Date": None, "Description": description or None})
+    if close:
+        plt.close(figure)
+    return paths
