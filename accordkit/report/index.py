@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .notebooks import NOTEBOOKS, InputFacts
+from .outdir import write_text_checked
 from .provenance import provenance_line
 
 __all__ = ["write_index"]
@@ -29,7 +30,8 @@ def _link(href: str, text: str) -> str:
 
 
 def write_index(out: Path, results: Sequence, *, runs: Sequence[str], sources: Sequence[str],
-                verdicts: Sequence[str], facts: InputFacts) -> Path:
+                verdicts: Sequence[str], facts: InputFacts,
+                skipped: Sequence[dict] = ()) -> Path:
     """Write ``out/index.html`` for a finished report and return its path."""
     descriptions = {n.name: n.description for n in NOTEBOOKS}
     multi = len(runs) > 1
@@ -55,6 +57,8 @@ def write_index(out: Path, results: Sequence, *, runs: Sequence[str], sources: S
     n_failed = sum(r.status == "failed" for r in results)
     n_skipped = sum(r.status == "skipped" for r in results)
     source_items = "".join(f"<li><code>{html.escape(s)}</code></li>" for s in sources)
+    skipped_html = _skipped_section(skipped)
+    n_bad = sum(e["skipped"] for e in skipped)
     verdict_items = "".join(f"<li><code>{html.escape(v)}</code></li>" for v in verdicts) \
         or "<li>none</li>"
     page = f"""<!doctype html>
@@ -62,7 +66,7 @@ def write_index(out: Path, results: Sequence, *, runs: Sequence[str], sources: S
 <style>{_CSS}</style></head><body>
 <h1>accordkit report</h1>
 <p class="sub">{n_ok} notebook(s) ran, {n_failed} failed, {n_skipped} skipped ·
-{facts.n_episodes} episodes · {html.escape(counts)}</p>
+{facts.n_episodes} episodes · {n_bad} bad record(s) skipped · {html.escape(counts)}</p>
 <p>Each page below was produced by a parameterized notebook run with papermill. Tables show
 point estimates with {html.escape(str(prov.get("parameters", {}).get("confidence", 0.95)))}
 confidence intervals from a cluster bootstrap over scenarios
@@ -75,6 +79,7 @@ and LaTeX, every figure as PNG and SVG.</p>
 {''.join(rows)}
 </table>
 <h2>Inputs</h2><ul>{source_items}</ul>
+{skipped_html}
 <h3>Stored judge verdicts</h3><ul>{verdict_items}</ul>
 <h2>Provenance</h2>
 <p><code>{html.escape(provenance_line(prov)) if prov else ''}</code> —
@@ -84,5 +89,27 @@ versions).</p>
 </body></html>
 """
     path = out / "index.html"
-    path.write_text(page, encoding="utf-8")
+    write_text_checked(path, page)
     return path
+
+
+def _skipped_section(skipped: Sequence[dict]) -> str:
+    """The "Skipped records" section: per source, the count and the first reasons."""
+    rows = []
+    for entry in skipped:
+        reasons = "".join(f"<li><code>{html.escape(r)}</code></li>" for r in entry["reasons"])
+        more = entry["skipped"] - len(entry["reasons"])
+        if more > 0:
+            reasons += f"<li>… and {more} more</li>"
+        rows.append(f"<tr><td><code>{html.escape(entry['source'])}</code></td>"
+                    f"<td>{entry['episodes']}</td>"
+                    f'<td class="{"failed" if entry["skipped"] else "ok"}">{entry["skipped"]}'
+                    f"</td><td>{'<ul>' + reasons + '</ul>' if reasons else ''}</td></tr>")
+    total = sum(e["skipped"] for e in skipped)
+    note = ("No record was skipped." if not total else
+            f"{total} bad record(s) were left out of every number in this report "
+            "(run <code>accordkit validate</code> on the source for all reasons, or "
+            "<code>accordkit report --strict</code> to refuse such inputs).")
+    return (f'<h3 id="skipped">Skipped records</h3><p>{note}</p>'
+            "<table><tr><th>source</th><th>episodes loaded</th><th>records skipped</th>"
+            f"<th>first reasons</th></tr>{''.join(rows)}</table>")
