@@ -8,9 +8,9 @@ __all__ = ["register"]
 
 
 def _run(args: argparse.Namespace) -> int:
-    import yaml
-
     import sys
+
+    import yaml
 
     from .outdir import ReportBusyError, ReportIncompleteError
     from .runner import SkippedRecordsError, build_report

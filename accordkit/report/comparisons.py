@@ -13,7 +13,16 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["comparison_plan", "paired_comparisons"]
+__all__ = ["comparison_plan", "paired_comparisons", "benchmark_comparisons",
+           "DEFAULT_COMPARISON_METRICS"]
+
+#: Metrics compared per benchmark when none are given.
+DEFAULT_COMPARISON_METRICS: dict[str, list[Any]] = {
+    "accord": ["task_score", "outcome_score", "completed"],
+    "agentchangebench": ["tsr", ("n_recovered", "n_shifts"), "reward"],
+    "tau2": ["reward", "success"],
+    "taubench": ["reward", "success"],
+}
 
 _PLAN_COLUMNS = ["between_value", "baseline", "n_tasks", "n_shared", "comparable", "reason"]
 
@@ -134,3 +143,42 @@ def paired_comparisons(frame: pd.DataFrame, metrics: Sequence[Any], *,
                                      "ci_high", "p_value", "p_adjusted", "paired"]), plan
     results = pd.concat(parts, ignore_index=True)
     return results[cols + [c for c in results.columns if c not in cols]], plan
+
+
+def benchmark_comparisons(frame: pd.DataFrame, metrics: Sequence[Any] | None = None, *,
+                          between: str = "configuration", task: str = "scenario_id",
+                          baseline: Hashable | None = None, **options: Any,
+                          ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`paired_comparisons` within each benchmark and domain, with per-benchmark metrics.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Episode scores of any benchmarks, with a ``between`` column.
+    metrics : sequence, optional
+        The same metrics for every benchmark; default :data:`DEFAULT_COMPARISON_METRICS`
+        (``["success"]`` for other benchmarks).
+    between, task, baseline, **options
+        As in :func:`paired_comparisons`.
+
+    Returns
+    -------
+    results, plan : pandas.DataFrame
+        Concatenated over benchmarks (both have a ``benchmark`` column).
+    """
+    results, plans = [], []
+    for bench, part in frame.groupby("benchmark", sort=True):
+        wanted = list(metrics) if metrics else DEFAULT_COMPARISON_METRICS.get(
+            str(bench), ["success"])
+        if "success" in wanted and "success" in part:
+            part = part.assign(success=part["success"].astype(float))
+        res, plan = paired_comparisons(part, wanted, within=("benchmark", "domain"),
+                                       between=between, task=task, baseline=baseline,
+                                       **options)
+        results.append(res)
+        plans.append(plan)
+    if not plans:
+        return paired_comparisons(frame, [], between=between, task=task, baseline=baseline)
+    nonempty = [r for r in results if len(r)]
+    res = pd.concat(nonempty, ignore_index=True) if nonempty else results[0]
+    return res, pd.concat(plans, ignore_index=True)

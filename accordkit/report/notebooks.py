@@ -87,7 +87,6 @@ class InputFacts:
         import pandas as pd
 
         from ..frame import to_frame
-
         from ..schema import CONFIG_COLUMNS
 
         frame = to_frame(ds) if len(ds) else pd.DataFrame(
