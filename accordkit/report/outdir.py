@@ -72,7 +72,7 @@ def _acquire(lock: Path) -> None:
                 owner = int(lock.read_text(encoding="utf-8").strip() or "0")
             except (OSError, ValueError):
                 owner = 0
-            if owner and owner != os.getpid() and _pid_alive(owner):
+            if owner and _pid_alive(owner):
                 raise ReportBusyError(
                     f"another accordkit report (process {owner}) is writing "
                     f"{lock.parent / lock.name[1:-5]}; wait for it or choose another --out "
