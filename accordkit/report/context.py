@@ -48,10 +48,10 @@ class NotebookContext:
         """Collect the parameters from a notebook's namespace (``globals()``) and set up.
 
         A notebook declares only the parameters it uses; the others take their defaults
-        (:data:`~accordkit.report.runner.DEFAULT_PARAMETERS`, or None). ``source`` and
-        ``out_dir`` are required.
+        (:data:`~accordkit.report.runner.DEFAULT_PARAMETERS`, or None). ``out_dir`` is
+        required.
         """
-        missing = [n for n in ("source", "out_dir") if n not in namespace]
+        missing = [n for n in ("out_dir",) if n not in namespace]
         if missing:
             raise NameError(f"{notebook}: the parameters cell does not define {missing}")
         notebook_setup()
@@ -87,6 +87,8 @@ class NotebookContext:
         """All episodes of ``source`` (bad records skipped and reported)."""
         from ..load import load
 
+        if not self.params.get("source"):
+            raise NameError(f"{self.notebook}: the parameters cell does not define `source`")
         return load(self.params["source"], revision=self.params.get("revision"),
                     split=self.params.get("split"), errors="skip")
 
