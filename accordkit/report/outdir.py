@@ -118,7 +118,10 @@ def staged_output(out: str | Path) -> Iterator[Path]:
     _acquire(lock)
     stage = out.parent / f".{out.name}.building-{os.getpid()}"
     try:
-        shutil.rmtree(stage, ignore_errors=True)
+        # we hold the lock: staging or old copies beside ``out`` are leftovers of killed runs
+        for pattern in (f".{out.name}.building-*", f".{out.name}.old-*"):
+            for leftover in out.parent.glob(pattern):
+                shutil.rmtree(leftover, ignore_errors=True)
         stage.mkdir()
         try:
             yield stage

@@ -78,6 +78,15 @@ def test_a_full_disk_keeps_the_old_report_and_marks_the_partial_one(tmp_path):
     assert not lock_path(out.resolve()).exists()
 
 
+def test_leftovers_of_a_killed_run_are_cleared(tmp_path):
+    out = tmp_path / "rep"
+    (tmp_path / ".rep.building-424242").mkdir()
+    (tmp_path / ".rep.old-424242").mkdir()
+    with staged_output(out) as stage:
+        (stage / "index.html").write_text("x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
+
+
 def test_other_errors_discard_the_staging_folder(tmp_path):
     out = tmp_path / "rep"
     with pytest.raises(KeyError), staged_output(out):

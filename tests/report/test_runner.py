@@ -144,7 +144,8 @@ def test_a_failed_notebook_does_not_stop_the_others(tmp_path, sample_dir):
     assert "failed" in (tmp_path / "index.html").read_text()
 
 
-@pytest.mark.parametrize("name", ["accord_results", "usersim_unit_tests", "goalshift_results"])
+@pytest.mark.parametrize("name", ["accord_results", "usersim_unit_tests", "goalshift_results",
+                                  "tau2_results"])
 def test_notebooks_run_with_their_default_sources_as_in_jupyterlab(tmp_path, sample_dir, name):
     """`make lab` opens notebooks/ : the default parameters must point at the sample."""
     import papermill as pm
