@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 
 __all__ = ["plot_pass_curves"]
 
@@ -40,6 +41,7 @@ def plot_pass_curves(passk: pd.DataFrame, *, panel: str = "domain",
                                 rows["ci_high"].astype(float), color=colour, alpha=.2)
         ax.set_title(name)
         ax.set_xlabel("k")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylim(0, 1.02)
     axes[0][0].set_ylabel("probability")
     if hues:
