@@ -16,11 +16,14 @@
 # %% [markdown]
 # # Paired model comparisons
 #
-# Differences between agent configurations on the scenarios they share, against a baseline
-# (the parameter `baseline`, or the first configuration in alphabetical order). Each bootstrap
-# resample draws scenarios and evaluates every configuration on the same draw, so scenario
-# difficulty cancels out. p-values are adjusted for the number of comparisons (Holm);
-# configurations in one tie group cannot be told apart from the best at that level.
+# Differences between agent configurations (agent model, agent implementation, user model,
+# user implementation) against a baseline, within one benchmark and domain at a time and
+# only between configurations that ran the same tasks (the parameter `baseline`, or the
+# configuration with the most tasks). Each bootstrap resample draws tasks and evaluates every
+# configuration on the same draw, so task difficulty cancels out. p-values are adjusted for
+# the number of comparisons (Holm); configurations in one tie group cannot be told apart
+# from the best at that level. Configurations that ran other tasks are listed as not
+# comparable, with the reason.
 
 # %% tags=["parameters"]
 source = ["../data/sample/accord", "../data/sample/goalshift"]
@@ -30,7 +33,6 @@ split = None
 models = None
 domains = None
 metrics = None
-by = None
 cluster = "scenario_id"
 ci_method = "bca"
 confidence = 0.95
@@ -44,43 +46,39 @@ figures_dir = None
 provenance_path = None
 
 # %%
-import accordkit as ak
 from accordkit.plots import plot_forest
 from accordkit.report import NotebookContext
+from accordkit.report.comparisons import benchmark_comparisons
+from accordkit.report.tau2_views import with_configuration
 
 nb = NotebookContext.from_parameters("compare_models", globals())
 out = nb.out
-options = dict(method=ci_method, confidence=confidence, n_resamples=n_resamples, seed=seed,
-               pair_on=cluster)
-episodes = nb.scores()
-episodes["agent"] = episodes["agent_model"] + " / " + episodes["method"]
-default_metrics = {"accord": ["task_score", "outcome_score", "completed"],
-                   "agentchangebench": ["tsr", ("n_recovered", "n_shifts")],
-                   "tau2": ["success"]}
+episodes = with_configuration(nb.scores())
+results, plan = benchmark_comparisons(
+    episodes, metrics, between="configuration", task=cluster, baseline=baseline,
+    method=ci_method, confidence=confidence, n_resamples=n_resamples, seed=seed)
+out.frame(plan, "comparison_plan",
+          caption="Configurations per benchmark and domain: compared with the baseline, or "
+                  "not comparable and why.")
 
 # %%
-results = []
-for bench, part in episodes.groupby("benchmark"):
-    if part["agent"].nunique() < 2:
-        print(f"{bench}: only one agent configuration, nothing to compare")
-        continue
-    base = baseline if baseline in set(part["agent"]) else sorted(part["agent"].unique())[0]
-    for metric in (metrics or default_metrics.get(bench, ["success"])):
-        if isinstance(metric, list):
-            metric = tuple(metric)
-        res = ak.compare(part, metric, between="agent", baseline=base, **options)
-        results.append(res.assign(benchmark=bench))
-        name = metric if isinstance(metric, str) else f"{metric[0]}_over_{metric[1]}"
-        display(out.table(res, f"{bench}__{name}", rows="agent", columns=None, value="delta",
-                          caption=f"{bench}: {name}, paired difference vs {base}."))
+for (bench, domain, metric), part in results.groupby(["benchmark", "domain", "metric"],
+                                                     sort=True):
+    name = str(metric).replace("/", "_over_").replace(" ", "")
+    display(out.table(part, f"{bench}__{domain}__{name}", rows="configuration", columns=None,
+                      value="delta",
+                      caption=f"{bench}, {domain}: {metric}, difference vs "
+                              f"{part['baseline'].iloc[0]}, paired on "
+                              f"{int(part['n_pairs'].max())} shared tasks."))
 
 # %%
-import pandas as pd
-
-if results:
-    allres = pd.concat(results, ignore_index=True)
-    cols = ["benchmark", "metric", "agent", "baseline", "delta", "ci_low", "ci_high",
-            "p_value", "p_adjusted", "prob_improvement", "tie_group", "n_pairs", "paired"]
-    display(out.frame(allres[cols], "all_comparisons", caption="All paired comparisons."))
-    out.figure(plot_forest(allres, label="agent", title="Paired differences vs baseline"),
-               "forest")
+if len(results):
+    cols = ["benchmark", "domain", "metric", "configuration", "baseline", "delta", "ci_low",
+            "ci_high", "p_value", "p_adjusted", "prob_improvement", "tie_group", "n_pairs",
+            "paired"]
+    display(out.frame(results[cols], "all_comparisons",
+                      caption="All paired comparisons (same benchmark, domain and tasks)."))
+    out.figure(plot_forest(results, label="configuration",
+                           title="Paired differences vs baseline"), "forest")
+else:
+    print("No benchmark and domain has two configurations that ran the same tasks.")

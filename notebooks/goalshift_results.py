@@ -16,9 +16,11 @@
 # %% [markdown]
 # # Goal-shift results (AgentChangeBench / tau2)
 #
-# Task success (TSR and its three channels), tool-use efficiency (TUE = 0.6 T + 0.4 P),
-# redundant tool calls (TCRR), recovery from goal shifts and the time it takes (GSRT), and
-# pass^k — per domain and agent model, and per persona. TCRR is computed per conversation by
+# Task success (TSR and its three channels) next to tau2's own headline (the stored reward),
+# tool-use efficiency (TUE = 0.6 T + 0.4 P), redundant tool calls (TCRR), recovery from goal
+# shifts and the time it takes (GSRT), and pass^k — per domain and configuration (agent
+# model, agent implementation, user model, user implementation), and per persona. Runs
+# without goal shifts (plain tau2 runs) skip the recovery and GSRT parts, saying so. TCRR is computed per conversation by
 # default (`tcrr_mode="episode"`); the last section puts accordkit's definitions next to the
 # upstream code's numbers. Intervals: cluster bootstrap over tasks (scenarios).
 
@@ -29,7 +31,6 @@ revision = None
 split = None
 models = None
 domains = None
-metrics = None
 by = None
 cluster = "scenario_id"
 ci_method = "bca"
@@ -38,41 +39,54 @@ n_resamples = 10_000
 seed = 0
 tcrr_mode = "episode"
 action_mode = "best_match"
-baseline = None
 out_dir = "../reports/interactive"
 figures_dir = None
 provenance_path = None
 
 # %%
 import accordkit as ak
-from accordkit.plots import plot_gsrt, plot_intervals, plot_passk
-from accordkit.report import NotebookContext, views
+import pandas as pd
+
+from accordkit.plots import plot_gsrt, plot_intervals
+from accordkit.report import NotebookContext, tau2_views, views
+from accordkit.report.tau2_plots import plot_pass_curves
 
 nb = NotebookContext.from_parameters("goalshift_results", globals())
 out, boot = nb.out, nb.boot
-group = nb.group(["domain", "agent_model"])
+group = nb.group(["domain", "configuration"])
 goalshift = ["agentchangebench", "tau2"]
-episodes = nb.scores(benchmarks=goalshift)
-shifts = nb.scores("shift", benchmarks=goalshift)
+episodes = tau2_views.with_configuration(nb.scores(benchmarks=goalshift))
+shifts = tau2_views.with_configuration(nb.scores("shift", benchmarks=goalshift))
+has_shifts = len(shifts) > 0
+NO_SHIFTS = ("Skipped: these runs contain no goal shifts (e.g. plain tau2 runs), so there "
+             "is no recovery or recovery time to measure.")
 print(f"{len(episodes)} episodes on {episodes['scenario_id'].nunique()} tasks, "
       f"{len(shifts)} goal shifts; modes: tcrr_mode={tcrr_mode}, action_mode={action_mode}")
 episodes.groupby(group).size().rename("episodes").to_frame()
 
 # %% [markdown]
-# ## Success, efficiency, redundancy and recovery by domain and model
-# TSR weights the action, NL-assertion and communicate channels 0.45 / 0.30 / 0.25,
-# renormalised over the channels a task has. T, P, TUE, TCRR and recovery rate are ratios of
+# ## Success, efficiency, redundancy and recovery by domain and configuration
+# "mean reward" is the reward tau2 stored (tau2's headline); TSR weights the action,
+# NL-assertion and communicate channels 0.45 / 0.30 / 0.25, renormalised over the channels a
+# task has (AgentChangeBench's headline). T, P, TUE, TCRR and recovery rate are ratios of
 # sums over all tool calls (or shifts) of the group.
 
 # %%
 main = views.goalshift_main(episodes, by=group, **boot)
+if not has_shifts:
+    print(f"Recovery rate: {NO_SHIFTS}")
+    main = main[main["metric"] != "recovery rate"]
+reward = tau2_views.reward_table(episodes, by=group, **boot)
+main = pd.concat([reward[reward["metric"] == "mean reward"], main], ignore_index=True)
 out.table(main, "main_by_domain_model", rows=group, columns="metric",
-          caption="Goal-shift metrics by domain and agent model.")
+          caption="Stored reward and goal-shift metrics by domain and configuration.")
 
 # %%
-headline = main[main["metric"].isin(["TSR", "TUE", "TCRR", "recovery rate"])]
-grid = plot_intervals(headline, x=group[0], hue="agent_model" if len(group) > 1 else None,
+wanted = ["mean reward", "TSR", "TUE", "TCRR"] + (["recovery rate"] if has_shifts else [])
+headline = main[main["metric"].isin(wanted)]
+grid = plot_intervals(headline, x=group[0], hue=group[1] if len(group) > 1 else None,
                       col="metric", sharey=False, col_wrap=2, height=3, aspect=1.3,
+                      palette=None,
                       title="Headline metrics with 95% intervals (hollow: small cell)")
 out.figure(grid, "headline")
 
@@ -84,47 +98,51 @@ out.figure(grid, "headline")
 # treated as 0.
 
 # %%
-gsrt = views.goalshift_gsrt(shifts, by=group, **boot)
-out.table(gsrt, "gsrt_by_domain_model", rows=group, columns="metric",
-          caption="GSRT medians (messages after the shift).")
-
-# %%
-if len(shifts):
+if has_shifts:
+    gsrt = views.goalshift_gsrt(shifts, by=group, **boot)
+    display(out.table(gsrt, "gsrt_by_domain_model", rows=group, columns="metric",
+                      caption="GSRT medians (messages after the shift)."))
     out.figure(plot_gsrt(shifts, title="Goal-shift recovery times"), "gsrt_distributions")
+else:
+    print(f"GSRT: {NO_SHIFTS}")
 
 # %% [markdown]
 # ## By persona
+# Within each domain (configurations pooled); runs without personas show "none".
 
 # %%
 by_persona = views.goalshift_main(episodes.assign(persona=episodes["persona"].fillna("none")),
-                                  by=["persona"], **boot)
-out.table(by_persona, "main_by_persona", rows="persona", columns="metric",
-          caption="Goal-shift metrics by persona (all domains and models pooled).")
+                                  by=["domain", "persona"], **boot)
+if not has_shifts:
+    by_persona = by_persona[by_persona["metric"] != "recovery rate"]
+out.table(by_persona, "main_by_persona", rows=["domain", "persona"], columns="metric",
+          caption="Goal-shift metrics by domain and persona (configurations pooled).")
 
 # %%
 rec = by_persona[by_persona["metric"].isin(["TSR", "recovery rate"])]
-out.figure(plot_intervals(rec, x="persona", hue="metric", palette=None,
+out.figure(plot_intervals(rec, x="persona", hue="metric", col="domain", palette=None,
                           ylabel="estimate", title="TSR and recovery by persona"),
            "recovery_by_persona")
 
 # %%
 tcrr = main[main["metric"] == "TCRR"]
 if len(group) > 1:
-    out.figure(plot_intervals(tcrr, x=group[0], hue="agent_model", ylabel="TCRR",
+    out.figure(plot_intervals(tcrr, x=group[0], hue=group[1], palette=None, ylabel="TCRR",
                               title="Redundant tool calls by domain"), "redundancy_by_domain")
 
 # %% [markdown]
 # ## pass^k
 # Success is the stored reward within 1e-6 of 1 (the upstream rule). pass^k is the chance
-# that k trials of a task all succeed, averaged over tasks; bands resample tasks.
+# that k trials of a task all succeed, averaged over tasks, per domain and configuration
+# (domains are never pooled); bands resample tasks.
 
 # %%
-passk = ak.pass_hat_k(episodes, by=["agent_model"], ci="bootstrap",
-                      n_resamples=min(n_resamples, 2000), seed=seed)
-out.frame(passk, "pass_hat_k", caption="pass^k and pass@k per agent model.")
+passk = tau2_views.pass_k_table(episodes, by=["domain", "configuration"],
+                                n_resamples=min(n_resamples, 2000), seed=seed)
+out.frame(passk, "pass_hat_k", caption="pass^k and pass@k per domain and configuration.")
 
 # %%
-out.figure(plot_passk(passk, title="pass^k"), "pass_hat_k")
+out.figure(plot_pass_curves(passk, title="pass^k (solid) and pass@k (dashed)"), "pass_hat_k")
 
 # %% [markdown]
 # ## accordkit's definitions next to the upstream numbers

@@ -25,22 +25,7 @@
 # stored verdicts: no API key is needed.
 
 # %% tags=["parameters"]
-source = ["../data/sample/accord", "../data/sample/goalshift"]
 verdicts = ["../data/sample/verdicts/usersim_tests.parquet"]
-revision = None
-split = None
-models = None
-domains = None
-metrics = None
-by = None
-cluster = "scenario_id"
-ci_method = "bca"
-confidence = 0.95
-n_resamples = 10_000
-seed = 0
-tcrr_mode = "episode"
-action_mode = "best_match"
-baseline = None
 out_dir = "../reports/interactive"
 figures_dir = None
 provenance_path = None

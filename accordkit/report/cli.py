@@ -8,9 +8,12 @@ __all__ = ["register"]
 
 
 def _run(args: argparse.Namespace) -> int:
+    import sys
+
     import yaml
 
-    from .runner import build_report
+    from .outdir import ReportBusyError, ReportIncompleteError
+    from .runner import SkippedRecordsError, build_report
 
     params = {}
     if args.params:
@@ -21,12 +24,24 @@ def _run(args: argparse.Namespace) -> int:
     for item in args.set or ():
         key, _, value = item.partition("=")
         params[key] = yaml.safe_load(value)
-    results = build_report(args.source, out=args.out, params=params, verdicts=args.verdicts,
-                           notebooks=args.notebooks, jobs=args.jobs, show_code=args.show_code)
+    try:
+        results = build_report(args.source, out=args.out, params=params,
+                               verdicts=args.verdicts, notebooks=args.notebooks, jobs=args.jobs,
+                               show_code=args.show_code, strict=args.strict)
+    except SkippedRecordsError as exc:
+        print(f"accordkit report: {exc}", file=sys.stderr)
+        return 2
+    except (ReportBusyError, ReportIncompleteError) as exc:
+        print(f"accordkit report: {exc}", file=sys.stderr)
+        return 1
     width = max(len(r.notebook) for r in results) if results else 0
     for r in results:
         extra = f" ({r.reason})" if r.reason else ""
         print(f"  {r.notebook:<{width}}  {r.run:<8} {r.status}{extra}")
+    for entry in results.skipped:
+        if entry["skipped"]:
+            print(f"  skipped {entry['skipped']} bad record(s) in {entry['source']}; first: "
+                  f"{entry['reasons'][0]}", file=sys.stderr)
     print(f"report: {args.out}/index.html")
     return 0 if all(r.status != "failed" for r in results) else 1
 
@@ -37,8 +52,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "report", help="run the notebooks in batch and write an HTML report",
         description="Run the parameterized notebooks with papermill (in parallel processes), "
         "export them to HTML and write tables (CSV, Markdown, LaTeX), figures (PNG, SVG) and "
-        "an index.html. Notebooks whose inputs are absent are skipped with the reason. Exit "
-        "code 0 iff every notebook that was not skipped succeeded.")
+        "an index.html. Notebooks whose inputs are absent are skipped with the reason; bad "
+        "records are skipped and listed in index.html, results.json and provenance.json. "
+        "The report is built beside --out and swapped in when complete. Exit code 0 iff "
+        "every notebook that was not skipped succeeded; 1 when a notebook failed, another "
+        "report is writing --out, or the report could not be written (disk full); 2 with "
+        "--strict when a bad record was skipped.")
     p.add_argument("--source", nargs="+", metavar="PATH_OR_HUB_ID",
                    help="one or more sources loaded as one dataset "
                    "(default: the embedded sample in data/sample)")
@@ -51,5 +70,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--notebooks", nargs="+", metavar="NAME", help="run only these notebooks")
     p.add_argument("--out", default="reports", help="output folder (default: reports)")
     p.add_argument("--jobs", type=int, default=2, help="notebooks run in parallel (default 2)")
+    p.add_argument("--strict", action="store_true",
+                   help="fail (exit 2, nothing written) when any input record is bad")
     p.add_argument("--show-code", action="store_true", help="keep code cells in the HTML")
     p.set_defaults(func=_run)

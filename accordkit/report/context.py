@@ -45,12 +45,18 @@ class NotebookContext:
 
     @classmethod
     def from_parameters(cls, notebook: str, namespace: Mapping[str, Any]) -> NotebookContext:
-        """Collect the parameters from a notebook's namespace (``globals()``) and set up."""
-        missing = [n for n in PARAMETER_NAMES if n not in namespace]
+        """Collect the parameters from a notebook's namespace (``globals()``) and set up.
+
+        A notebook declares only the parameters it uses; the others take their defaults
+        (:data:`~accordkit.report.runner.DEFAULT_PARAMETERS`, or None). ``out_dir`` is
+        required.
+        """
+        missing = [n for n in ("out_dir",) if n not in namespace]
         if missing:
             raise NameError(f"{notebook}: the parameters cell does not define {missing}")
         notebook_setup()
-        return cls(notebook, {n: namespace[n] for n in PARAMETER_NAMES})
+        return cls(notebook, {n: namespace[n] if n in namespace else DEFAULT_PARAMETERS.get(n)
+                              for n in PARAMETER_NAMES})
 
     def __getitem__(self, name: str) -> Any:
         return self.params[name]
@@ -81,6 +87,8 @@ class NotebookContext:
         """All episodes of ``source`` (bad records skipped and reported)."""
         from ..load import load
 
+        if not self.params.get("source"):
+            raise NameError(f"{self.notebook}: the parameters cell does not define `source`")
         return load(self.params["source"], revision=self.params.get("revision"),
                     split=self.params.get("split"), errors="skip")
 

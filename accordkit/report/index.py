@@ -17,6 +17,7 @@ from typing import Any
 
 from .headline import headline_numbers
 from .notebooks import NOTEBOOKS, InputFacts
+from .outdir import write_text_checked
 from .provenance import provenance_line
 
 __all__ = ["write_index", "display_path"]
@@ -150,23 +151,31 @@ def _notebook_rows(results: Sequence, *, multi: bool) -> str:
     return "".join(rows)
 
 
-def _skipped_section(skipped: Mapping[str, Mapping[str, Any]] | None) -> str:
-    if not skipped:
+def _skipped_section(skipped: Sequence[Mapping[str, Any]] | None) -> str:
+    """Per source: episodes loaded, records skipped and the first reasons."""
+    entries = list(skipped or ())
+    total = sum(int(e.get("skipped", 0)) for e in entries)
+    if not total:
         return ("<h2 id='skipped-records'>Skipped records</h2>"
                 "<p>None: every record of every input was loaded.</p>")
     rows = []
-    for source, info in skipped.items():
-        reasons = "".join(f"<li><code>{html.escape(str(x))}</code></li>"
-                          for x in info.get("first_reasons", [])[:5])
-        rows.append(f"<tr><td><code>{html.escape(display_path(source))}</code></td>"
-                    f"<td class='num'>{info.get('skipped', 0)}</td>"
-                    f"<td><ul style='margin:0'>{reasons}</ul></td></tr>")
-    total = sum(int(i.get("skipped", 0)) for i in skipped.values())
-    return (f"<h2 id='skipped-records'>Skipped records</h2><p class='warn'>{total} record(s) "
-            "could not be read and are <b>not</b> in any table below "
-            "(<code>accordkit report --strict</code> fails instead).</p>"
-            "<table><thead><tr><th>source</th><th>skipped</th><th>first reasons</th></tr>"
-            f"</thead><tbody>{''.join(rows)}</tbody></table>")
+    for entry in entries:
+        reasons = "".join(f"<li><code>{html.escape(str(r))}</code></li>"
+                          for r in entry.get("reasons", []))
+        more = int(entry.get("skipped", 0)) - len(entry.get("reasons", []))
+        if more > 0:
+            reasons += f"<li>… and {more} more</li>"
+        rows.append(f"<tr><td><code>{html.escape(display_path(entry['source']))}</code></td>"
+                    f"<td class='num'>{entry.get('episodes', '')}</td>"
+                    f"<td class='num {'failed' if entry.get('skipped') else 'ok'}'>"
+                    f"{entry.get('skipped', 0)}</td>"
+                    f"<td>{'<ul style=margin:0>' + reasons + '</ul>' if reasons else ''}</td></tr>")
+    return (f"<h2 id='skipped-records'>Skipped records</h2><p class='warn'>{total} bad "
+            "record(s) were left out of every number in this report (run <code>accordkit "
+            "validate</code> on the source for all reasons, or <code>accordkit report "
+            "--strict</code> to refuse such inputs).</p>"
+            "<table><thead><tr><th>source</th><th>episodes loaded</th><th>records skipped</th>"
+            f"<th>first reasons</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
 
 
 def _inputs_section(prov: Mapping[str, Any], sources: Sequence[str],
@@ -194,7 +203,7 @@ def _inputs_section(prov: Mapping[str, Any], sources: Sequence[str],
 
 def write_index(out: Path, results: Sequence, *, runs: Sequence[str], sources: Sequence[str],
                 verdicts: Sequence[str], facts: InputFacts,
-                skipped: Mapping[str, Mapping[str, Any]] | None = None,
+                skipped: Sequence[Mapping[str, Any]] | None = None,
                 ) -> tuple[Path, list[dict[str, Any]]]:
     """Write ``out/index.html`` for a finished report.
 
@@ -210,8 +219,9 @@ def write_index(out: Path, results: Sequence, *, runs: Sequence[str], sources: S
         Inputs as passed to the report.
     facts : InputFacts
         What the sources hold.
-    skipped : mapping, optional
-        Source -> ``{"skipped": n, "first_reasons": [...]}`` for records left out.
+    skipped : list of dict, optional
+        Per source ``source``, ``episodes``, ``skipped`` and ``reasons`` (the runner's
+        ``skipped_summary``).
 
     Returns
     -------
@@ -238,13 +248,14 @@ def write_index(out: Path, results: Sequence, *, runs: Sequence[str], sources: S
     params = prov.get("parameters", {})
     failed_note = (f"<p class='warn'>{n_failed} notebook(s) failed: see the reasons below.</p>"
                    if n_failed else "")
+    n_bad = sum(int(e.get("skipped", 0)) for e in (skipped or ()))
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>accordkit report</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>{_CSS}</style></head><body>
 <h1>accordkit report</h1>
 <p class="sub">{n_ok} notebook(s) ran, {n_failed} failed, {n_skipped} skipped ·
-{facts.n_episodes} episodes · {html.escape(counts)}</p>
+{facts.n_episodes} episodes · {n_bad} bad record(s) skipped · {html.escape(counts)}</p>
 {failed_note}
 {_headline_section(headline)}
 {_thumbnails(out, results, multi=multi)}
@@ -269,5 +280,5 @@ versions).</p>
 </body></html>
 """
     path = out / "index.html"
-    path.write_text(page, encoding="utf-8")
+    write_text_checked(path, page)
     return path, headline

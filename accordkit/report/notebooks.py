@@ -12,7 +12,8 @@ from typing import Any
 
 from .._env import PROJECT_ROOT
 
-__all__ = ["NotebookSpec", "NOTEBOOKS", "InputFacts", "NOTEBOOK_DIR", "skip_reason"]
+__all__ = ["NotebookSpec", "NOTEBOOKS", "InputFacts", "NOTEBOOK_DIR", "skip_reason",
+           "declared_parameters", "notebook_parameters"]
 
 NOTEBOOK_DIR = PROJECT_ROOT / "notebooks"
 
@@ -21,7 +22,8 @@ _REASONS = {
     "accord": "no AcCoRD episodes in the sources",
     "goalshift": "no AgentChangeBench or tau2 episodes in the sources",
     "usersim_verdicts": "no stored usersim_tests verdicts (pass --verdicts FILE)",
-    "two_models": "fewer than two agent models (or model/method pairs) to compare",
+    "tau2": "no tau2-format episodes (tau2-bench, AgentChangeBench, τ-bench) in the sources",
+    "two_models": "fewer than two agent configurations of one benchmark to compare",
     "episodes": "no episodes in the sources",
 }
 
@@ -49,12 +51,19 @@ NOTEBOOKS: tuple[NotebookSpec, ...] = (
                  "TSR and its channels, TUE, TCRR, recovery and GSRT, pass^k, by domain, model "
                  "and persona, and accordkit's definitions next to the upstream ones.",
                  ("goalshift",)),
+    NotebookSpec("tau2_results", "tau2 results (stored reward, pass^k, checks, cost)",
+                 "tau2's own headline per domain and configuration: mean stored reward with "
+                 "task-clustered intervals, pass^k and pass@k curves, the stored reward "
+                 "checks, termination reasons, agent and user cost per task, and paired "
+                 "comparisons within a domain and task set.",
+                 ("tau2",)),
     NotebookSpec("usersim_unit_tests", "User-simulator unit tests",
                  "AcCoRD Table 6 analog: pass rates per unit test and judge model, and the "
                  "agreement between judge models, from stored verdicts.",
                  ("usersim_verdicts",)),
     NotebookSpec("compare_models", "Paired model comparisons",
-                 "Differences against a baseline on shared scenarios, with adjusted p-values, "
+                 "Differences against a baseline within each benchmark and domain, only "
+                 "between configurations that ran the same tasks, with adjusted p-values, "
                  "probability of improvement and tie groups.",
                  ("two_models",)),
     NotebookSpec("error_analysis", "Error analysis",
@@ -78,12 +87,13 @@ class InputFacts:
         import pandas as pd
 
         from ..frame import to_frame
+        from ..schema import CONFIG_COLUMNS
 
         frame = to_frame(ds) if len(ds) else pd.DataFrame(
-            columns=["benchmark", "agent_model", "method"])
+            columns=["benchmark", *CONFIG_COLUMNS])
         configs = {}
         for bench, part in frame.groupby("benchmark"):
-            configs[str(bench)] = int(part[["agent_model", "method"]].astype(str)
+            configs[str(bench)] = int(part[list(CONFIG_COLUMNS)].astype(str)
                                       .drop_duplicates().shape[0])
         judges: set[str] = set()
         for path in verdicts:
@@ -96,6 +106,10 @@ class InputFacts:
             return "accord" in self.benchmarks
         if need == "goalshift":
             return bool(self.benchmarks & {"agentchangebench", "tau2"})
+        if need == "tau2":
+            from .tau2_views import TAU2_BENCHMARKS
+
+            return bool(self.benchmarks & set(TAU2_BENCHMARKS))
         if need == "usersim_verdicts":
             return "usersim_tests" in self.verdict_judges
         if need == "two_models":
@@ -109,3 +123,33 @@ def skip_reason(spec: NotebookSpec, facts: InputFacts) -> str | None:
     """Why ``spec`` cannot run on these inputs, or None when it can."""
     missing = [_REASONS[n] for n in spec.needs if not facts.has(n)]
     return "; ".join(missing) or None
+
+
+def declared_parameters(notebook: str | Path) -> tuple[str, ...]:
+    """Names assigned in a notebook's ``parameters`` cell, in order.
+
+    Raises
+    ------
+    ValueError
+        When the notebook has no cell tagged ``parameters``.
+    """
+    import ast
+
+    import nbformat
+
+    node = nbformat.read(str(notebook), as_version=4)
+    for cell in node.cells:
+        if cell.cell_type == "code" and "parameters" in cell.get("metadata", {}).get("tags", []):
+            names = []
+            for stmt in ast.parse(cell.source).body:
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else \
+                    [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+                names += [t.id for t in targets if isinstance(t, ast.Name)]
+            return tuple(dict.fromkeys(names))
+    raise ValueError(f"{notebook}: no cell tagged 'parameters'")
+
+
+def notebook_parameters(spec: NotebookSpec, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The subset of ``values`` that ``spec``'s notebook declares in its parameters cell."""
+    declared = declared_parameters(spec.path)
+    return {k: v for k, v in values.items() if k in declared}

@@ -16,11 +16,15 @@ from pathlib import Path
 from typing import Any
 
 from .._env import PROJECT_ROOT
-from .notebooks import NOTEBOOKS, InputFacts, NotebookSpec, skip_reason
+from .notebooks import NOTEBOOKS, InputFacts, NotebookSpec, notebook_parameters, skip_reason
 from .provenance import collect_provenance
 
-__all__ = ["build_report", "RunResult", "DEFAULT_PARAMETERS", "SAMPLE_SOURCES",
-           "SAMPLE_VERDICTS", "expand_grid"]
+__all__ = ["build_report", "RunResult", "ReportResults", "DEFAULT_PARAMETERS",
+           "SAMPLE_SOURCES", "SAMPLE_VERDICTS", "SkippedRecordsError", "expand_grid",
+           "skipped_summary", "MAX_REASONS"]
+
+#: How many skip reasons per source the report lists.
+MAX_REASONS = 5
 
 SAMPLE_SOURCES = (str(PROJECT_ROOT / "data" / "sample" / "accord"),
                   str(PROJECT_ROOT / "data" / "sample" / "goalshift"))
@@ -58,6 +62,84 @@ class RunResult:
     ipynb: str | None = None
     html: str | None = None
     outputs: list[str] = field(default_factory=list)
+
+
+class ReportResults(list):
+    """The :class:`RunResult` of every notebook run, plus what the loader skipped.
+
+    ``skipped`` is :func:`skipped_summary` of the load (one entry per source).
+    """
+
+    def __init__(self, results: Sequence[RunResult] = (), *,
+                 skipped: Sequence[dict[str, Any]] = ()) -> None:
+        super().__init__(results)
+        self.skipped = list(skipped)
+
+    @property
+    def n_skipped(self) -> int:
+        """Records (or whole files) left out of the report as bad."""
+        return sum(entry["skipped"] for entry in self.skipped)
+
+
+class SkippedRecordsError(ValueError):
+    """``strict=True`` and the loader skipped records; ``.skipped`` is the summary."""
+
+    def __init__(self, skipped: Sequence[dict[str, Any]]) -> None:
+        self.skipped = list(skipped)
+        n = sum(e["skipped"] for e in self.skipped)
+        lines = [f"  {e['source']}: {e['skipped']} skipped; first: {e['reasons'][0]}"
+                 for e in self.skipped if e["skipped"]]
+        super().__init__(f"strict report: {n} bad record(s) were skipped\n" + "\n".join(lines))
+
+
+def _owner(record_source: str | None, sources: Sequence[str]) -> str | None:
+    """The given source a skipped record's file belongs to (itself or a folder above it)."""
+    if record_source is None:
+        return None
+    for src in sources:
+        if record_source == src:
+            return src
+    path = Path(record_source).resolve() if Path(record_source).exists() else None
+    for src in sources:
+        base = Path(src)
+        if path is not None and base.is_dir() and base.resolve() in path.parents:
+            return src
+    return None
+
+
+def skipped_summary(sources: Sequence[str], counts: Mapping[str, int], skipped: Sequence[Any],
+                    *, max_reasons: int = MAX_REASONS) -> list[dict[str, Any]]:
+    """Per source: episodes loaded, records skipped and the first reasons.
+
+    Parameters
+    ----------
+    sources : list of str
+        The sources as given to the loader.
+    counts : mapping
+        Episodes loaded per source (``LoadReport.counts``).
+    skipped : list of SkippedRecord
+        ``LoadReport.skipped``.
+    max_reasons : int
+        Reasons listed per source (the count covers all).
+
+    Returns
+    -------
+    list of dict
+        ``source``, ``episodes``, ``skipped`` and ``reasons`` (up to ``max_reasons`` lines
+        naming file, record and field), one per source; a skipped record outside every
+        given source gets an entry of its own.
+    """
+    entries: dict[str, dict[str, Any]] = {
+        src: {"source": src, "episodes": int(counts.get(src, 0)), "skipped": 0, "reasons": []}
+        for src in sources}
+    for rec in skipped:
+        src = _owner(rec.source, sources) or str(rec.source)
+        entry = entries.setdefault(src, {"source": src, "episodes": 0, "skipped": 0,
+                                         "reasons": []})
+        entry["skipped"] += 1
+        if len(entry["reasons"]) < max_reasons:
+            entry["reasons"].append(str(rec))
+    return list(entries.values())
 
 
 def expand_grid(params: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -112,7 +194,9 @@ def _execute(spec_name: str, notebook: str, out_ipynb: str, out_html: str,
                                 exclude_input_prompt=True, exclude_output_prompt=True)
         body, _ = exporter.from_notebook_node(node)
         body, _ = finish_page(body)
-        Path(out_html).write_text(body, encoding="utf-8")
+        from .outdir import write_text_checked
+
+        write_text_checked(Path(out_html), body)
     return spec_name, error
 
 
@@ -142,8 +226,13 @@ def build_report(
     jobs: int = 2,
     show_code: bool = False,
     progress: bool = True,
-) -> list[RunResult]:
+    strict: bool = False,
+) -> ReportResults:
     """Run the report notebooks over a parameter grid and write ``<out>/index.html``.
+
+    The report is built in a staging folder beside ``out`` under a lock and swapped in
+    when complete (see :mod:`accordkit.report.outdir`): two reports into one folder never
+    mix, and a re-run leaves no stale page.
 
     Parameters
     ----------
@@ -151,7 +240,8 @@ def build_report(
         Hub ids, folders or files, loaded as one dataset. Default: the embedded sample
         (``data/sample/accord``, ``data/sample/goalshift``) with its stored verdicts.
     out : str or Path
-        Output folder (tables/, figures/, notebooks/, index.html, provenance.json).
+        Output folder (tables/, figures/, notebooks/, index.html, results.json,
+        provenance.json). Its previous content is replaced.
     params : mapping, optional
         Notebook parameters, with an optional ``grid`` of values to expand and an optional
         ``notebooks`` list to restrict the run (see :func:`expand_grid`).
@@ -163,19 +253,31 @@ def build_report(
         Notebooks executed in parallel processes.
     show_code : bool
         Keep code cells in the HTML pages.
+    progress : bool
+        Show a progress bar.
+    strict : bool
+        Raise :class:`SkippedRecordsError` (before any notebook runs or any file is
+        written) when the loader skipped a bad record.
 
     Returns
     -------
-    list of RunResult
-        One per (run, notebook); failures are listed with their error and do not stop the
-        others.
+    ReportResults
+        One :class:`RunResult` per (run, notebook); failures are listed with their error and
+        do not stop the others. ``.skipped`` summarises the records left out as bad.
+
+    Raises
+    ------
+    SkippedRecordsError
+        With ``strict=True`` when records were skipped.
+    accordkit.report.outdir.ReportBusyError
+        When another report is writing into ``out``.
+    accordkit.report.outdir.ReportIncompleteError
+        When writing failed (e.g. a full disk); ``out`` is left as it was.
     """
-    from tqdm.auto import tqdm
+    from ..load import load_with_report
+    from .outdir import staged_output
 
-    from ..load import load
-    from .index import write_index
-
-    out = Path(out).resolve()
+    final_out = Path(out).resolve()
     params = dict(params or {})
     default_sources = sources is None or len(sources) == 0
     sources = list(SAMPLE_SOURCES if default_sources else sources)
@@ -189,10 +291,29 @@ def build_report(
         raise ValueError(f"unknown notebook(s) {sorted(unknown)}; "
                          f"known: {[n.name for n in NOTEBOOKS]}")
     specs = [n for n in NOTEBOOKS if n.name in wanted]
-    out.mkdir(parents=True, exist_ok=True)
-    ds = load(sources, revision=params.get("revision"), split=params.get("split"),
-              errors="skip")
+    ds, load_report = load_with_report(sources, revision=params.get("revision"),
+                                       split=params.get("split"), errors="skip")
+    skipped = skipped_summary(sources, load_report.counts, load_report.skipped)
+    if strict and load_report.skipped:
+        raise SkippedRecordsError(skipped)
     facts = InputFacts.from_sources(ds, verdicts)
+    with staged_output(final_out) as stage:
+        results = _run_notebooks(stage, specs, sources=sources, verdicts=verdicts, params=params,
+                                 facts=facts, skipped=skipped, jobs=jobs, show_code=show_code,
+                                 progress=progress)
+    return results
+
+
+def _run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[str],
+                   verdicts: list[str], params: dict[str, Any], facts: InputFacts,
+                   skipped: list[dict[str, Any]], jobs: int, show_code: bool,
+                   progress: bool) -> ReportResults:
+    """Run every (run, notebook) into the (staging) folder ``out`` and write the index."""
+    from tqdm.auto import tqdm
+
+    from .index import write_index
+    from .outdir import write_text_checked
+
     runs = expand_grid(params)
     results: list[RunResult] = []
     tasks: list[tuple[NotebookSpec, str, dict[str, Any], Path]] = []
@@ -201,8 +322,9 @@ def build_report(
         merged = {**DEFAULT_PARAMETERS, **run_params}
         prov = collect_provenance(sources=sources, parameters=merged,
                                   revision=merged.get("revision"), verdicts=verdicts)
+        prov["skipped_records"] = skipped
         run_dir.mkdir(parents=True, exist_ok=True)
-        (run_dir / "provenance.json").write_text(json.dumps(prov, indent=1), encoding="utf-8")
+        write_text_checked(run_dir / "provenance.json", json.dumps(prov, indent=1))
         for spec in specs:
             reason = skip_reason(spec, facts)
             if reason:
@@ -214,9 +336,9 @@ def build_report(
         for spec, run_name, merged, run_dir in tasks:
             nb_dir = run_dir / "notebooks"
             nb_dir.mkdir(exist_ok=True)
-            parameters = {**merged, "source": sources, "verdicts": verdicts,
-                          "out_dir": str(run_dir),
-                          "provenance_path": str(run_dir / "provenance.json")}
+            parameters = notebook_parameters(spec, {
+                **merged, "source": sources, "verdicts": verdicts, "out_dir": str(run_dir),
+                "provenance_path": str(run_dir / "provenance.json")})
             out_ipynb = nb_dir / f"{spec.name}.ipynb"
             out_html = run_dir / f"{spec.name}.html"
             fut = pool.submit(_execute, spec.name, str(spec.path), str(out_ipynb),
@@ -243,9 +365,11 @@ def build_report(
     order = {(r, n.name): i for i, (r, n) in
              enumerate(itertools.product([r for r, _ in runs], NOTEBOOKS))}
     results.sort(key=lambda r: order.get((r.run, r.notebook), 0))
+    report = ReportResults(results, skipped=skipped)
     _, headline = write_index(out, results, runs=[r for r, _ in runs], sources=sources,
-                              verdicts=verdicts, facts=facts)
-    (out / "results.json").write_text(
-        json.dumps({"notebooks": [asdict(r) for r in results], "headline": headline},
-                   indent=1), encoding="utf-8")
-    return results
+                              verdicts=verdicts, facts=facts, skipped=skipped)
+    write_text_checked(out / "results.json", json.dumps(
+        {"notebooks": [asdict(r) for r in results], "headline": headline,
+         "skipped_records": skipped}, indent=1))
+    return report
+

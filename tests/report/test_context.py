@@ -23,11 +23,19 @@ def _namespace(**over):
     return ns
 
 
-def test_missing_parameter_is_named():
+def test_missing_required_parameter_is_named():
     ns = _namespace()
-    del ns["seed"]
-    with pytest.raises(NameError, match=r"does not define \['seed'\]"):
+    del ns["out_dir"]
+    with pytest.raises(NameError, match=r"does not define \['out_dir'\]"):
         NotebookContext.from_parameters("x", ns)
+
+
+def test_undeclared_parameters_take_their_defaults(tmp_path):
+    ctx = NotebookContext.from_parameters("x", {"out_dir": str(tmp_path)})
+    assert ctx["seed"] == DEFAULT_PARAMETERS["seed"]
+    assert ctx["verdicts"] is None and ctx["provenance_path"] is None
+    with pytest.raises(NameError, match="does not define `source`"):
+        _ = ctx.dataset
 
 
 def test_parameters_and_bootstrap_options(tmp_path):

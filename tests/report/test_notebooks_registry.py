@@ -71,3 +71,42 @@ def test_paired_py_and_ipynb_hold_the_same_cells():
         assert cells(py) == cells(ipynb), f"{nb.name}: run `jupytext --sync notebooks/*.py`"
         tagged = [c for c in ipynb.cells if "parameters" in c.metadata.get("tags", ())]
         assert len(tagged) == 1, f"{nb.name} needs exactly one cell tagged 'parameters'"
+
+
+def test_tau2_results_runs_whenever_tau2_format_episodes_are_present():
+    for bench in ("tau2", "agentchangebench", "taubench"):
+        assert skip_reason(spec("tau2_results"), facts({bench})) is None
+    assert "tau2-format" in skip_reason(spec("tau2_results"), facts({"accord"}))
+
+
+def test_each_notebook_gets_only_the_parameters_it_declares():
+    from accordkit.report.notebooks import declared_parameters, notebook_parameters
+    from accordkit.report.runner import DEFAULT_PARAMETERS
+
+    everything = {**DEFAULT_PARAMETERS, "source": ["x"], "verdicts": [], "out_dir": "o",
+                  "provenance_path": "p.json"}
+    for nb in NOTEBOOKS:
+        declared = declared_parameters(nb.path)
+        assert "out_dir" in declared, nb.name
+        passed = notebook_parameters(nb, everything)
+        assert set(passed) == set(declared) & set(everything), nb.name
+    usersim = notebook_parameters(spec("usersim_unit_tests"), everything)
+    assert "seed" not in usersim and "source" not in usersim and "verdicts" in usersim
+    assert "baseline" in notebook_parameters(spec("compare_models"), everything)
+    assert "baseline" not in notebook_parameters(spec("goalshift_results"), everything)
+
+
+def test_declared_parameters_reads_the_tagged_cell(tmp_path):
+    import nbformat
+
+    from accordkit.report.notebooks import declared_parameters
+
+    node = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("x = 1"),
+        nbformat.v4.new_code_cell("a = 1\nb: int = 2\nc = d = 3",
+                                  metadata={"tags": ["parameters"]})])
+    nbformat.write(node, tmp_path / "n.ipynb")
+    assert declared_parameters(tmp_path / "n.ipynb") == ("a", "b", "c", "d")
+    nbformat.write(nbformat.v4.new_notebook(), tmp_path / "none.ipynb")
+    with pytest.raises(ValueError, match="no cell tagged 'parameters'"):
+        declared_parameters(tmp_path / "none.ipynb")

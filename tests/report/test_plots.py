@@ -53,3 +53,17 @@ def test_forest_passk_and_gsrt_plots_build(tmp_path):
     # censored shifts are announced in the panel titles
     fig = plot_gsrt(shifts)
     assert "1 of 3 not reached" in fig.axes[0].get_title()
+
+
+def test_pass_curves_one_panel_per_domain():
+    from accordkit.report.tau2_plots import plot_pass_curves
+
+    passk = pd.DataFrame({"domain": ["a", "a", "b"], "configuration": ["c"] * 3,
+                          "k": [1, 2, 1], "pass_hat_k": [.5, .25, .8],
+                          "pass_at_k": [.5, .75, .8], "ci_low": [.2, .1, .4],
+                          "ci_high": [.8, .5, 1.0]})
+    fig = plot_pass_curves(passk, title="t")
+    axes = fig.get_axes()
+    assert [ax.get_title() for ax in axes] == ["a", "b"]
+    assert len(axes[0].get_lines()) == 2  # pass^k and pass@k
+    assert plot_pass_curves(passk.iloc[0:0]).get_axes()[0].get_title() == "(no episodes)"

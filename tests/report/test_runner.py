@@ -37,8 +37,8 @@ def fixture_report(tmp_path_factory, acb_dir):
 def test_every_notebook_runs_on_the_sample(sample_report):
     _, results = sample_report
     assert {n: r.status for n, r in results.items()} == {
-        "accord_results": "ok", "goalshift_results": "ok", "usersim_unit_tests": "ok",
-        "compare_models": "ok", "error_analysis": "ok"}, {n: r.reason for n, r in results.items()}
+        "accord_results": "ok", "goalshift_results": "ok", "tau2_results": "ok",
+        "usersim_unit_tests": "ok", "compare_models": "ok", "error_analysis": "ok"}, {n: r.reason for n, r in results.items()}
 
 
 @pytest.mark.parametrize("name", [
@@ -56,6 +56,11 @@ def test_every_notebook_runs_on_the_sample(sample_report):
     "tables/usersim_unit_tests__table6_pass_rates.csv",
     "tables/usersim_unit_tests__judge_agreement.csv",
     "tables/compare_models__all_comparisons.csv", "figures/compare_models__forest.png",
+    "tables/compare_models__comparison_plan.csv",
+    "tables/tau2_results__reward.csv", "tables/tau2_results__pass_k.csv",
+    "tables/tau2_results__termination.csv", "tables/tau2_results__cost_per_task.csv",
+    "tables/tau2_results__comparison_plan.csv", "tables/tau2_results__paired_reward.csv",
+    "figures/tau2_results__pass_k.png", "tau2_results.html",
     "tables/error_analysis__failure_rates.csv",
     "accord_results.html", "goalshift_results.html", "index.html", "provenance.json",
     "notebooks/accord_results.ipynb",
@@ -130,8 +135,8 @@ def test_a_failed_notebook_does_not_stop_the_others(tmp_path, sample_dir):
 
     code = main(["report", "--out", str(tmp_path), "--notebooks", "accord_results",
                  "error_analysis", "--set", "ci_method=nonsense", "--set", "n_resamples=50"])
-    stored = json.loads((tmp_path / "results.json").read_text())
-    results = {r["notebook"]: r for r in stored["notebooks"]}
+    saved = json.loads((tmp_path / "results.json").read_text())
+    results = {r["notebook"]: r for r in saved["notebooks"]}
     assert code == 1
     assert results["accord_results"]["status"] == "failed"
     assert "method" in results["accord_results"]["reason"]
@@ -139,7 +144,8 @@ def test_a_failed_notebook_does_not_stop_the_others(tmp_path, sample_dir):
     assert "failed" in (tmp_path / "index.html").read_text()
 
 
-@pytest.mark.parametrize("name", ["accord_results", "usersim_unit_tests", "goalshift_results"])
+@pytest.mark.parametrize("name", ["accord_results", "usersim_unit_tests", "goalshift_results",
+                                  "tau2_results"])
 def test_notebooks_run_with_their_default_sources_as_in_jupyterlab(tmp_path, sample_dir, name):
     """`make lab` opens notebooks/ : the default parameters must point at the sample."""
     import papermill as pm
@@ -151,3 +157,91 @@ def test_notebooks_run_with_their_default_sources_as_in_jupyterlab(tmp_path, sam
                                     "figures_dir": str(tmp_path / "figures")},
                         kernel_name="python3", cwd=str(NOTEBOOK_DIR), progress_bar=False)
     assert any((tmp_path / "tables").glob(f"{name}__*.csv"))
+
+
+def _no_cell_errors(out, name):
+    import nbformat
+
+    nb = nbformat.read(out / "notebooks" / f"{name}.ipynb", as_version=4)
+    return [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+            if o.get("output_type") == "error"]
+
+
+def test_sample_comparisons_stay_within_domain_and_are_paired(sample_report):
+    import pandas as pd
+
+    out, _ = sample_report
+    comparisons = pd.read_csv(out / "tables/compare_models__all_comparisons.csv")
+    assert comparisons["paired"].all()
+    for (bench, domain), part in comparisons.groupby(["benchmark", "domain"]):
+        assert part["baseline"].nunique() == 1, (bench, domain)
+    md = next((out / "tables").glob("compare_models__agentchangebench__airline__*.md"))
+    assert "paired on 12 shared tasks" in md.read_text()
+
+
+def test_goalshift_shows_stored_reward_and_pass_k_by_configuration(sample_report):
+    import pandas as pd
+
+    out, _ = sample_report
+    main = pd.read_csv(out / "tables/goalshift_results__main_by_domain_model.csv")
+    assert {"mean reward", "TSR"} <= set(main["metric"])
+    passk = pd.read_csv(out / "tables/goalshift_results__pass_hat_k.csv")
+    assert {"domain", "configuration"} <= set(passk.columns)
+    assert passk.groupby(["domain", "configuration"]).ngroups == 6
+
+
+@pytest.fixture(scope="module")
+def tau2_report(tmp_path_factory, tau2_dir):
+    out = tmp_path_factory.mktemp("tau2_report") / "rep"
+    results = build_report(sorted(str(p) for p in tau2_dir.glob("*.json")), out=out,
+                           params=SMALL, jobs=2, progress=False)
+    return out, {r.notebook: r for r in results}
+
+
+def test_plain_tau2_runs_report_with_exit_0(tau2_report):
+    out, results = tau2_report
+    assert not [n for n, r in results.items() if r.status == "failed"], \
+        {n: r.reason for n, r in results.items()}
+    assert results["tau2_results"].status == "ok"
+    assert results["goalshift_results"].status == "ok"
+    for name in ("tau2_results", "goalshift_results"):
+        assert not _no_cell_errors(out, name), name
+
+
+def test_tau2_report_numbers_match_the_fixture_readme(tau2_report):
+    import pandas as pd
+
+    out, _ = tau2_report
+    reward = pd.read_csv(out / "tables/tau2_results__reward.csv")
+    mean = reward[reward["metric"] == "mean reward"].set_index("domain")["estimate"]
+    assert mean["airline"] == pytest.approx(0.4375)
+    passk = pd.read_csv(out / "tables/tau2_results__pass_k.csv")
+    airline = passk[passk["domain"] == "airline"].set_index("k")["pass_hat_k"]
+    assert airline.round(4).tolist() == [0.4375, 0.25, 0.25, 0.25]
+    checks = pd.read_csv(out / "tables/tau2_results__reward_checks.csv")
+    assert {"DB check", "action checks"} <= set(checks["metric"])
+    page = (out / "goalshift_results.html").read_text()
+    assert "no goal shifts" in page
+    assert not (out / "tables/goalshift_results__gsrt_by_domain_model.csv").exists()
+
+
+@pytest.mark.parametrize("name", ["airline_grok-3_4tasks_4trials.json",
+                                  "telecom_grok-3_5tasks_1trial.json"])
+def test_each_tau2_fixture_alone(tmp_path, tau2_dir, name):
+    results = build_report([str(tau2_dir / name)], out=tmp_path / "rep", params=SMALL,
+                           notebooks=["goalshift_results", "tau2_results"], progress=False)
+    assert {r.notebook: r.status for r in results} == {
+        "goalshift_results": "ok", "tau2_results": "ok"}, [r.reason for r in results]
+
+
+def test_header_only_tau2_file_reports_with_exit_0(tmp_path, tau2_dir):
+    from accordkit.cli import main
+
+    data = json.loads((tau2_dir / "telecom_grok-3_5tasks_1trial.json").read_text())
+    data["simulations"] = []
+    path = tmp_path / "header_only.json"
+    path.write_text(json.dumps(data))
+    assert main(["report", "--source", str(path), "--out", str(tmp_path / "rep")]) == 0
+    saved = json.loads((tmp_path / "rep" / "results.json").read_text())
+    assert {r["status"] for r in saved["notebooks"]} == {"skipped"}
+    assert saved["skipped_records"][0]["episodes"] == 0

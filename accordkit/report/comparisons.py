@@ -1,0 +1,184 @@
+"""Paired comparisons of configurations, only where they ran the same tasks.
+
+A difference between two agent configurations is read as paired only when both ran the
+same tasks of one benchmark and domain (and task set, when the episodes record one): each
+bootstrap resample then draws tasks and evaluates both on the same draw. A configuration
+that ran other tasks is listed as not comparable, with the reason, and never compared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["comparison_plan", "paired_comparisons", "benchmark_comparisons",
+           "DEFAULT_COMPARISON_METRICS"]
+
+#: Metrics compared per benchmark when none are given.
+DEFAULT_COMPARISON_METRICS: dict[str, list[Any]] = {
+    "accord": ["task_score", "outcome_score", "completed"],
+    "agentchangebench": ["tsr", ("n_recovered", "n_shifts"), "reward"],
+    "tau2": ["reward", "success"],
+    "taubench": ["reward", "success"],
+}
+
+_PLAN_COLUMNS = ["between_value", "baseline", "n_tasks", "n_shared", "comparable", "reason"]
+
+
+def _within(frame: pd.DataFrame, within: Sequence[str]) -> list[str]:
+    cols = [c for c in within if c in frame]
+    if "task_set" in frame and "task_set" not in cols and frame["task_set"].notna().any():
+        cols.append("task_set")
+    return cols
+
+
+def comparison_plan(frame: pd.DataFrame, *, within: Sequence[str] = ("benchmark", "domain"),
+                    between: str = "configuration", task: str = "scenario_id",
+                    baseline: Hashable | None = None) -> pd.DataFrame:
+    """Which configurations can be compared with which baseline, and why not otherwise.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Episode scores with the ``within`` columns, ``between`` and ``task``. A
+        ``task_set`` column is added to ``within`` when it holds values.
+    within : sequence of str
+        Columns that must match for a comparison (never pooled).
+    between : str
+        The column whose values are compared.
+    task : str
+        The task column; paired comparisons need identical task sets.
+    baseline : optional
+        The reference value of ``between``; where absent from a group, that group's
+        reference is the value with the most tasks (ties: the first in sort order).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per group and value: the ``within`` columns, ``between_value``,
+        ``baseline``, ``n_tasks``, ``n_shared`` (tasks shared with the baseline),
+        ``comparable`` and ``reason`` (empty when comparable).
+    """
+    cols = _within(frame, within)
+    rows: list[dict[str, Any]] = []
+    groups = frame.groupby(cols, dropna=False, sort=True) if cols else [((), frame)]
+    for key, part in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        tasks = {v: set(p[task].astype(str)) for v, p in part.groupby(between, sort=True)}
+        if not tasks:
+            continue
+        if baseline in tasks:
+            base = baseline
+        else:
+            base = sorted(tasks, key=lambda v: (-len(tasks[v]), str(v)))[0]
+        for value, own in tasks.items():
+            shared = own & tasks[base]
+            if value == base:
+                ok, reason = True, ""
+            elif own == tasks[base]:
+                ok, reason = True, ""
+            else:
+                ok = False
+                reason = (f"ran {len(own)} task(s), {len(shared)} shared with the baseline's "
+                          f"{len(tasks[base])}: not the same task set")
+            rows.append({**dict(zip(cols, key, strict=True)), "between_value": value,
+                         "baseline": base, "n_tasks": len(own), "n_shared": len(shared),
+                         "comparable": ok, "reason": reason})
+    return pd.DataFrame(rows, columns=[*cols, *_PLAN_COLUMNS])
+
+
+def paired_comparisons(frame: pd.DataFrame, metrics: Sequence[Any], *,
+                       within: Sequence[str] = ("benchmark", "domain"),
+                       between: str = "configuration", task: str = "scenario_id",
+                       baseline: Hashable | None = None, **options: Any,
+                       ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Paired differences against a baseline inside each group of identical task sets.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Episode scores.
+    metrics : sequence
+        Metrics in any form :func:`accordkit.compare` accepts.
+    within, between, task, baseline
+        As in :func:`comparison_plan`.
+    **options
+        Passed to :func:`accordkit.compare` (``method``, ``confidence``, ``n_resamples``,
+        ``seed`` ...); the pairing column is always ``task``.
+
+    Returns
+    -------
+    results : pandas.DataFrame
+        The rows of :func:`accordkit.compare` for every group with at least two comparable
+        values, with the ``within`` columns in front; every row is paired.
+    plan : pandas.DataFrame
+        :func:`comparison_plan`, listing what was not compared and why.
+    """
+    from ..stats import compare
+
+    plan = comparison_plan(frame, within=within, between=between, task=task,
+                           baseline=baseline)
+    cols = [c for c in plan.columns if c not in _PLAN_COLUMNS]
+    parts = []
+    for key, group_plan in (plan.groupby(cols, dropna=False, sort=True) if cols
+                            else [((), plan)]):
+        key = key if isinstance(key, tuple) else (key,)
+        keep = group_plan.loc[group_plan["comparable"], "between_value"].tolist()
+        if len(keep) < 2:
+            continue
+        mask = frame[between].isin(keep)
+        for col, value in zip(cols, key, strict=True):
+            mask &= frame[col].isna() if pd.isna(value) else frame[col] == value
+        part = frame[mask]
+        base = group_plan["baseline"].iloc[0]
+        for metric in metrics:
+            metric = tuple(metric) if isinstance(metric, list) else metric
+            res = compare(part, metric, between=between, baseline=base, pair_on=task,
+                          **options)
+            parts.append(res.assign(**dict(zip(cols, key, strict=True))))
+    if not parts:
+        return pd.DataFrame(columns=[*cols, "metric", between, "baseline", "delta", "ci_low",
+                                     "ci_high", "p_value", "p_adjusted", "paired"]), plan
+    results = pd.concat(parts, ignore_index=True)
+    return results[cols + [c for c in results.columns if c not in cols]], plan
+
+
+def benchmark_comparisons(frame: pd.DataFrame, metrics: Sequence[Any] | None = None, *,
+                          between: str = "configuration", task: str = "scenario_id",
+                          baseline: Hashable | None = None, **options: Any,
+                          ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`paired_comparisons` within each benchmark and domain, with per-benchmark metrics.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Episode scores of any benchmarks, with a ``between`` column.
+    metrics : sequence, optional
+        The same metrics for every benchmark; default :data:`DEFAULT_COMPARISON_METRICS`
+        (``["success"]`` for other benchmarks).
+    between, task, baseline, **options
+        As in :func:`paired_comparisons`.
+
+    Returns
+    -------
+    results, plan : pandas.DataFrame
+        Concatenated over benchmarks (both have a ``benchmark`` column).
+    """
+    results, plans = [], []
+    for bench, part in frame.groupby("benchmark", sort=True):
+        wanted = list(metrics) if metrics else DEFAULT_COMPARISON_METRICS.get(
+            str(bench), ["success"])
+        if "success" in wanted and "success" in part:
+            part = part.assign(success=part["success"].astype(float))
+        res, plan = paired_comparisons(part, wanted, within=("benchmark", "domain"),
+                                       between=between, task=task, baseline=baseline,
+                                       **options)
+        results.append(res)
+        plans.append(plan)
+    if not plans:
+        return paired_comparisons(frame, [], between=between, task=task, baseline=baseline)
+    nonempty = [r for r in results if len(r)]
+    res = pd.concat(nonempty, ignore_index=True) if nonempty else results[0]
+    return res, pd.concat(plans, ignore_index=True)

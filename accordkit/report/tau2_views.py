@@ -1,0 +1,258 @@
+"""The tables of the ``tau2_results`` notebook, as pure functions over score frames.
+
+Every tau2-format episode (tau2-bench, AgentChangeBench, later τ-bench) is reported by
+domain × configuration, where a configuration is the four columns of
+:data:`accordkit.schema.CONFIG_COLUMNS` (agent model, agent implementation, user model,
+user implementation) shown as one ``configuration`` label. Domains are never pooled.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..schema import CONFIG_COLUMNS
+from ..stats import Metric, summarize
+
+__all__ = [
+    "TAU2_BENCHMARKS",
+    "REWARD_CHECKS",
+    "UNKNOWN",
+    "configuration_label",
+    "with_configuration",
+    "reward_checks",
+    "tau2_episodes",
+    "reward_table",
+    "check_table",
+    "termination_table",
+    "cost_per_task",
+    "cost_table",
+    "pass_k_table",
+]
+
+#: Benchmarks whose episodes come from tau2-format result files.
+TAU2_BENCHMARKS = ("tau2", "agentchangebench", "taubench")
+
+#: (label, ``reward_info`` key) of every check tau2 stores, in tau2's order.
+REWARD_CHECKS = (
+    ("DB check", "db_check"),
+    ("environment assertions", "env_assertions"),
+    ("action checks", "action_checks"),
+    ("communicate checks", "communicate_checks"),
+    ("NL assertions", "nl_assertions"),
+)
+
+#: Shown for a configuration column the source file did not record.
+UNKNOWN = "?"
+
+_PASS_KEYS = {"db_check": "db_match", "env_assertions": "met", "action_checks": "action_match",
+              "communicate_checks": "met", "nl_assertions": "met"}
+
+
+def configuration_label(row: pd.Series | dict[str, Any]) -> str:
+    """One readable label for the four configuration columns of an episode.
+
+    Examples
+    --------
+    >>> configuration_label({"agent_model": "gpt-4.1", "method": "llm_agent",
+    ...                      "user_model": "gpt-4.1", "user_implementation": None})
+    'gpt-4.1 (llm_agent) | user: gpt-4.1 (?)'
+    """
+    def text(key: str) -> str:
+        value = row.get(key) if hasattr(row, "get") else None
+        return UNKNOWN if value is None or (isinstance(value, float) and np.isnan(value)) \
+            else str(value)
+
+    return (f"{text('agent_model')} ({text('method')}) | "
+            f"user: {text('user_model')} ({text('user_implementation')})")
+
+
+def with_configuration(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` with a ``configuration`` label column (from the four columns).
+
+    Configuration columns missing from the frame count as unknown; the frame's own
+    columns are left as they are.
+    """
+    out = frame.copy()
+    parts = pd.DataFrame({c: (out[c] if c in out else pd.Series(None, index=out.index,
+                                                                 dtype=object))
+                          for c in CONFIG_COLUMNS})
+    out["configuration"] = [configuration_label(r) for r in parts.to_dict("records")] \
+        if len(out) else pd.Series(dtype=object)
+    return out
+
+
+def _check_score(value: Any, key: str) -> float:
+    """Fraction of the checks of one kind that passed (NaN when the run has none)."""
+    if value is None:
+        return np.nan
+    if key == "db_check":
+        if not isinstance(value, dict):
+            return np.nan
+        passed = value.get("db_match")
+        return np.nan if passed is None else float(bool(passed))
+    if not isinstance(value, list) or not value:
+        return np.nan
+    flags = [item.get(_PASS_KEYS[key]) for item in value if isinstance(item, dict)]
+    flags = [f for f in flags if f is not None]
+    return float(np.mean([bool(f) for f in flags])) if flags else np.nan
+
+
+def reward_checks(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per-episode pass fractions of the checks tau2 stores in ``reward_info``.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Episodes with ``episode_id`` and ``reward_info_json`` (from
+        :func:`accordkit.frame.to_frame`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``episode_id`` and one column per key of :data:`REWARD_CHECKS` (``db_check`` is 1
+        when the database matched; the list checks are the share of items met). NaN where
+        the episode has no such check.
+
+    Raises
+    ------
+    ValueError
+        When ``reward_info_json`` of a row is not JSON text, naming the episode.
+    """
+    keys = [k for _, k in REWARD_CHECKS]
+    rows = []
+    for episode_id, text in zip(frame["episode_id"], frame["reward_info_json"], strict=True):
+        info: Any = None
+        if isinstance(text, str) and text:
+            try:
+                info = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"episode {episode_id}: field reward_info_json is not JSON "
+                                 f"({exc.msg})") from exc
+        info = info if isinstance(info, dict) else {}
+        rows.append({"episode_id": episode_id,
+                     **{k: _check_score(info.get(k), k) for k in keys}})
+    return pd.DataFrame(rows, columns=["episode_id", *keys]).astype(
+        {k: float for k in keys})
+
+
+def tau2_episodes(scores: pd.DataFrame, episodes: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The tau2-format episodes of a score frame, with labels and stored checks attached.
+
+    Parameters
+    ----------
+    scores : pandas.DataFrame
+        Episode-level scores (:func:`accordkit.score`).
+    episodes : pandas.DataFrame, optional
+        The canonical episode frame (:func:`accordkit.frame.to_frame`); when given, its
+        ``task_set`` and the :func:`reward_checks` columns are joined on ``episode_id``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Rows of :data:`TAU2_BENCHMARKS` with a ``configuration`` column.
+    """
+    out = with_configuration(scores[scores["benchmark"].isin(TAU2_BENCHMARKS)]
+                             .reset_index(drop=True))
+    if episodes is not None and len(out):
+        extra = episodes[episodes["episode_id"].isin(out["episode_id"])]
+        checks = reward_checks(extra)
+        if "task_set" in extra:
+            checks = checks.merge(extra[["episode_id", "task_set"]], on="episode_id")
+        out = out.merge(checks, on="episode_id", how="left")
+    return out
+
+
+def reward_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configuration"),
+                 **boot: Any) -> pd.DataFrame:
+    """Mean stored reward and success rate (reward = 1) with clustered intervals.
+
+    ``boot`` holds the :func:`accordkit.summarize` options (cluster = task).
+    """
+    metrics = [Metric("mean reward", "reward"), Metric("success (reward = 1)", "success")]
+    return summarize(frame.assign(success=frame["success"].astype(float)), metrics,
+                     by=list(by), **boot)
+
+
+def check_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configuration"),
+                **boot: Any) -> pd.DataFrame:
+    """Pass rate of each stored reward check present in the frame, with intervals.
+
+    Checks no episode of the frame has are left out; an empty frame (or no checks at all)
+    gives an empty frame with the summary's columns.
+    """
+    present = [(label, key) for label, key in REWARD_CHECKS
+               if key in frame and frame[key].notna().any()]
+    if not present:
+        return pd.DataFrame(columns=[*by, "metric", "estimate", "ci_low", "ci_high",
+                                     "n_clusters", "n_rows"])
+    return summarize(frame, [Metric(label, key) for label, key in present], by=list(by),
+                     **boot)
+
+
+def termination_table(frame: pd.DataFrame, *,
+                      by: Sequence[str] = ("domain", "configuration")) -> pd.DataFrame:
+    """Episodes per termination reason within each group, with the group share.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``by`` columns, ``termination_reason`` (``"(none)"`` when not recorded),
+        ``episodes`` and ``share`` (of the group's episodes).
+    """
+    cols = [*by, "termination_reason", "episodes", "share"]
+    if not len(frame):
+        return pd.DataFrame(columns=cols)
+    data = frame.assign(termination_reason=frame["termination_reason"].fillna("(none)"))
+    counts = (data.groupby([*by, "termination_reason"], dropna=False, sort=True).size()
+              .rename("episodes").reset_index())
+    totals = counts.groupby(list(by), dropna=False)["episodes"].transform("sum")
+    counts["share"] = counts["episodes"] / totals
+    return counts[cols]
+
+
+def cost_per_task(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configuration"),
+                  task: str = "scenario_id") -> pd.DataFrame:
+    """Mean agent and user cost of one run of each task, per group.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``by`` columns, ``task``, ``episodes``, ``agent_cost`` and ``user_cost`` (means
+        over the task's episodes that recorded a cost; NaN when none did).
+    """
+    cols = [*by, task, "episodes", "agent_cost", "user_cost"]
+    if not len(frame):
+        return pd.DataFrame(columns=cols)
+    grouped = frame.groupby([*by, task], dropna=False, sort=True)
+    out = grouped.agg(episodes=(task, "size"), agent_cost=("agent_cost", "mean"),
+                      user_cost=("user_cost", "mean")).reset_index()
+    return out[cols]
+
+
+def cost_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configuration"),
+               **boot: Any) -> pd.DataFrame:
+    """Mean agent and user cost per episode, with intervals clustered by task."""
+    metrics = [Metric("agent cost per episode", "agent_cost", higher_is_better=False),
+               Metric("user cost per episode", "user_cost", higher_is_better=False)]
+    return summarize(frame, metrics, by=list(by), **boot)
+
+
+def pass_k_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configuration"),
+                 n_resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """pass^k and pass@k curves per group, with task-resampled intervals.
+
+    The one place the report calls :func:`accordkit.pass_hat_k`, so that a change of its
+    interface touches only this function.
+    """
+    from ..metrics.passk import pass_hat_k
+
+    cols = [*by, "k", "pass_hat_k", "pass_at_k", "n_tasks", "n_episodes", "n_excluded",
+            "ci_low", "ci_high"]
+    if not len(frame):
+        return pd.DataFrame(columns=cols)
+    return pass_hat_k(frame, by=list(by), ci="bootstrap", n_resamples=n_resamples, seed=seed)

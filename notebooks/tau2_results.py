@@ -1,0 +1,136 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # tau2 results
+#
+# tau2-bench's own headline for every tau2-format run (tau2-bench, AgentChangeBench, τ-bench):
+# the stored reward, per domain and configuration (agent model, agent implementation, user
+# model, user implementation). Domains are never pooled. Intervals: cluster bootstrap over
+# tasks, so the trials of one task move together.
+
+# %% tags=["parameters"]
+source = ["../data/sample/goalshift"]
+revision = None
+split = None
+models = None
+domains = None
+cluster = "scenario_id"
+ci_method = "bca"
+confidence = 0.95
+n_resamples = 10_000
+seed = 0
+baseline = None
+out_dir = "../reports/interactive"
+figures_dir = None
+provenance_path = None
+
+# %%
+from accordkit.frame import to_frame
+from accordkit.plots import plot_intervals
+from accordkit.report import NotebookContext, tau2_views
+from accordkit.report.comparisons import paired_comparisons
+from accordkit.report.tau2_plots import plot_pass_curves
+
+nb = NotebookContext.from_parameters("tau2_results", globals())
+out, boot = nb.out, nb.boot
+group = ["domain", "configuration"]
+episodes = tau2_views.tau2_episodes(nb.scores(benchmarks=tau2_views.TAU2_BENCHMARKS),
+                                    to_frame(nb.dataset))
+print(f"{len(episodes)} episodes on {episodes['scenario_id'].nunique()} tasks in "
+      f"{episodes['domain'].nunique()} domain(s), "
+      f"{episodes['configuration'].nunique()} configuration(s)")
+out.frame(episodes.groupby(group).agg(episodes=("episode_id", "size"),
+                                      tasks=("scenario_id", "nunique")).reset_index(),
+          "episodes", caption="Episodes and tasks per domain and configuration.")
+
+# %% [markdown]
+# ## Mean reward
+# The reward tau2 stored for each episode, averaged per domain and configuration; success is
+# a reward within 1e-6 of 1 (tau2's rule).
+
+# %%
+reward = tau2_views.reward_table(episodes, by=group, **boot)
+out.table(reward, "reward", rows=group, columns="metric",
+          caption="Mean stored reward and success rate by domain and configuration.")
+
+# %%
+out.figure(plot_intervals(reward, x="domain", hue="configuration", col="metric",
+                          palette=None, title="Stored reward with intervals"), "reward")
+
+# %% [markdown]
+# ## pass^k and pass@k
+# pass^k: the chance that k trials of a task all succeed; pass@k: that at least one does;
+# both averaged over tasks. The band is a bootstrap over tasks for pass^k.
+
+# %%
+passk = tau2_views.pass_k_table(episodes, by=group, n_resamples=min(n_resamples, 2000),
+                                seed=seed)
+out.frame(passk, "pass_k", caption="pass^k and pass@k by domain and configuration.")
+
+# %%
+out.figure(plot_pass_curves(passk, title="pass^k (solid) and pass@k (dashed)"), "pass_k")
+
+# %% [markdown]
+# ## The checks behind the reward
+# What tau2 stored in `reward_info`: the database check (1 when the final database matched),
+# and the share of environment assertions, expected actions, communicate checks and NL
+# assertions met. Only the checks present in the run are shown.
+
+# %%
+checks = tau2_views.check_table(episodes, by=group, **boot)
+if len(checks):
+    display(out.table(checks, "reward_checks", rows=group, columns="metric",
+                      caption="Stored reward checks: pass rate by domain and configuration."))
+else:
+    print("No reward checks stored in these runs.")
+
+# %% [markdown]
+# ## How conversations ended
+
+# %%
+out.frame(tau2_views.termination_table(episodes, by=group), "termination",
+          caption="Episodes per termination reason.")
+
+# %% [markdown]
+# ## Cost
+# Mean agent and user (simulator) cost of one episode, then per task.
+
+# %%
+costs = tau2_views.cost_table(episodes, by=group, **boot)
+out.table(costs, "cost", rows=group, columns="metric", digits=4,
+          caption="Agent and user cost per episode (USD, as stored).")
+
+# %%
+out.frame(tau2_views.cost_per_task(episodes, by=group), "cost_per_task",
+          caption="Mean agent and user cost of one run of each task.")
+
+# %% [markdown]
+# ## Paired comparisons within a domain
+# Configurations are compared only with those that ran the same tasks of the same domain
+# (and task set); every difference is paired on tasks. Others are listed as not comparable.
+
+# %%
+options = dict(method=ci_method, confidence=confidence, n_resamples=n_resamples, seed=seed)
+diffs, plan = paired_comparisons(episodes, ["reward"], within=("benchmark", "domain"),
+                                 between="configuration", baseline=baseline, **options)
+out.frame(plan, "comparison_plan", caption="Which configurations were compared, and why not.")
+
+# %%
+if len(diffs):
+    display(out.frame(diffs, "paired_reward",
+                      caption="Paired differences in mean reward (same domain, same tasks)."))
+else:
+    print("No domain has two configurations that ran the same tasks: nothing to compare.")

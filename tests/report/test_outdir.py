@@ -1,0 +1,209 @@
+"""The report folder: one writer, built beside it, swapped in whole, marked when incomplete."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+
+import pytest
+
+from accordkit.report import outdir
+from accordkit.report.outdir import (
+    INCOMPLETE_MARKER,
+    ReportBusyError,
+    ReportIncompleteError,
+    lock_path,
+    staged_output,
+    write_text_checked,
+)
+
+
+def _old_report(out):
+    out.mkdir()
+    (out / "stale_page.html").write_text("old")
+    (out / "index.html").write_text("old index")
+
+
+def test_rerun_replaces_the_folder_and_leaves_no_stale_page(tmp_path):
+    out = tmp_path / "rep"
+    _old_report(out)
+    with staged_output(out) as stage:
+        assert stage != out and stage.parent == out.parent
+        (stage / "index.html").write_text("new index")
+        assert (out / "index.html").read_text() == "old index"  # untouched while building
+    assert sorted(p.name for p in out.iterdir()) == ["index.html"]
+    assert (out / "index.html").read_text() == "new index"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]  # no lock, stage or old copy
+
+
+def test_a_second_writer_is_refused_while_the_first_holds_the_lock(tmp_path):
+    out = tmp_path / "rep"
+    _old_report(out)
+    lock_path(out.resolve()).write_text(str(os.getppid()))  # a live process
+    with pytest.raises(ReportBusyError, match="another accordkit report"), staged_output(out):
+        pass
+    assert (out / "stale_page.html").exists()
+
+
+def test_nested_writers_in_one_process_do_not_mix(tmp_path):
+    out = tmp_path / "rep"
+    with staged_output(out) as stage:
+        (stage / "a.html").write_text("a")
+        with pytest.raises(ReportBusyError), staged_output(out):
+            pass
+    assert [p.name for p in out.iterdir()] == ["a.html"]
+
+
+def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path, monkeypatch):
+    out = tmp_path / "rep"
+    lock_path(out.resolve()).write_text("999999")
+    monkeypatch.setattr(outdir, "_pid_alive", lambda pid: False)
+    with staged_output(out) as stage:
+        (stage / "index.html").write_text("x")
+    assert (out / "index.html").exists() and not lock_path(out.resolve()).exists()
+
+
+def test_a_full_disk_keeps_the_old_report_and_marks_the_partial_one(tmp_path):
+    out = tmp_path / "rep"
+    _old_report(out)
+    with pytest.raises(ReportIncompleteError, match="could not be written completely"), \
+            staged_output(out) as stage:
+        (stage / "index.html").write_text("half")
+        raise OSError(errno.ENOSPC, "No space left on device")
+    assert (out / "index.html").read_text() == "old index"
+    kept = tmp_path / "rep.incomplete"
+    assert "No space left" in (kept / INCOMPLETE_MARKER).read_text()
+    assert not lock_path(out.resolve()).exists()
+
+
+def test_leftovers_of_a_killed_run_are_cleared(tmp_path):
+    out = tmp_path / "rep"
+    (tmp_path / ".rep.building-424242").mkdir()
+    (tmp_path / ".rep.old-424242").mkdir()
+    with staged_output(out) as stage:
+        (stage / "index.html").write_text("x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
+
+
+def test_other_errors_discard_the_staging_folder(tmp_path):
+    out = tmp_path / "rep"
+    with pytest.raises(KeyError), staged_output(out):
+        raise KeyError("boom")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_write_text_checked_reports_short_writes(tmp_path, monkeypatch):
+    path = tmp_path / "a.txt"
+    write_text_checked(path, "héllo")
+    assert path.read_text(encoding="utf-8") == "héllo"
+
+    class Short:
+        def __init__(self, fh):
+            self.fh = fh
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.fh.close()
+
+        def write(self, data):
+            return self.fh.write(data[:1])
+
+        def flush(self):
+            self.fh.flush()
+
+        def fileno(self):
+            return self.fh.fileno()
+
+    real_open = type(path).open
+    monkeypatch.setattr(type(path), "open", lambda self, mode="r", *a, **k:
+                        Short(real_open(self, mode, *a, **k)))
+    with pytest.raises(OSError, match="wrote 1 of 6 bytes"):
+        write_text_checked(path, "héllo")
+
+
+# ----------------------------------------------------------------- build_report, no papermill
+
+
+def _mixed_folder(tmp_path, tau2_dir):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    shutil.copy(tau2_dir / "telecom_grok-3_5tasks_1trial.json", folder)
+    data = json.loads((tau2_dir / "airline_grok-3_4tasks_4trials.json").read_text())
+    data["simulations"][1]["reward_info"]["reward"] = "lots"
+    (folder / "airline_bad_record.json").write_text(json.dumps(data))
+    (folder / "broken.json").write_text("{not json")
+    return folder
+
+
+def test_skipped_records_are_in_results_provenance_and_index(tmp_path, tau2_dir):
+    from accordkit.report.runner import build_report
+
+    folder = _mixed_folder(tmp_path, tau2_dir)
+    out = tmp_path / "rep"
+    results = build_report([str(folder)], out=out, notebooks=["accord_results"],
+                           progress=False)
+    assert results.n_skipped == 2
+    (entry,) = results.skipped
+    assert entry["episodes"] == 5 + 15 and entry["skipped"] == 2
+    assert any("broken.json" in r for r in entry["reasons"])
+    assert any("airline_bad_record.json" in r and "reward" in r for r in entry["reasons"])
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["skipped_records"] == results.skipped
+    assert saved["notebooks"][0]["status"] == "skipped"
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["skipped_records"] == results.skipped
+    index = (out / "index.html").read_text()
+    assert "Skipped records" in index and "broken.json" in index
+    assert "2 bad record(s) skipped" in index
+
+
+def test_strict_fails_with_exit_2_and_writes_nothing(tmp_path, tau2_dir, capsys):
+    from accordkit.cli import main
+
+    folder = _mixed_folder(tmp_path, tau2_dir)
+    out = tmp_path / "rep"
+    code = main(["report", "--source", str(folder), "--out", str(out), "--strict",
+                 "--notebooks", "accord_results"])
+    assert code == 2
+    assert "2 bad record(s) were skipped" in capsys.readouterr().err
+    assert not out.exists()
+    assert main(["report", "--source", str(folder), "--out", str(out),
+                 "--notebooks", "accord_results"]) == 0
+    assert "skipped 2 bad record(s)" in capsys.readouterr().err
+
+
+def test_full_disk_during_report_marks_it_incomplete(tmp_path, tau2_dir, monkeypatch):
+    from accordkit.cli import main
+    from accordkit.report import index
+
+    out = tmp_path / "rep"
+    _old_report(out)
+
+    def full(path, text):
+        with open(path, "wb") as fh:
+            fh.write(text.encode()[:10])
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(index, "write_text_checked", full)
+    code = main(["report", "--source", str(tau2_dir), "--out", str(out),
+                 "--notebooks", "accord_results"])
+    assert code == 1
+    assert (out / "index.html").read_text() == "old index"  # old report intact
+    assert (out / "stale_page.html").exists()
+    assert (tmp_path / "rep.incomplete" / INCOMPLETE_MARKER).is_file()
+
+
+def test_concurrent_report_into_a_locked_folder_is_refused(tmp_path, tau2_dir, capsys):
+    from accordkit.cli import main
+
+    out = tmp_path / "rep"
+    _old_report(out)
+    lock_path(out.resolve()).write_text(str(os.getppid()))
+    code = main(["report", "--source", str(tau2_dir), "--out", str(out),
+                 "--notebooks", "accord_results"])
+    assert code == 1 and "another accordkit report" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["index.html", "stale_page.html"]

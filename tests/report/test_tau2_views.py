@@ -1,0 +1,123 @@
+"""tau2_results tables on hand-computed frames (no papermill)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from accordkit.report import tau2_views as tv
+
+BOOT = {"n_resamples": 200, "seed": 0, "method": "percentile"}
+
+
+def _episodes() -> pd.DataFrame:
+    """Two domains, two tasks each, two trials each; one configuration."""
+    rows = []
+    rewards = {("airline", "t1"): [1.0, 1.0], ("airline", "t2"): [1.0, 0.0],
+               ("retail", "t3"): [0.0, 0.0], ("retail", "t4"): [1.0, 0.5]}
+    for (domain, task), values in rewards.items():
+        for trial, reward in enumerate(values):
+            rows.append({"benchmark": "tau2", "domain": domain, "scenario_id": task,
+                         "episode_id": f"{task}/{trial}", "rollout": trial,
+                         "agent_model": "m", "method": "llm_agent", "user_model": "u",
+                         "user_implementation": None, "reward": reward,
+                         "success": abs(reward - 1) < 1e-6,
+                         "termination_reason": "user_stop" if trial == 0 else "max_steps",
+                         "agent_cost": 0.1 * (trial + 1), "user_cost": np.nan if task == "t4"
+                         else 0.01})
+    return tv.with_configuration(pd.DataFrame(rows))
+
+
+def test_configuration_label_names_all_four_columns_and_unknowns():
+    frame = _episodes()
+    assert set(frame["configuration"]) == {"m (llm_agent) | user: u (?)"}
+    assert tv.with_configuration(pd.DataFrame(columns=["agent_model"]))["configuration"].empty
+
+
+def test_reward_checks_are_pass_shares_with_nan_where_absent():
+    info = {"db_check": {"db_match": True, "db_reward": 1.0},
+            "env_assertions": [{"met": True}, {"met": False}, {"met": True}],
+            "action_checks": [{"action_match": False}],
+            "communicate_checks": [], "nl_assertions": None}
+    frame = pd.DataFrame({"episode_id": ["a", "b", "c"],
+                          "reward_info_json": [json.dumps(info), None, "{}"]})
+    out = tv.reward_checks(frame).set_index("episode_id")
+    assert out.loc["a", "db_check"] == 1.0
+    assert out.loc["a", "env_assertions"] == pytest.approx(2 / 3)
+    assert out.loc["a", "action_checks"] == 0.0
+    assert np.isnan(out.loc["a", "communicate_checks"]) and np.isnan(out.loc["a", "nl_assertions"])
+    assert out.loc[["b", "c"]].isna().all().all()
+
+
+def test_reward_checks_name_the_episode_of_bad_json():
+    frame = pd.DataFrame({"episode_id": ["ep-7"], "reward_info_json": ["{not json"]})
+    with pytest.raises(ValueError, match="episode ep-7: field reward_info_json"):
+        tv.reward_checks(frame)
+
+
+def test_reward_table_never_pools_domains():
+    out = tv.reward_table(_episodes(), **BOOT).set_index(["domain", "metric"])
+    assert out.loc[("airline", "mean reward"), "estimate"] == pytest.approx(0.75)
+    assert out.loc[("retail", "mean reward"), "estimate"] == pytest.approx(0.375)
+    assert out.loc[("airline", "success (reward = 1)"), "estimate"] == pytest.approx(0.75)
+    assert out.loc[("retail", "success (reward = 1)"), "estimate"] == pytest.approx(0.25)
+    assert (out["n_clusters"] == 2).all()
+
+
+def test_check_table_keeps_only_present_checks():
+    frame = _episodes().assign(db_check=[1.0, 0.0, 1.0, 1.0, np.nan, np.nan, 0.0, 0.0],
+                               nl_assertions=np.nan)
+    out = tv.check_table(frame, **BOOT).set_index(["domain", "metric"])
+    assert set(out.index.get_level_values("metric")) == {"DB check"}
+    assert out.loc[("airline", "DB check"), "estimate"] == pytest.approx(0.75)
+    assert out.loc[("retail", "DB check"), "estimate"] == pytest.approx(0.0)
+    assert tv.check_table(_episodes(), **BOOT).empty
+
+
+def test_termination_table_counts_and_shares():
+    out = tv.termination_table(_episodes()).set_index(["domain", "termination_reason"])
+    assert out.loc[("airline", "user_stop"), "episodes"] == 2
+    assert out.loc[("retail", "max_steps"), "share"] == pytest.approx(0.5)
+
+
+def test_cost_per_task_and_cost_table():
+    per_task = tv.cost_per_task(_episodes()).set_index("scenario_id")
+    assert per_task.loc["t1", "agent_cost"] == pytest.approx(0.15)
+    assert per_task.loc["t1", "episodes"] == 2
+    assert np.isnan(per_task.loc["t4", "user_cost"])
+    table = tv.cost_table(_episodes(), **BOOT).set_index(["domain", "metric"])
+    assert table.loc[("retail", "user cost per episode"), "estimate"] == pytest.approx(0.01)
+    assert table.loc[("airline", "agent cost per episode"), "estimate"] == pytest.approx(0.15)
+
+
+def test_pass_k_table_per_domain_by_hand():
+    out = tv.pass_k_table(_episodes(), n_resamples=200).set_index(["domain", "k"])
+    # airline: t1 2/2, t2 1/2 -> pass^1 = (1 + .5)/2, pass^2 = (1 + 0)/2, pass@2 = 1
+    assert out.loc[("airline", 1), "pass_hat_k"] == pytest.approx(0.75)
+    assert out.loc[("airline", 2), "pass_hat_k"] == pytest.approx(0.5)
+    assert out.loc[("airline", 2), "pass_at_k"] == pytest.approx(1.0)
+    # retail: t3 0/2, t4 1/2 -> pass^1 = .25, pass^2 = 0, pass@2 = .5
+    assert out.loc[("retail", 2), "pass_hat_k"] == pytest.approx(0.0)
+    assert out.loc[("retail", 2), "pass_at_k"] == pytest.approx(0.5)
+    assert {"ci_low", "ci_high"} <= set(out.columns)
+
+
+def test_empty_frames_give_empty_tables():
+    empty = _episodes().iloc[0:0]
+    assert tv.termination_table(empty).empty
+    assert tv.cost_per_task(empty).empty
+    assert list(tv.pass_k_table(empty).columns)[:3] == ["domain", "configuration", "k"]
+
+
+def test_tau2_episodes_keeps_tau2_format_rows_and_joins_checks():
+    scores = pd.concat([_episodes().drop(columns="configuration"),
+                        pd.DataFrame({"benchmark": ["accord"], "episode_id": ["x"]})])
+    extra = pd.DataFrame({"episode_id": ["t1/0"], "task_set": ["base"],
+                          "reward_info_json": [json.dumps({"db_check": {"db_match": False}})]})
+    out = tv.tau2_episodes(scores, extra).set_index("episode_id")
+    assert "x" not in out.index and len(out) == 8
+    assert out.loc["t1/0", "db_check"] == 0.0 and out.loc["t1/0", "task_set"] == "base"
+    assert np.isnan(out.loc["t2/0", "db_check"])
