@@ -39,7 +39,8 @@ def beta_grid(mu: float, rho: float) -> np.ndarray:
     rho = min(max(rho, MIN_RHO), 1 - 1e-9)
     scale = 1.0 / rho - 1.0
     a, b = mu * scale, (1.0 - mu) * scale
-    return stats.beta.ppf((np.arange(GRID) + 0.5) / GRID, a, b)
+    # quantiles that round to exactly 0 or 1 would never move under a logit shift
+    return np.clip(stats.beta.ppf((np.arange(GRID) + 0.5) / GRID, a, b), 1e-12, 1 - 1e-12)
 
 
 def logit_shift(p: np.ndarray, effect: float) -> float:
@@ -48,8 +49,14 @@ def logit_shift(p: np.ndarray, effect: float) -> float:
     if not 0.0 < target < 1.0:
         return np.nan
     logit = special.logit(p)
-    return float(optimize.brentq(lambda s: np.mean(special.expit(logit + s)) - target,
-                                 -50.0, 50.0, xtol=1e-12))
+
+    def gap(s: float) -> float:
+        return float(np.mean(special.expit(logit + s))) - target
+
+    # tasks at exactly 0 or 1 (an ICC near 1) never move: some targets are out of reach
+    if gap(-50.0) > 0 or gap(50.0) < 0:
+        return np.nan
+    return float(optimize.brentq(gap, -50.0, 50.0, xtol=1e-12))
 
 
 def diff_variance(p: np.ndarray, effect: float, trials: float) -> float:
