@@ -120,3 +120,13 @@ def test_icc_recovers_simulated_truth():
     row = noise_floor(frame).iloc[0]
     assert row.icc == pytest.approx(1 / 3, abs=0.03)
     assert row.var_within == pytest.approx(1 / 6, abs=0.01)
+
+
+@pytest.mark.parametrize("name", ["noise", "planning", "survival", "discrimination"])
+def test_docstring_examples_of_the_reliability_modules(name):
+    import doctest
+    import importlib
+
+    module = importlib.import_module(f"accordkit.stats.{name}")
+    result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE | doctest.ELLIPSIS)
+    assert result.failed == 0 and result.attempted > 0
