@@ -52,8 +52,11 @@ def recovery_times(shifts: pd.DataFrame, *, event: str = "ack") -> pd.DataFrame:
     -------
     DataFrame
         The judged shifts (``censored_<event>`` known; meta-marker shifts, whose reaction
-        is unknown, are left out) with two more columns, ``time`` and ``observed``.
-        ``attrs["n_unjudged"]`` counts the shifts left out.
+        is unknown, are left out) with two more columns, ``time`` and ``observed``. A shift
+        handed to a human (``transferred``) without the event is censored like one cut off
+        by the end of the conversation. ``attrs["n_unjudged"]`` counts the meta-marker
+        shifts left out and ``attrs["n_inconsistent"]`` those whose judged event lies at or
+        before the shift (no time, not censored: left out).
 
     Raises
     ------
@@ -68,8 +71,17 @@ def recovery_times(shifts: pd.DataFrame, *, event: str = "ack") -> pd.DataFrame:
     if missing:
         raise ValueError(f"the shift frame lacks column(s) {missing!r}; pass "
                          "ak.score(ds, level='shift')")
-    judged = shifts[shifts[flag].notna()].copy()
+    judged = shifts[shifts[flag].notna()]
     times = judged[column].to_numpy(dtype=float, na_value=np.nan)
+    censored = judged[flag].to_numpy(dtype=bool)
+    transferred = (judged["transferred"].fillna(False).to_numpy(dtype=bool)
+                   if "transferred" in judged.columns else np.zeros(len(judged), dtype=bool))
+    # no time, yet neither censored nor transferred: the judge put the event at or before
+    # the shift; such a shift has no usable time
+    inconsistent = np.isnan(times) & ~censored & ~transferred
+    n_unjudged = len(shifts) - len(judged)
+    judged = judged[~inconsistent].copy()
+    times = times[~inconsistent]
     after = judged["messages_after_shift"].to_numpy(dtype=float, na_value=np.nan)
     observed = ~np.isnan(times)
     lost = ~observed & np.isnan(after)
@@ -79,7 +91,8 @@ def recovery_times(shifts: pd.DataFrame, *, event: str = "ack") -> pd.DataFrame:
                          "'messages_after_shift' (its censoring time)")
     judged["time"] = np.where(observed, times, after)
     judged["observed"] = observed
-    judged.attrs["n_unjudged"] = int(len(shifts) - len(judged))
+    judged.attrs["n_unjudged"] = int(n_unjudged)
+    judged.attrs["n_inconsistent"] = int(inconsistent.sum())
     return judged
 
 

@@ -104,6 +104,20 @@ def test_recovery_times_censor_at_messages_after_shift():
     assert times.attrs["n_unjudged"] == 1  # the meta shift: reaction unknown
 
 
+def test_transfers_are_censored_and_inconsistent_shifts_left_out():
+    shifts = _shifts()
+    shifts["transferred"] = pd.array([False, False, False, False, False, True, pd.NA],
+                                     dtype="boolean")
+    shifts["censored_ack"] = pd.array([False, False, False, True, False, False, pd.NA],
+                                      dtype="boolean")
+    times = recovery_times(shifts, event="ack")
+    # row 1: no ack, not censored, not transferred -> judge inconsistency, left out
+    assert times.index.tolist() == [0, 2, 3, 4, 5]
+    assert times.attrs["n_inconsistent"] == 1
+    # row 5: transferred without acknowledgement -> censored at messages_after_shift
+    assert times.loc[5, "time"] == 9.0 and not times.loc[5, "observed"]
+
+
 def test_recovery_times_bad_input():
     with pytest.raises(ValueError, match="lacks column"):
         recovery_times(_shifts().drop(columns="messages_after_shift"))
@@ -122,7 +136,7 @@ def test_curves_and_medians_per_group():
     assert a.time.tolist() == [0.0, 1.0, 2.0, 4.0]
     assert a.survival.tolist() == pytest.approx([1.0, 0.75, 0.375, 0.375])
     assert set(a.n_censored) == {2}
-    with pytest.warns(DegenerateIntervalWarning, match="fewer than two clusters"):
+    with pytest.warns(DegenerateIntervalWarning):  # b has one cluster; unreached medians
         med = km_medians(_shifts(), events=["ack"], n_resamples=200)
     km = med[med.stat == "km_median"].set_index("agent_model")
     assert km.loc["a", "estimate"] == 2.0 and km.loc["a", "n_censored"] == 2
