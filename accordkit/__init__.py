@@ -83,6 +83,14 @@ _EXPORTS = {
     "BCaFallbackWarning": "accordkit.stats",
     "DegenerateIntervalWarning": "accordkit.stats",
     "UnpairedComparisonWarning": "accordkit.stats",
+    # reliability (issue 15)
+    "noise_floor": "accordkit.stats",
+    "plan_trials": "accordkit.stats",
+    "recovery_curves": "accordkit.stats",
+    "recovery_times": "accordkit.stats",
+    "km_medians": "accordkit.stats",
+    "task_discrimination": "accordkit.stats",
+    "plot_recovery_curves": "accordkit.plots_survival",
     # reporting
     "build_report": "accordkit.report",
     "render_conversation": "accordkit.report.conversation",

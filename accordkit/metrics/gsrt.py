@@ -12,7 +12,10 @@ acknowledgement, first relevant tool and outcome indices:
 * ``gsrt_ack = a - s`` for recovered shifts only; ``gsrt_tool = t - s`` when ``t > s``;
   ``gsrt_outcome = o - s`` when ``o > s``; units are message indices (all roles count);
 * a time whose turn is missing was not reached within the episode: NaN with
-  ``censored_* = True`` (never 0).
+  ``censored_* = True`` (never 0);
+* ``messages_after_shift`` = the last message index of the episode minus ``s``: the longest
+  time that could have been observed, i.e. the right-censoring time of a shift whose event
+  never came (used by :mod:`accordkit.stats.survival`).
 
 A meta marker tells where a shift happened but not how the agent reacted: those shifts have
 ``shift_turn`` and goals, and NA acknowledgement, tool, outcome, recovery and transfer.
@@ -34,7 +37,7 @@ __all__ = ["SHIFT_COLUMNS", "shift_rows", "episode_gsrt"]
 SHIFT_COLUMNS = ["row", "shift_index", "from_goal", "to_goal", "shift_turn", "ack_turn",
                  "tool_turn", "outcome_turn", "gsrt_ack", "gsrt_tool", "gsrt_outcome",
                  "censored_ack", "censored_tool", "censored_outcome", "recovered",
-                 "transferred", "shift_source"]
+                 "transferred", "shift_source", "messages_after_shift"]
 
 
 def _np(arr: pa.Array, fill=None) -> np.ndarray:
@@ -154,7 +157,11 @@ def shift_rows(table: pa.Table, *, transcripts: Transcripts | None = None
         parts.append(_meta_shifts(tr, meta_msgs))
     frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
     frame = frame.sort_values(["row", "shift_index"], kind="stable").reset_index(drop=True)
-    for col in ("shift_turn", "ack_turn", "tool_turn", "outcome_turn"):
+    last_turn = np.full(tr.n_episodes, -1, dtype=np.int64)
+    np.maximum.at(last_turn, tr.msg_episode, tr.msg_turn_idx)
+    after = last_turn[frame["row"].to_numpy(dtype=np.int64)] - frame["shift_turn"].to_numpy(float)
+    frame["messages_after_shift"] = np.where(after >= 0, after, np.nan)
+    for col in ("shift_turn", "ack_turn", "tool_turn", "outcome_turn", "messages_after_shift"):
         frame[col] = pd.array(frame[col].to_numpy(dtype=float), dtype="Float64").astype("Int64")
     for col in ("censored_ack", "censored_tool", "censored_outcome", "recovered",
                 "transferred"):

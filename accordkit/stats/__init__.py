@@ -7,6 +7,13 @@ Pure functions on pandas frames, with no knowledge of any benchmark and no I/O:
   probabilities of improvement and tie groups;
 - :class:`Metric` names a metric (a mean, a ratio of sums or a median).
 
+How far a number can be trusted (issue 15):
+
+- :func:`noise_floor`: variance components, flip rate and minimum detectable difference;
+- :func:`plan_trials`: (tasks, trials per task) designs that reach a power;
+- :func:`recovery_curves`, :func:`km_medians`: Kaplan–Meier recovery times after a shift;
+- :func:`task_discrimination`: task difficulty and discrimination across configurations.
+
 Tables are rendered by :func:`accordkit.tables.format_table`.
 """
 
@@ -15,6 +22,13 @@ from .compare import compare
 from .metrics import Metric
 from .summarize import summarize
 
+# isort: split
+# reliability (issue 15)
+from .discrimination import TaskDiscrimination, task_discrimination
+from .noise import noise_floor
+from .planning import plan_trials
+from .survival import kaplan_meier, km_median, km_medians, recovery_curves, recovery_times
+
 __all__ = [
     "summarize",
     "compare",
@@ -22,4 +36,14 @@ __all__ = [
     "BCaFallbackWarning",
     "DegenerateIntervalWarning",
     "UnpairedComparisonWarning",
+    # reliability (issue 15)
+    "noise_floor",
+    "plan_trials",
+    "kaplan_meier",
+    "km_median",
+    "km_medians",
+    "recovery_curves",
+    "recovery_times",
+    "task_discrimination",
+    "TaskDiscrimination",
 ]

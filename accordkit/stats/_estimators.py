@@ -239,6 +239,11 @@ def estimator_for(
     n_clusters: int,
 ) -> RatioEstimator | MedianEstimator:
     """The estimator of ``metric`` on the rows ``pos``, whose clusters are ``codes``."""
+    if metric.kind == "km_median":
+        from .survival import KMMedianEstimator
+
+        time, observed = metric.column
+        return KMMedianEstimator(values[time][pos], values[observed][pos], codes, n_clusters)
     if metric.kind == "median":
         return MedianEstimator(values[metric.column][pos], codes, n_clusters)
     if metric.kind == "ratio":

@@ -17,7 +17,7 @@ from typing import Literal, TypeAlias
 
 __all__ = ["Metric", "MetricLike", "as_metric"]
 
-_STATS = ("mean", "median")
+_STATS = ("mean", "median", "km_median")
 
 
 @dataclass(frozen=True)
@@ -32,9 +32,11 @@ class Metric:
         One column, or a ``(numerator, denominator)`` pair. With one column and
         ``stat="mean"`` the metric is the mean of the non-NaN values; with a pair it is
         ``sum(numerator) / sum(denominator)`` over the rows where both are non-NaN.
-    stat : {"mean", "median"}, default "mean"
+    stat : {"mean", "median", "km_median"}, default "mean"
         ``"median"`` takes the median of the non-NaN rows of one column; NaN rows are
-        reported as censored (``n_censored``), not silently dropped.
+        reported as censored (``n_censored``), not silently dropped. ``"km_median"``
+        takes a ``(time, observed)`` pair of columns and gives the Kaplan–Meier median of
+        right-censored times (:mod:`accordkit.stats.survival`).
     higher_is_better : bool, default True
         Direction used by :func:`compare` for ``prob_improvement`` and tie groups
         (``False`` for costs such as redundant tool calls or turns to recovery).
@@ -50,7 +52,7 @@ class Metric:
 
     name: str
     column: str | tuple[str, str]
-    stat: Literal["mean", "median"] = "mean"
+    stat: Literal["mean", "median", "km_median"] = "mean"
     higher_is_better: bool = True
 
     def __post_init__(self) -> None:
@@ -73,7 +75,13 @@ class Metric:
             )
         if self.stat not in _STATS:
             raise ValueError(
-                f"Metric {self.name!r}: stat must be 'mean' or 'median', got {self.stat!r}"
+                f"Metric {self.name!r}: stat must be 'mean' or 'median', got {self.stat!r} "
+                "('km_median' takes a (time, observed) pair)"
+            )
+        if self.stat == "km_median" and not isinstance(column, tuple):
+            raise ValueError(
+                f"Metric {self.name!r}: a Kaplan-Meier median needs a (time, observed) pair "
+                f"of columns, not {column!r}"
             )
         if self.stat == "median" and isinstance(column, tuple):
             raise ValueError(
@@ -86,8 +94,10 @@ class Metric:
             )
 
     @property
-    def kind(self) -> Literal["mean", "ratio", "median"]:
-        """``"mean"``, ``"ratio"`` or ``"median"``: how the metric is computed."""
+    def kind(self) -> Literal["mean", "ratio", "median", "km_median"]:
+        """``"mean"``, ``"ratio"``, ``"median"`` or ``"km_median"``: how it is computed."""
+        if self.stat == "km_median":
+            return "km_median"
         if isinstance(self.column, tuple):
             return "ratio"
         return self.stat

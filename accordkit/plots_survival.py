@@ -1,0 +1,62 @@
+"""Kaplan–Meier recovery curves after a goal shift, one panel per event.
+
+Draws the curves computed by :func:`accordkit.stats.recovery_curves`; the number of shifts
+and of censored shifts (no recovery before the conversation ended) of each curve is written
+in its legend entry, so a curve resting on a few shifts is recognisable.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from .plots import model_palette
+
+__all__ = ["plot_recovery_curves"]
+
+_LABELS = {"ack": "acknowledgement", "tool": "first relevant tool call", "outcome": "outcome"}
+
+
+def plot_recovery_curves(curves: pd.DataFrame, *, hue: str = "agent_model",
+                         title: str | None = None) -> plt.Figure:
+    """Step plots of the share of shifts not yet recovered, per ``hue`` and event.
+
+    Parameters
+    ----------
+    curves : DataFrame
+        :func:`accordkit.stats.recovery_curves` output (``event``, ``time``, ``survival``,
+        ``n_shifts``, ``n_censored`` and the ``hue`` column).
+    hue : str, default "agent_model"
+        The column that names a curve (one colour per value, as in the other figures).
+
+    Examples
+    --------
+    >>> import accordkit as ak                                           # doctest: +SKIP
+    >>> shifts = ak.score(ak.load("data/sample/goalshift"), level="shift")  # doctest: +SKIP
+    >>> fig = plot_recovery_curves(ak.recovery_curves(shifts))          # doctest: +SKIP
+    """
+    missing = {hue, "event", "time", "survival", "n_shifts", "n_censored"} - set(curves.columns)
+    if missing:
+        raise ValueError(f"`curves` lacks column(s) {sorted(missing)!r}; pass the output of "
+                         "accordkit.stats.recovery_curves")
+    events = list(dict.fromkeys(curves["event"]))
+    fig, axes = plt.subplots(1, max(len(events), 1), figsize=(3.8 * max(len(events), 1), 3.4),
+                             sharey=True, squeeze=False)
+    palette = model_palette(curves[hue].astype(str))
+    for ax, event in zip(axes[0], events, strict=False):
+        part = curves[curves["event"] == event]
+        for name, curve in part.groupby(hue, sort=True):
+            first = curve.iloc[0]
+            label = f"{name} ({int(first.n_shifts)} shifts, {int(first.n_censored)} censored)"
+            ax.step(curve["time"], curve["survival"], where="post", label=label,
+                    color=palette[str(name)])
+        ax.axhline(0.5, color="0.6", lw=0.8, ls=":")
+        ax.set_title(_LABELS.get(event, str(event)), fontsize=9)
+        ax.set_xlabel("messages after the shift")
+        ax.set_ylim(-0.02, 1.02)
+        ax.legend(fontsize=7, frameon=False)
+    axes[0][0].set_ylabel("share not yet recovered (KM)")
+    if title:
+        fig.suptitle(title, y=1.04)
+    fig.tight_layout()
+    return fig

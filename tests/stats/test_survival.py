@@ -1,0 +1,144 @@
+"""Kaplan–Meier recovery times: a textbook example, the resampling estimator, the sample."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from accordkit.stats import DegenerateIntervalWarning, Metric, summarize
+from accordkit.stats.survival import (
+    KMMedianEstimator,
+    kaplan_meier,
+    km_median,
+    km_medians,
+    recovery_curves,
+    recovery_times,
+)
+
+# Freireich et al. (1963), 6-MP arm: weeks in remission, "+" = censored
+SIX_MP = [6, 6, 6, "6+", 7, "9+", 10, "10+", "11+", 13, 16, "17+", "19+", "20+", 22, 23,
+          "25+", "32+", "32+", "34+", "35+"]
+
+
+def _six_mp():
+    time = np.array([float(str(v).rstrip("+")) for v in SIX_MP])
+    observed = np.array([not str(v).endswith("+") for v in SIX_MP])
+    return time, observed
+
+
+def test_kaplan_meier_textbook_values():
+    curve = kaplan_meier(*_six_mp()).set_index("time")
+    # S(t) = prod (1 - d/n): 18/21, x 16/17, x 14/15, x 11/12, x 10/11, x 6/7, x 5/6
+    expected = {6: 18 / 21}
+    expected[7] = expected[6] * 16 / 17
+    expected[10] = expected[7] * 14 / 15
+    expected[13] = expected[10] * 11 / 12
+    expected[16] = expected[13] * 10 / 11
+    expected[22] = expected[16] * 6 / 7
+    expected[23] = expected[22] * 5 / 6
+    for t, s in expected.items():
+        assert curve.loc[float(t), "survival"] == pytest.approx(s)
+    assert curve.loc[23.0, "survival"] == pytest.approx(0.448, abs=5e-4)
+    assert curve.loc[6.0, "at_risk"] == 21 and curve.loc[23.0, "at_risk"] == 6
+    assert km_median(*_six_mp()) == 23.0
+    # the observed-only median ignores the 12 censored patients
+    time, observed = _six_mp()
+    assert np.median(time[observed]) == 10.0
+
+
+def test_median_not_reached_is_nan():
+    assert np.isnan(km_median([1, 5, 6, 7], [True, False, False, False]))
+
+
+def test_estimator_matches_scipy_on_repeated_rows():
+    rng = np.random.default_rng(2)
+    n_clusters = 12
+    codes = rng.integers(0, n_clusters, 80)
+    time = rng.integers(1, 10, 80).astype(float)
+    observed = rng.random(80) < 0.7
+    est = KMMedianEstimator(time, observed.astype(float), codes, n_clusters)
+    assert est.estimate == km_median(time, observed)
+    weights = rng.integers(0, 3, (20, n_clusters)).astype(float)
+    got = est.on_counts(weights)
+    for w, value in zip(weights, got, strict=True):
+        reps = w[codes].astype(int)
+        want = km_median(np.repeat(time, reps), np.repeat(observed, reps))
+        assert value == want or (np.isnan(value) and np.isnan(want))
+
+
+def test_summarize_resamples_the_km_median_by_cluster():
+    time, observed = _six_mp()
+    frame = pd.DataFrame({"scenario_id": np.arange(len(time)) // 3, "time": time,
+                          "observed": observed})
+    # resamples in which fewer than half recover have no median: left out, with a warning
+    with pytest.warns(DegenerateIntervalWarning, match="resamples drew no rows"):
+        res = summarize(frame, Metric("km", ("time", "observed"), stat="km_median"),
+                        method="percentile", n_resamples=500, seed=1)
+    row = res.iloc[0]
+    assert row.stat == "km_median" and row.estimate == 23.0
+    assert row.n_clusters == 7 and row.n_events == 9
+    assert row.ci_low <= 23.0 <= row.ci_high
+
+
+def test_km_metric_needs_a_pair():
+    with pytest.raises(ValueError, match="needs a \\(time, observed\\) pair"):
+        Metric("km", "time", stat="km_median")
+
+
+def _shifts():
+    return pd.DataFrame({
+        "agent_model": ["a"] * 4 + ["b"] * 3,
+        "scenario_id": ["s1", "s1", "s2", "s3", "s1", "s2", "s3"],
+        "gsrt_ack": [1.0, np.nan, 2.0, np.nan, 3.0, np.nan, np.nan],
+        "censored_ack": pd.array([False, True, False, True, False, True, pd.NA],
+                                 dtype="boolean"),
+        "messages_after_shift": pd.array([5, 4, 6, 1, 8, 9, 3], dtype="Int64"),
+    })
+
+
+def test_recovery_times_censor_at_messages_after_shift():
+    times = recovery_times(_shifts(), event="ack")
+    assert times["time"].tolist() == [1.0, 4.0, 2.0, 1.0, 3.0, 9.0]
+    assert times["observed"].tolist() == [True, False, True, False, True, False]
+    assert times.attrs["n_unjudged"] == 1  # the meta shift: reaction unknown
+
+
+def test_transfers_are_censored_and_inconsistent_shifts_left_out():
+    shifts = _shifts()
+    shifts["transferred"] = pd.array([False, False, False, False, False, True, pd.NA],
+                                     dtype="boolean")
+    shifts["censored_ack"] = pd.array([False, False, False, True, False, False, pd.NA],
+                                      dtype="boolean")
+    times = recovery_times(shifts, event="ack")
+    # row 1: no ack, not censored, not transferred -> judge inconsistency, left out
+    assert times.index.tolist() == [0, 2, 3, 4, 5]
+    assert times.attrs["n_inconsistent"] == 1
+    # row 5: transferred without acknowledgement -> censored at messages_after_shift
+    assert times.loc[5, "time"] == 9.0 and not times.loc[5, "observed"]
+
+
+def test_recovery_times_bad_input():
+    with pytest.raises(ValueError, match="lacks column"):
+        recovery_times(_shifts().drop(columns="messages_after_shift"))
+    bad = _shifts().astype({"messages_after_shift": "Float64"})
+    bad.loc[1, "messages_after_shift"] = pd.NA
+    with pytest.raises(ValueError, match="frame index 1 has no 'gsrt_ack'"):
+        recovery_times(bad)
+    with pytest.raises(ValueError, match="`event` must be one of"):
+        recovery_times(_shifts(), event="lunch")
+
+
+def test_curves_and_medians_per_group():
+    curves = recovery_curves(_shifts(), events=["ack"])
+    a = curves[curves.agent_model == "a"]
+    # a: times 1, 4+, 2, 1+ -> S(1) = 3/4, S(2) = 3/4 * 1/2, flat to the last time 4
+    assert a.time.tolist() == [0.0, 1.0, 2.0, 4.0]
+    assert a.survival.tolist() == pytest.approx([1.0, 0.75, 0.375, 0.375])
+    assert set(a.n_censored) == {2}
+    with pytest.warns(DegenerateIntervalWarning):  # b has one cluster; unreached medians
+        med = km_medians(_shifts(), events=["ack"], n_resamples=200)
+    km = med[med.stat == "km_median"].set_index("agent_model")
+    assert km.loc["a", "estimate"] == 2.0 and km.loc["a", "n_censored"] == 2
+    assert km.loc["b", "estimate"] == 3.0  # 3, then 9+: S(3) = 0.5 exactly
+    assert np.isnan(km_median([3.0, 9.0, 9.0], [True, False, False]))
