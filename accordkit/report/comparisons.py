@@ -135,7 +135,7 @@ def paired_comparisons(frame: pd.DataFrame, metrics: Sequence[Any], *,
         base = group_plan["baseline"].iloc[0]
         for metric in metrics:
             metric = tuple(metric) if isinstance(metric, list) else metric
-            res = compare(part, metric, between=between, baseline=base, pair_on=task,
+            res = compare(part, metric, between=between, baseline=base, cluster=task,
                           **options)
             parts.append(res.assign(**dict(zip(cols, key, strict=True))))
     if not parts:

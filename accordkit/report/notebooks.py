@@ -66,6 +66,11 @@ NOTEBOOKS: tuple[NotebookSpec, ...] = (
                  "between configurations that ran the same tasks, with adjusted p-values, "
                  "probability of improvement and tie groups.",
                  ("two_models",)),
+    NotebookSpec("reliability", "Reliability: noise floor, planning, recovery times",
+                 "Variance components and minimum detectable differences per configuration, "
+                 "trial planning, Kaplan–Meier recovery curves, task discrimination, and "
+                 "which paired differences exceed the noise floor.",
+                 ("episodes",)),
     NotebookSpec("error_analysis", "Error analysis",
                  "Episodes behind each failure type, and conversations rendered with their "
                  "preference reveals, goal shifts and tool calls.",

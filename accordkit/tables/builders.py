@@ -169,11 +169,39 @@ def goalshift_main(episodes: pd.DataFrame, *, by: Sequence[str] = ("domain", "ag
     return summarize(with_tue_points(episodes), list(GOALSHIFT_MAIN), list(by), **options)
 
 
+#: Labels of the Kaplan–Meier GSRT rows, per recovery event.
+GSRT_KM_LABELS = {"ack": "GSRT ack (KM median)", "tool": "GSRT tool (KM median)",
+                  "outcome": "GSRT outcome (KM median)"}
+
+
 def goalshift_gsrt(shifts: pd.DataFrame, *, by: Sequence[str] = ("domain", "agent_model"),
-                   **options: Any) -> pd.DataFrame:
-    """Medians of the pooled per-shift recovery times
-    (:data:`~accordkit.tables.catalogue.GOALSHIFT_GSRT`); censored shifts are counted."""
-    return summarize(shifts, list(GOALSHIFT_GSRT), list(by), **options)
+                   median: str = "km", **options: Any) -> pd.DataFrame:
+    """Medians of the per-shift recovery times (messages after the shift).
+
+    Parameters
+    ----------
+    shifts : DataFrame
+        ``ak.score(ds, level="shift")``.
+    by : list of str
+        Grouping columns.
+    median : {"km", "observed"}, default "km"
+        ``"km"``: the Kaplan–Meier median, which counts a shift whose event never came as
+        right-censored at the messages left after it (:func:`accordkit.km_medians`);
+        ``"observed"``: the median over the shifts whose event was observed
+        (:data:`~accordkit.tables.catalogue.GOALSHIFT_GSRT`), which leaves out the slowest
+        recoveries and so reads too fast when many are censored.
+    **options
+        Interval options of :func:`accordkit.summarize`.
+    """
+    if median == "observed":
+        return summarize(shifts, list(GOALSHIFT_GSRT), list(by), **options)
+    if median != "km":
+        raise ValueError(f"median must be 'km' or 'observed', got {median!r}")
+    from ..stats.survival import km_medians
+
+    res = km_medians(shifts, by=list(by) or None, observed_only=False, **options)
+    res["metric"] = res["event"].map(GSRT_KM_LABELS)
+    return res.drop(columns="event")
 
 
 #: Failure types for error analysis: name -> description.

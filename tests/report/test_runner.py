@@ -38,7 +38,8 @@ def test_every_notebook_runs_on_the_sample(sample_report):
     _, results = sample_report
     assert {n: r.status for n, r in results.items()} == {
         "accord_results": "ok", "goalshift_results": "ok", "tau2_results": "ok",
-        "usersim_unit_tests": "ok", "compare_models": "ok", "error_analysis": "ok"}, {n: r.reason for n, r in results.items()}
+        "usersim_unit_tests": "ok", "compare_models": "ok", "error_analysis": "ok",
+        "reliability": "ok"}, {n: r.reason for n, r in results.items()}
 
 
 @pytest.mark.parametrize("name", [
