@@ -44,6 +44,7 @@ baseline = None
 out_dir = "../reports/interactive"
 figures_dir = None
 provenance_path = None
+scores_dir = None
 
 # %%
 from accordkit.plots import plot_forest

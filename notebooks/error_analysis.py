@@ -33,6 +33,7 @@ action_mode = "best_match"
 out_dir = "../reports/interactive"
 figures_dir = None
 provenance_path = None
+scores_dir = None
 
 failure = "unrecovered_shift"
 cell = {}
@@ -43,7 +44,7 @@ import accordkit as ak
 from accordkit.report import NotebookContext, views
 
 nb = NotebookContext.from_parameters("error_analysis", globals())
-out, ds = nb.out, nb.dataset
+out = nb.out
 episodes = nb.scores()
 prefs = nb.scores("preference") if "accord" in set(episodes["benchmark"]) else None
 shifts = nb.scores("shift")
@@ -77,6 +78,6 @@ out.frame(hits[["episode_id", "benchmark", "domain", "agent_model", "method", "p
 # ## Conversations
 
 # %%
-by_id = {eid: i for i, eid in enumerate(ds["episode_id"])}
-for eid in hits["episode_id"].head(show):
-    display(ak.render_conversation(ds[by_id[eid]]))
+# only the episodes shown are read (from a score store: only their rows of their inputs)
+for episode in nb.episodes_by_id(hits["episode_id"].head(show)):
+    display(ak.render_conversation(episode))

@@ -42,6 +42,7 @@ action_mode = "best_match"
 out_dir = "../reports/interactive"
 figures_dir = None
 provenance_path = None
+scores_dir = None
 
 # %%
 import accordkit as ak

@@ -42,6 +42,7 @@ baseline = None
 out_dir = "../reports/interactive"
 figures_dir = None
 provenance_path = None
+scores_dir = None
 
 # %%
 import pandas as pd

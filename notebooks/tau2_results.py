@@ -36,6 +36,7 @@ baseline = None
 out_dir = "../reports/interactive"
 figures_dir = None
 provenance_path = None
+scores_dir = None
 
 # %%
 from accordkit.frame import to_frame

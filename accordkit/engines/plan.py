@@ -81,6 +81,8 @@ def expand_sources(sources: Sequence[str]) -> list[str]:
                 out.append(src)
             continue
         path = Path(_local(src))
+        if path.exists():
+            path = path.resolve()       # the manifest names inputs from anywhere
         if path.is_dir() and not ((path / "results.json").is_file()
                                   and (path / "simulations").is_dir()):
             out += [str(p) for p in sorted(path.rglob("*"))

@@ -13,6 +13,7 @@ def _run(args: argparse.Namespace) -> int:
     import yaml
 
     from .outdir import ReportBusyError, ReportIncompleteError
+    from ..store import IncompleteStoreError
     from .runner import SkippedRecordsError, build_report
 
     params = {}
@@ -27,11 +28,12 @@ def _run(args: argparse.Namespace) -> int:
     try:
         results = build_report(args.source, out=args.out, params=params,
                                verdicts=args.verdicts, notebooks=args.notebooks, jobs=args.jobs,
-                               show_code=args.show_code, strict=args.strict)
+                               show_code=args.show_code, strict=args.strict,
+                               scores=args.scores)
     except SkippedRecordsError as exc:
         print(f"accordkit report: {exc}", file=sys.stderr)
         return 2
-    except (ReportBusyError, ReportIncompleteError) as exc:
+    except (ReportBusyError, ReportIncompleteError, IncompleteStoreError) as exc:
         print(f"accordkit report: {exc}", file=sys.stderr)
         return 1
     width = max(len(r.notebook) for r in results) if results else 0
@@ -68,6 +70,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="set one parameter (YAML value), e.g. --set n_resamples=2000")
     p.add_argument("--notebooks", nargs="+", metavar="NAME", help="run only these notebooks")
+    p.add_argument("--scores", metavar="DIR",
+                   help="build every table from a score store (`accordkit score --out DIR`) "
+                   "without loading transcripts; drill-down pages read only the episodes "
+                   "they show")
     p.add_argument("--out", default="reports", help="output folder (default: reports)")
     p.add_argument("--jobs", type=int, default=2, help="notebooks run in parallel (default 2)")
     p.add_argument("--strict", action="store_true",

@@ -24,7 +24,7 @@ __all__ = ["NotebookContext", "PARAMETER_NAMES"]
 
 #: Every notebook parameter: the shared defaults plus the inputs and output locations.
 PARAMETER_NAMES = (*DEFAULT_PARAMETERS, "source", "verdicts", "out_dir", "figures_dir",
-                   "provenance_path")
+                   "provenance_path", "scores_dir")
 
 
 @dataclass
@@ -92,6 +92,21 @@ class NotebookContext:
         return load(self.params["source"], revision=self.params.get("revision"),
                     split=self.params.get("split"), errors="skip")
 
+    def episodes_by_id(self, episode_ids: Sequence[str]):
+        """The transcripts of just these episodes (a drill-down shows a few of many).
+
+        From a score store (``scores_dir``) only the inputs and rows holding them are read;
+        otherwise they are selected from :attr:`dataset`.
+        """
+        ids = [str(e) for e in episode_ids]
+        if self.params.get("scores_dir") and "dataset" not in self.__dict__:
+            from ..store import fetch_episodes
+
+            return fetch_episodes(self.params["scores_dir"], ids)
+        ds = self.dataset
+        index = {eid: i for i, eid in enumerate(ds["episode_id"])}
+        return ds.select([index[e] for e in ids if e in index])
+
     @cached_property
     def verdicts(self) -> pd.DataFrame | None:
         """Stored judge verdicts from the ``verdicts`` files, or None."""
@@ -106,10 +121,15 @@ class NotebookContext:
                benchmarks: Sequence[str] | None = None) -> pd.DataFrame:
         """Score frame at ``level``, with the notebook's modes, filtered by its parameters."""
         if level not in self._scores:
-            from ..score import score
+            if self.params.get("scores_dir"):
+                from ..store import read_scores
 
-            self._scores[level] = score(
-                self.dataset, level=level, tcrr_mode=self.params["tcrr_mode"],
-                action_mode=self.params["action_mode"], verdicts=self.verdicts)
+                self._scores[level] = read_scores(self.params["scores_dir"], level=level)
+            else:
+                from ..score import score
+
+                self._scores[level] = score(
+                    self.dataset, level=level, tcrr_mode=self.params["tcrr_mode"],
+                    action_mode=self.params["action_mode"], verdicts=self.verdicts)
         return select(self._scores[level], models=self.params.get("models"),
                       domains=self.params.get("domains"), benchmarks=benchmarks)

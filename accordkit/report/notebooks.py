@@ -96,6 +96,15 @@ class InputFacts:
 
         frame = to_frame(ds) if len(ds) else pd.DataFrame(
             columns=["benchmark", *CONFIG_COLUMNS])
+        return cls.from_frame(frame, verdicts)
+
+    @classmethod
+    def from_frame(cls, frame: Any, verdicts: list[str]) -> InputFacts:
+        """From any per-episode frame with the id columns (episodes or their scores)."""
+        import pandas as pd
+
+        from ..schema import CONFIG_COLUMNS
+
         configs = {}
         for bench, part in frame.groupby("benchmark"):
             configs[str(bench)] = int(part[list(CONFIG_COLUMNS)].astype(str)

@@ -227,6 +227,7 @@ def build_report(
     show_code: bool = False,
     progress: bool = True,
     strict: bool = False,
+    scores: str | Path | None = None,
 ) -> ReportResults:
     """Run the report notebooks over a parameter grid and write ``<out>/index.html``.
 
@@ -258,6 +259,11 @@ def build_report(
     strict : bool
         Raise :class:`SkippedRecordsError` (before any notebook runs or any file is
         written) when the loader skipped a bad record.
+    scores : str or Path, optional
+        A score store (``accordkit score --out``): every table is built from the stored
+        scores without loading transcripts; drill-down pages read only the episodes they
+        show. ``sources`` default to the store's inputs. Without it, the sources are loaded
+        and scored once here, and the notebooks read that store.
 
     Returns
     -------
@@ -279,18 +285,18 @@ def build_report(
 
     final_out = Path(out).resolve()
     params = dict(params or {})
+    if scores is not None:
+        return _report_from_store(Path(scores).resolve(), out=final_out, params=params,
+                                  verdicts=verdicts, notebooks=notebooks, jobs=jobs,
+                                  show_code=show_code, progress=progress, strict=strict,
+                                  sources=sources)
     default_sources = sources is None or len(sources) == 0
     sources = list(SAMPLE_SOURCES if default_sources else sources)
     if verdicts is None:
         verdicts = [v for v in SAMPLE_VERDICTS if Path(v).exists()] if default_sources else []
     verdicts = [str(Path(v).resolve()) for v in verdicts]
     sources = [str(Path(s).resolve()) if Path(s).exists() else s for s in sources]
-    wanted = list(notebooks or params.get("notebooks") or [n.name for n in NOTEBOOKS])
-    unknown = set(wanted) - {n.name for n in NOTEBOOKS}
-    if unknown:
-        raise ValueError(f"unknown notebook(s) {sorted(unknown)}; "
-                         f"known: {[n.name for n in NOTEBOOKS]}")
-    specs = [n for n in NOTEBOOKS if n.name in wanted]
+    specs = _wanted(notebooks, params)
     ds, load_report = load_with_report(sources, revision=params.get("revision"),
                                        split=params.get("split"), errors="skip")
     skipped = skipped_summary(sources, load_report.counts, load_report.skipped)
@@ -300,14 +306,74 @@ def build_report(
     with staged_output(final_out) as stage:
         results = _run_notebooks(stage, specs, sources=sources, verdicts=verdicts, params=params,
                                  facts=facts, skipped=skipped, jobs=jobs, show_code=show_code,
-                                 progress=progress)
+                                 progress=progress, dataset=ds)
     return results
+
+
+def _report_from_store(store: Path, *, out: Path, params: dict[str, Any],
+                       verdicts: Sequence[str] | None, notebooks: Sequence[str] | None,
+                       jobs: int, show_code: bool, progress: bool, strict: bool,
+                       sources: Sequence[str] | None) -> ReportResults:
+    """``build_report(scores=...)``: the facts, skipped records and modes from the store."""
+    from ..store import read_manifest, read_scores
+    from .outdir import staged_output
+
+    manifest = read_manifest(store)
+    sources = list(sources) if sources else [r["source"] for r in manifest["inputs"]]
+    verdicts = [str(Path(v).resolve()) for v in (verdicts or [])]
+    specs = _wanted(notebooks, params)
+    skipped = [{"source": r["source"], "episodes": r["episodes"], "skipped": r["skipped"],
+                "reasons": list(r["problems"])[:MAX_REASONS]
+                + ([f"whole input: {r['error']}"] if r["error"] else [])}
+               for r in manifest["inputs"]]
+    if strict and any(e["skipped"] or e["reasons"] for e in skipped):
+        raise SkippedRecordsError(skipped)
+    episodes = read_scores(store, level="episode", columns=[])
+    facts = InputFacts.from_frame(episodes, verdicts)
+    del episodes
+    modes = {k: v for k, v in manifest.get("modes", {}).items()
+             if k in ("tcrr_mode", "action_mode")}
+    params = {**params, **modes, "scores_dir": str(store)}
+    with staged_output(out) as stage:
+        return _run_notebooks(stage, specs, sources=sources, verdicts=verdicts, params=params,
+                              facts=facts, skipped=skipped, jobs=jobs, show_code=show_code,
+                              progress=progress)
+
+
+def _wanted(notebooks: Sequence[str] | None, params: Mapping[str, Any]) -> list[NotebookSpec]:
+    wanted = list(notebooks or params.get("notebooks") or [n.name for n in NOTEBOOKS])
+    unknown = set(wanted) - {n.name for n in NOTEBOOKS}
+    if unknown:
+        raise ValueError(f"unknown notebook(s) {sorted(unknown)}; "
+                         f"known: {[n.name for n in NOTEBOOKS]}")
+    return [n for n in NOTEBOOKS if n.name in wanted]
+
+
+def _score_once(ds: Any, store: Path, *, params: Mapping[str, Any],
+                verdicts: Sequence[str]) -> None:
+    """Score the loaded episodes once (the run's modes and stored verdicts) into a store."""
+    from ..score import score
+    from ..store import InputRecord, write_manifest, write_part
+
+    table = None
+    if verdicts:
+        from ..judges.verdicts import read_verdicts
+
+        table = read_verdicts(list(verdicts))
+    modes = {"tcrr_mode": params.get("tcrr_mode", "episode"),
+             "action_mode": params.get("action_mode", "best_match")}
+    for level in ("episode", "preference", "shift"):
+        write_part(store, level, score(ds, level=level, verdicts=table, **modes),
+                   input_index=0, batch_index=0)
+    write_manifest(store, [InputRecord(0, "(the report's sources, loaded as one dataset)",
+                                       episodes=len(ds))], modes=modes, engine="report",
+                   extra={"verdicts": list(verdicts)})
 
 
 def _run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[str],
                    verdicts: list[str], params: dict[str, Any], facts: InputFacts,
                    skipped: list[dict[str, Any]], jobs: int, show_code: bool,
-                   progress: bool) -> ReportResults:
+                   progress: bool, dataset: Any = None) -> ReportResults:
     """Run every (run, notebook) into the (staging) folder ``out`` and write the index."""
     from tqdm.auto import tqdm
 
@@ -325,6 +391,10 @@ def _run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[st
         prov["skipped_records"] = skipped
         run_dir.mkdir(parents=True, exist_ok=True)
         write_text_checked(run_dir / "provenance.json", json.dumps(prov, indent=1))
+        if dataset is not None and not merged.get("scores_dir"):
+            # score once here; every notebook of the run reads the same stored scores
+            _score_once(dataset, run_dir / "scores", params=merged, verdicts=verdicts)
+            merged = {**merged, "scores_dir": str(run_dir / "scores")}
         for spec in specs:
             reason = skip_reason(spec, facts)
             if reason:
