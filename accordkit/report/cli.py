@@ -12,8 +12,8 @@ def _run(args: argparse.Namespace) -> int:
 
     import yaml
 
-    from .outdir import ReportBusyError, ReportIncompleteError
     from ..store import IncompleteStoreError
+    from .outdir import ReportBusyError, ReportIncompleteError
     from .runner import SkippedRecordsError, build_report
 
     params = {}
