@@ -23,6 +23,10 @@ __all__ = ["summarize", "SMALL_CLUSTERS", "SMALL_EVENTS"]
 
 #: A cell is flagged ``small_cell`` below this many clusters ...
 SMALL_CLUSTERS = 10
+#: Above this many clusters a median's BCa interval (whose acceleration needs one
+#: jackknife median per cluster, a clusters x clusters computation) falls back to the
+#: percentile interval, with a :class:`BCaFallbackWarning` and ``ci_method`` saying so.
+MEDIAN_JACKKNIFE_MAX_CLUSTERS = 5_000
 #: ... or below this many events in the metric's denominator.
 SMALL_EVENTS = 10
 
@@ -133,7 +137,8 @@ def summarize(
     if args.strata is not None:
         strata_codes, strata_values = sorted_codes(frame[args.strata])
 
-    notes: dict[str, list[str]] = {"bca": [], "degenerate": [], "empty": []}
+    notes: dict[str, list[str]] = {"bca": [], "degenerate": [], "empty": [],
+                                   "median_jackknife": []}
     rows = []
     for cell in iter_cells(frame, args.by):
         pos = cell.positions
@@ -247,10 +252,18 @@ def _summary_row(metric, est, theta_b, cluster_stratum, args, label, notes) -> d
                 notes["empty"].append(
                     f"{metric.name!r} in {label} ({n_empty} of {len(theta_b)} resamples)"
                 )
+        method = args.method
+        if (method == "bca" and metric.kind == "median"
+                and est.n_clusters_total > MEDIAN_JACKKNIFE_MAX_CLUSTERS):
+            # BCa's acceleration needs a median per left-out cluster: a clusters x clusters
+            # problem. Past the cap the percentile interval is used, and said so.
+            method = "percentile"
+            notes["median_jackknife"].append(f"{metric.name!r} in {label} "
+                                             f"({est.n_clusters_total} clusters)")
         interval = confidence_interval(
             estimate, theta_b if theta_b is not None else np.empty(0),
-            method=args.method, confidence=args.confidence,
-            jackknifes=[est.jackknife()] if args.method == "bca" else [],
+            method=method, confidence=args.confidence,
+            jackknifes=[est.jackknife()] if method == "bca" else [],
             t_se=t_se, t_df=t_df,
         )
         low, high, used = interval.low, interval.high, interval.method
@@ -279,6 +292,14 @@ def _listing(items: list[str], limit: int = 8) -> str:
 
 
 def _warn(notes: dict[str, list[str]]) -> None:
+    if notes.get("median_jackknife"):
+        warnings.warn(
+            f"BCa for a median needs one jackknife median per cluster; above "
+            f"{MEDIAN_JACKKNIFE_MAX_CLUSTERS:,} clusters the percentile interval is used "
+            f"instead (the `ci_method` column says so): {_listing(notes['median_jackknife'])}",
+            BCaFallbackWarning,
+            stacklevel=3,
+        )
     if notes["bca"]:
         warnings.warn(
             "BCa interval undefined (constant metric or degenerate jackknife) for "

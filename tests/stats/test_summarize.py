@@ -392,3 +392,27 @@ def test_light_coverage_clustered_versus_rows():
         hits["rows"] += bool(r.ci_low[0] <= 0.5 <= r.ci_high[0])
     assert hits["cluster"] / reps >= 0.90
     assert hits["rows"] / reps <= hits["cluster"] / reps - 0.05
+
+
+def test_median_bca_past_the_jackknife_cap_uses_percentile_and_says_so(monkeypatch):
+    """A median over very many clusters would need a clusters x clusters jackknife: past
+    the cap the interval is the percentile one, flagged in ``ci_method`` and warned."""
+    import importlib
+
+    from accordkit.stats import BCaFallbackWarning, Metric
+
+    summ = importlib.import_module("accordkit.stats.summarize")   # the module, not ak.summarize
+
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"scenario_id": np.repeat(np.arange(40), 3),
+                          "x": rng.integers(0, 9, 120).astype(float)})
+    below = summ.summarize(frame, [Metric("m", "x", stat="median")], n_resamples=300)
+    assert below["ci_method"].iloc[0] in ("bca", "percentile")
+    monkeypatch.setattr(summ, "MEDIAN_JACKKNIFE_MAX_CLUSTERS", 10)
+    with pytest.warns(BCaFallbackWarning, match="jackknife median per cluster"):
+        above = summ.summarize(frame, [Metric("m", "x", stat="median")], n_resamples=300)
+    assert above["ci_method"].iloc[0] == "percentile"
+    pct = summ.summarize(frame, [Metric("m", "x", stat="median")], n_resamples=300,
+                         method="percentile")
+    assert (above["ci_low"].iloc[0], above["ci_high"].iloc[0]) == \
+        (pct["ci_low"].iloc[0], pct["ci_high"].iloc[0])
