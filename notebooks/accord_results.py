@@ -52,7 +52,8 @@ nb = NotebookContext.from_parameters("accord_results", globals())
 out, boot = nb.out, nb.boot
 group = nb.group(["agent_model", "method"])
 episodes = nb.scores(benchmarks=["accord"])
-prefs = nb.scores("preference", benchmarks=["accord"])
+prefs = nb.scores("preference", benchmarks=["accord"],
+                  columns=["pref_id", "dynamic", "satisfied", "completed"])
 print(f"{len(episodes)} episodes, {episodes['scenario_id'].nunique()} scenarios, "
       f"{len(prefs)} (episode, preference) pairs")
 episodes.groupby(["domain", *group]).size().rename("episodes").to_frame()

@@ -118,18 +118,33 @@ class NotebookContext:
         return read_verdicts(paths)
 
     def scores(self, level: str = "episode", *,
-               benchmarks: Sequence[str] | None = None) -> pd.DataFrame:
-        """Score frame at ``level``, with the notebook's modes, filtered by its parameters."""
-        if level not in self._scores:
+               benchmarks: Sequence[str] | None = None,
+               columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """Score frame at ``level``, with the notebook's modes, filtered by its parameters.
+
+        ``columns`` (besides the id columns) limits what is read from a score store: a
+        preference frame of a million episodes has millions of rows.
+        """
+        key = level if columns is None else (level, tuple(columns))
+        if key not in self._scores:
             if self.params.get("scores_dir"):
                 from ..store import read_scores
 
-                self._scores[level] = read_scores(self.params["scores_dir"], level=level)
+                self._scores[key] = read_scores(self.params["scores_dir"], level=level,
+                                                columns=columns)
             else:
-                from ..score import score
+                if level not in self._scores:
+                    from ..score import score
 
-                self._scores[level] = score(
-                    self.dataset, level=level, tcrr_mode=self.params["tcrr_mode"],
-                    action_mode=self.params["action_mode"], verdicts=self.verdicts)
-        return select(self._scores[level], models=self.params.get("models"),
+                    self._scores[level] = score(
+                        self.dataset, level=level, tcrr_mode=self.params["tcrr_mode"],
+                        action_mode=self.params["action_mode"], verdicts=self.verdicts)
+                frame = self._scores[level]
+                if columns is not None:
+                    from ..schema import ID_COLUMNS
+
+                    frame = frame[[c for c in frame.columns
+                                   if c in ID_COLUMNS or c in columns]]
+                self._scores[key] = frame
+        return select(self._scores[key], models=self.params.get("models"),
                       domains=self.params.get("domains"), benchmarks=benchmarks)
