@@ -54,8 +54,8 @@ HEADLINES: tuple[Headline, ...] = (
              "task score: mean over episodes of completion × outcome (paper Table 3)"),
     Headline("AgentChangeBench", "goalshift_results", "main_by_domain_model", ("TSR", "tsr"),
              "task success rate (TSR): weighted action, NL-assertion and communicate channels"),
-    Headline("tau2-bench / τ-bench", "tau2_results", "reward_by_domain_config",
-             ("mean reward", "reward"),
+    Headline("tau2 format (tau2-bench, AgentChangeBench, τ-bench)", "tau2_results", "reward",
+             ("mean reward",),
              "mean stored reward (pass^1) per domain and agent configuration"),
 )
 

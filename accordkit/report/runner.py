@@ -298,7 +298,8 @@ def build_report(
     sources = [str(Path(s).resolve()) if Path(s).exists() else s for s in sources]
     specs = _wanted(notebooks, params)
     ds, load_report = load_with_report(sources, revision=params.get("revision"),
-                                       split=params.get("split"), errors="skip")
+                                       split=params.get("split"), errors="skip",
+                                       metadata=params.get("metadata"))
     skipped = skipped_summary(sources, load_report.counts, load_report.skipped)
     if strict and load_report.skipped:
         raise SkippedRecordsError(skipped)
