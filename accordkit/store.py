@@ -212,7 +212,7 @@ def _parts(store: Path, level: str, manifest: Mapping[str, Any]) -> list[Path]:
 
 
 def read_scores(store: str | Path, *, level: str | None = "episode",
-                columns: Sequence[str] | None = None) -> Any:
+                columns: Sequence[str] | None = None, exact_dtypes: bool = True) -> Any:
     """Read a score store back as the frames ``ak.score`` would return.
 
     Parameters
@@ -223,6 +223,10 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
         One level as a frame; None gives a dict of all three.
     columns : list of str, optional
         Read only these columns (the id columns are always read).
+    exact_dtypes : bool, default True
+        Give text columns the Python-object dtype ``ak.score`` gives them (equal frames).
+        False keeps pandas' Arrow-backed strings: the same values in a fraction of the
+        memory, which is what a report over millions of rows needs.
 
     Returns
     -------
@@ -241,7 +245,8 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     >>> shifts = ak.read_scores("scores/", level="shift")         # doctest: +SKIP
     """
     if level is None:
-        return {lv: read_scores(store, level=lv, columns=columns) for lv in LEVEL_DIRS}
+        return {lv: read_scores(store, level=lv, columns=columns, exact_dtypes=exact_dtypes)
+                for lv in LEVEL_DIRS}
     import pandas as pd
     import pyarrow.parquet as pq
 
@@ -269,7 +274,7 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
             table = table.select([c for c in want if c in table.column_names])
         part = table.to_pandas()
         stored = json.loads((table.schema.metadata or {}).get(_DTYPES_KEY, b"{}"))
-        for col, dtype in stored.items():
+        for col, dtype in stored.items() if exact_dtypes else ():
             if dtype == "object" and col in part.columns and part[col].dtype != object:
                 # text stored by ak.score as Python objects, missing as None
                 part[col] = part[col].astype(object).where(part[col].notna(), None)
@@ -277,7 +282,7 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     # pandas' concat, as ak.score joins benchmark families: a column one part lacks is
     # missing (NA of the other parts' dtype) there, never coerced to another type.
     frame = pd.concat(frames, ignore_index=True, sort=False)
-    for col in frame.columns:
+    for col in frame.columns if exact_dtypes else ():
         if frame[col].dtype == object:       # a column one family lacks: None, as ak.score
             frame[col] = frame[col].where(frame[col].notna(), None)
     frame = frame.sort_values(list(ORDER_COLUMNS), kind="stable").reset_index(drop=True)

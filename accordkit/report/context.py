@@ -131,7 +131,7 @@ class NotebookContext:
                 from ..store import read_scores
 
                 self._scores[key] = read_scores(self.params["scores_dir"], level=level,
-                                                columns=columns)
+                                                columns=columns, exact_dtypes=False)
             else:
                 if level not in self._scores:
                     from ..score import score
