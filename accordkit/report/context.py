@@ -100,9 +100,12 @@ class NotebookContext:
         """
         ids = [str(e) for e in episode_ids]
         if self.params.get("scores_dir") and "dataset" not in self.__dict__:
-            from ..store import fetch_episodes
+            from ..store import fetch_episodes, read_manifest
 
-            return fetch_episodes(self.params["scores_dir"], ids)
+            # a store written by `accordkit score` knows which input holds each episode; the
+            # report's own store (scored once from the loaded sources) does not
+            if read_manifest(self.params["scores_dir"]).get("engine") != "report":
+                return fetch_episodes(self.params["scores_dir"], ids)
         ds = self.dataset
         index = {eid: i for i, eid in enumerate(ds["episode_id"])}
         return ds.select([index[e] for e in ids if e in index])
