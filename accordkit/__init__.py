@@ -27,6 +27,8 @@ from . import _env
 
 _env.apply_defaults()
 
+from . import _quiet  # noqa: F401,E402  (tqdm's widget notice off notebook pages)
+
 __version__ = "0.1.0"
 
 #: public name -> "module" or "module:attribute" that defines it
