@@ -54,7 +54,7 @@ def compute() -> dict[str, dict]:
             "accord_cost": (views.accord_cost(ep, by=group, **BOOT), [*group, "metric"]),
             "goalshift_main": (views.goalshift_main(gep, by=ggroup, **BOOT),
                                [*ggroup, "metric"]),
-            "goalshift_gsrt": (views.goalshift_gsrt(gsh, by=ggroup, **BOOT),
+            "goalshift_gsrt": (views.goalshift_gsrt(gsh, by=ggroup, median="observed", **BOOT),
                                [*ggroup, "metric"]),
             "accord_table": (ak.accord_table(ep, pr, by=tuple(group)), [*group, "metric"]),
         }

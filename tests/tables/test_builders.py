@@ -123,7 +123,7 @@ def test_goalshift_gsrt_medians_count_censored():
                            "gsrt_ack": [1.0, 3.0, np.nan, 2.0],
                            "gsrt_tool": [np.nan, np.nan, np.nan, 4.0],
                            "gsrt_outcome": [5.0, 1.0, 2.0, 7.0]})
-    t = goalshift_gsrt(shifts, **FAST)
+    t = goalshift_gsrt(shifts, median="observed", **FAST)
     row = t.set_index("metric").loc["GSRT ack (median)"]
     assert row.estimate == 2.0 and row.n_censored == 1
     assert est(t, metric="GSRT outcome (median)") == 3.5
