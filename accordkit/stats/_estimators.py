@@ -17,6 +17,7 @@ evaluated together with one matrix product; medians keep their rows
 from __future__ import annotations
 
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 
@@ -103,6 +104,18 @@ def ratio_from_rows(
     return RatioEstimator(num_c, den_c)
 
 
+#: Estimators whose jackknife is dense (``dense_jackknife``: one full estimate per left-out
+#: cluster, a clusters x clusters computation) skip it above this many clusters: BCa then
+#: falls back to the percentile interval, with a warning (52 GB at 83,334 clusters).
+DENSE_JACKKNIFE_MAX_CLUSTERS = 5_000
+
+
+def jackknife_affordable(est: Any) -> bool:
+    """Whether BCa may ask ``est`` for its jackknife (see :data:`DENSE_JACKKNIFE_MAX_CLUSTERS`)."""
+    return (not getattr(est, "dense_jackknife", False)
+            or est.n_clusters_total <= DENSE_JACKKNIFE_MAX_CLUSTERS)
+
+
 class MedianEstimator:
     """The median of the non-NaN rows, with each row weighted by its cluster's weight.
 
@@ -120,6 +133,8 @@ class MedianEstimator:
     WINDOW = (0.35, 0.65)
 
     kind = "median"
+    #: the jackknife is one weighted median per left-out cluster
+    dense_jackknife = True
 
     def __init__(self, values: np.ndarray, codes: np.ndarray, n_clusters: int) -> None:
         values = np.asarray(values, dtype=np.float64)

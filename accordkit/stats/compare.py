@@ -13,9 +13,15 @@ import pandas as pd
 import scipy
 from scipy import stats
 
+from . import _estimators
 from ._adjust import adjust_pvalues, tie_groups
 from ._cells import cell_label, iter_cells, sorted_codes
-from ._estimators import MedianEstimator, RatioEstimator, estimator_for
+from ._estimators import (
+    MedianEstimator,
+    RatioEstimator,
+    estimator_for,
+    jackknife_affordable,
+)
 from ._intervals import confidence_interval, robust_se
 from ._options import resolve_aliases
 from ._resample import assignment_chunks, cell_rng, count_chunks, digest, swap_chunks
@@ -167,7 +173,8 @@ def compare(
     model_codes, model_values = sorted_codes(frame[args.between])
     scen_codes, scen_values = sorted_codes(frame[args.pair_on])
 
-    notes: dict[str, list[str]] = {"bca": [], "degenerate": [], "unpaired": [], "baseline": []}
+    notes: dict[str, list[str]] = {"bca": [], "degenerate": [], "unpaired": [], "baseline": [],
+                                   "median_jackknife": []}
     rows: list[dict] = []
     for cell in iter_cells(frame, args.by):
         label = cell_label(args.by, cell.values)
@@ -331,11 +338,17 @@ def _compare_pair(cand: _Model, base: _Model, args: CompareArgs, label: str,
         used = args.method
         notes["degenerate"].append(pair_label)
     else:
-        jack_c, jack_b = ec.jackknife(), eb.jackknife()
-        jackknifes = [jack_c - jack_b] if paired else [jack_c, -jack_b]
-        t_se, t_df = _t_se(ec, eb, paired, delta_b) if args.method == "t" else (None, 0.0)
+        method = args.method
+        if method == "bca" and not (jackknife_affordable(ec) and jackknife_affordable(eb)):
+            method = "percentile"
+            notes["median_jackknife"].append(pair_label)
+        jackknifes = []
+        if method == "bca":          # only BCa needs the jackknifes
+            jack_c, jack_b = ec.jackknife(), eb.jackknife()
+            jackknifes = [jack_c - jack_b] if paired else [jack_c, -jack_b]
+        t_se, t_df = _t_se(ec, eb, paired, delta_b) if method == "t" else (None, 0.0)
         interval = confidence_interval(
-            delta, delta_b, method=args.method, confidence=args.confidence,
+            delta, delta_b, method=method, confidence=args.confidence,
             jackknifes=jackknifes, t_se=t_se, t_df=t_df,
         )
         low, high, used = interval.low, interval.high, interval.method
@@ -447,6 +460,15 @@ def _warn(notes: dict[str, list[str]], args: CompareArgs) -> None:
             f"scenario sets differ, so these were compared unpaired (each side's "
             f"{args.pair_on!r} values resampled independently): {_listing(notes['unpaired'])}",
             UnpairedComparisonWarning,
+            stacklevel=3,
+        )
+    if notes["median_jackknife"]:
+        warnings.warn(
+            f"BCa for a median needs one jackknife median per cluster; above "
+            f"{_estimators.DENSE_JACKKNIFE_MAX_CLUSTERS:,} clusters the percentile interval "
+            f"is used instead (the `ci_method` column says so): "
+            f"{_listing(notes['median_jackknife'])}",
+            BCaFallbackWarning,
             stacklevel=3,
         )
     if notes["bca"]:

@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 import scipy
 
+from . import _estimators
 from ._cells import cell_label, cluster_codes, iter_cells, local_clusters, sorted_codes
-from ._estimators import estimator_for
+from ._estimators import estimator_for, jackknife_affordable
 from ._intervals import confidence_interval, robust_se
 from ._options import resolve_aliases
 from ._resample import cell_rng, count_chunks
@@ -23,10 +24,6 @@ __all__ = ["summarize", "SMALL_CLUSTERS", "SMALL_EVENTS"]
 
 #: A cell is flagged ``small_cell`` below this many clusters ...
 SMALL_CLUSTERS = 10
-#: Above this many clusters a median's BCa interval (whose acceleration needs one
-#: jackknife median per cluster, a clusters x clusters computation) falls back to the
-#: percentile interval, with a :class:`BCaFallbackWarning` and ``ci_method`` saying so.
-MEDIAN_JACKKNIFE_MAX_CLUSTERS = 5_000
 #: ... or below this many events in the metric's denominator.
 SMALL_EVENTS = 10
 
@@ -253,10 +250,7 @@ def _summary_row(metric, est, theta_b, cluster_stratum, args, label, notes) -> d
                     f"{metric.name!r} in {label} ({n_empty} of {len(theta_b)} resamples)"
                 )
         method = args.method
-        if (method == "bca" and metric.kind == "median"
-                and est.n_clusters_total > MEDIAN_JACKKNIFE_MAX_CLUSTERS):
-            # BCa's acceleration needs a median per left-out cluster: a clusters x clusters
-            # problem. Past the cap the percentile interval is used, and said so.
+        if method == "bca" and not jackknife_affordable(est):
             method = "percentile"
             notes["median_jackknife"].append(f"{metric.name!r} in {label} "
                                              f"({est.n_clusters_total} clusters)")
@@ -295,7 +289,7 @@ def _warn(notes: dict[str, list[str]]) -> None:
     if notes.get("median_jackknife"):
         warnings.warn(
             f"BCa for a median needs one jackknife median per cluster; above "
-            f"{MEDIAN_JACKKNIFE_MAX_CLUSTERS:,} clusters the percentile interval is used "
+            f"{_estimators.DENSE_JACKKNIFE_MAX_CLUSTERS:,} clusters the percentile interval is used "
             f"instead (the `ci_method` column says so): {_listing(notes['median_jackknife'])}",
             BCaFallbackWarning,
             stacklevel=3,

@@ -149,6 +149,9 @@ class KMMedianEstimator:
     product of ``1 - d / n``, so a block of resamples costs two matrix products.
     """
 
+    #: the jackknife is one Kaplan–Meier median per left-out cluster
+    dense_jackknife = True
+
     kind = "km_median"
 
     def __init__(self, time: np.ndarray, observed: np.ndarray, codes: np.ndarray,

@@ -402,17 +402,38 @@ def test_median_bca_past_the_jackknife_cap_uses_percentile_and_says_so(monkeypat
     from accordkit.stats import BCaFallbackWarning, Metric
 
     summ = importlib.import_module("accordkit.stats.summarize")   # the module, not ak.summarize
+    est = importlib.import_module("accordkit.stats._estimators")
 
     rng = np.random.default_rng(3)
     frame = pd.DataFrame({"scenario_id": np.repeat(np.arange(40), 3),
                           "x": rng.integers(0, 9, 120).astype(float)})
     below = summ.summarize(frame, [Metric("m", "x", stat="median")], n_resamples=300)
     assert below["ci_method"].iloc[0] in ("bca", "percentile")
-    monkeypatch.setattr(summ, "MEDIAN_JACKKNIFE_MAX_CLUSTERS", 10)
+    monkeypatch.setattr(est, "DENSE_JACKKNIFE_MAX_CLUSTERS", 10)
     with pytest.warns(BCaFallbackWarning, match="jackknife median per cluster"):
         above = summ.summarize(frame, [Metric("m", "x", stat="median")], n_resamples=300)
     assert above["ci_method"].iloc[0] == "percentile"
     pct = summ.summarize(frame, [Metric("m", "x", stat="median")], n_resamples=300,
                          method="percentile")
+    assert (above["ci_low"].iloc[0], above["ci_high"].iloc[0]) == \
+        (pct["ci_low"].iloc[0], pct["ci_high"].iloc[0])
+
+
+def test_compare_of_medians_past_the_jackknife_cap_uses_percentile_and_says_so(monkeypatch):
+    import importlib
+
+    from accordkit.stats import BCaFallbackWarning, Metric, compare
+
+    est = importlib.import_module("accordkit.stats._estimators")
+    rng = np.random.default_rng(4)
+    frame = pd.DataFrame({"scenario_id": np.tile(np.repeat(np.arange(30), 2), 2),
+                          "agent_model": np.repeat(["a", "b"], 60),
+                          "x": rng.integers(0, 9, 120).astype(float)})
+    metric = Metric("m", "x", stat="median")
+    monkeypatch.setattr(est, "DENSE_JACKKNIFE_MAX_CLUSTERS", 10)
+    with pytest.warns(BCaFallbackWarning, match="jackknife median per cluster"):
+        above = compare(frame, metric, baseline="a", n_resamples=300)
+    assert above["ci_method"].iloc[0] == "percentile"
+    pct = compare(frame, metric, baseline="a", n_resamples=300, method="percentile")
     assert (above["ci_low"].iloc[0], above["ci_high"].iloc[0]) == \
         (pct["ci_low"].iloc[0], pct["ci_high"].iloc[0])
