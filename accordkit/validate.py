@@ -35,6 +35,7 @@ from .schema import (
     ROLES,
     EpisodeValidationError,
     json_object_problem,
+    validate_episode,
 )
 
 __all__ = [
@@ -205,6 +206,23 @@ def _compile(feature: Any) -> _Check:
 
 
 _RECORD_CHECK = _struct_check(EPISODE_FEATURES)
+
+
+def check_converted(rec: Any, fail: Callable[[str, str], EpisodeValidationError], *,
+                    whole: str) -> None:
+    """Check a record an adapter built: schema types (:func:`record_problem`), then the
+    episode rules (:func:`~accordkit.schema.validate_episode`).
+
+    ``fail(reason, field)`` makes the error naming the adapter's file and record; ``whole``
+    is the field named when a rule concerns the record as a whole.
+    """
+    problem = record_problem(rec)
+    if problem:
+        raise fail(problem[1], problem[0])
+    try:
+        validate_episode(rec)
+    except EpisodeValidationError as exc:
+        raise fail(exc.reason, exc.field or whole) from None
 
 
 def record_problem(rec: Any) -> tuple[str, str] | None:

@@ -20,8 +20,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..schema import EpisodeValidationError, empty_episode, validate_episode
-from ..validate import record_problem
+from ..schema import EpisodeValidationError, empty_episode
+from ..validate import check_converted
 from .personas import persona_id
 
 __all__ = ["is_results_object", "results_to_episodes", "read_results_dir"]
@@ -434,13 +434,7 @@ def results_to_episodes(obj: Any, *, source: str) -> list[dict[str, Any] | Episo
             rec = _convert_simulation(sim, task_for.get(i), ctx, benchmark=benchmark,
                                       domain=domain, agent=agent, user=user,
                                       num_trials=num_trials)
-            problem = record_problem(rec)
-            if problem:
-                raise ctx.error(problem[1], problem[0])
-            try:
-                validate_episode(rec)
-            except EpisodeValidationError as exc:
-                raise ctx.error(exc.reason, exc.field or "(simulation)") from None
+            check_converted(rec, ctx.error, whole="(simulation)")
             out.append(rec)
         except EpisodeValidationError as exc:
             out.append(exc)

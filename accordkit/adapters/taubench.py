@@ -29,8 +29,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from ..schema import EpisodeValidationError, empty_episode, validate_episode
-from ..validate import record_problem
+from ..schema import EpisodeValidationError, empty_episode
+from ..validate import check_converted
 
 __all__ = ["looks_like_taubench", "read_taubench", "metadata_from_filename", "guess_domain",
            "RUN_ERROR", "METADATA_KEYS"]
@@ -348,13 +348,7 @@ def _record(obj: Any, pos: int, ctx: _Ctx, meta: Mapping[str, Any], run: str,
         reward_info_json=json.dumps(reward_info, ensure_ascii=False) if reward_info else None,
         user_cost=_number(info.get("user_cost"), ctx, "info.user_cost"),
     )
-    problem = record_problem(rec)
-    if problem:
-        raise ctx.error(problem[1], problem[0])
-    try:
-        validate_episode(rec)
-    except EpisodeValidationError as exc:
-        raise ctx.error(exc.reason, exc.field or "(record)") from None
+    check_converted(rec, ctx.error, whole="(record)")
     return rec
 
 
