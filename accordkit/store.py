@@ -18,12 +18,12 @@ folder without it is an unfinished run and is refused, never read as if complete
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from ._files import atomic_write_bytes
 
 __all__ = [
     "STORE_VERSION",
@@ -92,20 +92,6 @@ def part_name(input_index: int, batch_index: int) -> str:
     return f"{input_index:05d}-{batch_index:05d}.parquet"
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _file_sha256(path: Path) -> str:
     import hashlib
 
@@ -139,7 +125,7 @@ def write_part(out: str | Path, level: str, frame: Any, *, input_index: int,
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd")
     path = Path(out) / LEVEL_DIRS[level] / part_name(input_index, batch_index)
-    _atomic_write_bytes(path, sink.getvalue().to_pybytes())
+    atomic_write_bytes(path, sink.getvalue().to_pybytes())
     return path
 
 
@@ -166,7 +152,7 @@ def write_manifest(out: str | Path, inputs: Sequence[InputRecord], *,
         **dict(extra or {}),
     }
     path = Path(out) / "manifest.json"
-    _atomic_write_bytes(path, (json.dumps(manifest, indent=1) + "\n").encode("utf-8"))
+    atomic_write_bytes(path, (json.dumps(manifest, indent=1) + "\n").encode("utf-8"))
     return path
 
 

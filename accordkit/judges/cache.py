@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .._files import atomic_write_bytes
 from .calls import JudgeCall
 
 __all__ = ["JudgeCache", "CacheNotWritableError", "cache_key", "default_cache_dir",
@@ -85,7 +86,6 @@ class JudgeCache:
 
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root)
-        self._made: set[Path] = set()
 
     def path(self, judge: str, key: str) -> Path:
         return self.root / judge / key[:2] / f"{key}.json"
@@ -104,20 +104,8 @@ class JudgeCache:
     def put(self, judge: str, key: str, entry: Mapping[str, Any]) -> Path:
         """Store ``entry`` under ``key`` atomically (temp file + ``os.replace``)."""
         final = self.path(judge, key)
-        if final.parent not in self._made:
-            final.parent.mkdir(parents=True, exist_ok=True)
-            self._made.add(final.parent)
         data = json.dumps({**entry, "key": key}, ensure_ascii=False, sort_keys=True)
-        fd, tmp = tempfile.mkstemp(dir=final.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, final)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        atomic_write_bytes(final, data.encode("utf-8"), suffix=".json")
         return final
 
     def check_writable(self) -> None:

@@ -9,14 +9,13 @@ file and a verdict in another keeps the verdict (the error only means "not answe
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from .._files import atomic_write_bytes
 from .cache import JudgeCache
 
 __all__ = ["merge_verdicts", "merge_caches", "MergeConflictError", "REQUEST_COLUMNS"]
@@ -130,9 +129,5 @@ def merge_caches(sources: Sequence[str | Path], into: str | Path) -> dict[str, i
     if conflicts:
         raise MergeConflictError(conflicts)
     for src_path, dest in plan:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=".tmp-", suffix=".json")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(src_path.read_bytes())
-        os.replace(tmp, dest)
+        atomic_write_bytes(dest, src_path.read_bytes(), suffix=".json")
     return {"copied": len(plan), "present": present}
