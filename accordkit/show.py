@@ -11,15 +11,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .stats._validate import COMPARE_COLUMNS, SUMMARY_COLUMNS
+
 __all__ = ["show", "find_episode"]
 
 #: Columns of a summary / comparison table that are not grouping keys.
-_STAT_COLUMNS = frozenset({
-    "metric", "stat", "estimate", "ci_low", "ci_high", "n_clusters", "n_rows", "n_events",
-    "n_censored", "ci_method", "small_cell", "confidence", "n_resamples", "seed", "delta",
-    "p_value", "p_adjusted", "prob_improvement", "tie_group", "baseline", "n_pairs",
-    "paired", "adjust", "test", "baseline_estimate", "baseline_tie_group",
-})
+_STAT_COLUMNS = frozenset(SUMMARY_COLUMNS) | frozenset(COMPARE_COLUMNS)
 
 
 def find_episode(episodes: Any, episode_id: str) -> dict[str, Any]:

@@ -16,12 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..stats._validate import SUMMARY_COLUMNS
+
 __all__ = ["Headline", "HEADLINES", "headline_numbers", "table_anchor"]
 
-#: Columns of a summary table that are not grouping keys (everything else labels a row).
-_VALUE_COLUMNS = ("metric", "stat", "estimate", "ci_low", "ci_high", "n_clusters", "n_rows",
-                  "n_events", "n_censored", "ci_method", "small_cell", "confidence",
-                  "n_resamples", "seed")
 
 
 @dataclass(frozen=True)
@@ -105,7 +103,7 @@ def headline_numbers(run_dir: str | Path, *, prefix: str = "") -> list[dict[str,
         metric = next((m for m in spec.metrics if (frame["metric"] == m).any()), None)
         if metric is None:
             continue
-        keys = [c for c in frame.columns if c not in _VALUE_COLUMNS]
+        keys = [c for c in frame.columns if c not in SUMMARY_COLUMNS]
         for _, r in frame[frame["metric"] == metric].iterrows():
             group = {k: (None if pd.isna(r[k]) else str(r[k])) for k in keys}
             rows.append({
