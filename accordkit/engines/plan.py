@@ -85,9 +85,11 @@ def expand_sources(sources: Sequence[str]) -> list[str]:
             path = path.resolve()       # the manifest names inputs from anywhere
         if path.is_dir() and not ((path / "results.json").is_file()
                                   and (path / "simulations").is_dir()):
-            out += [str(p) for p in sorted(path.rglob("*"))
-                    if p.is_file() and p.suffix in _DATA_SUFFIXES
-                    and not any(part.startswith(".") for part in p.relative_to(path).parts)]
+            found = [str(p) for p in sorted(path.rglob("*"))
+                     if p.is_file() and p.suffix in _DATA_SUFFIXES
+                     and not any(part.startswith(".") for part in p.relative_to(path).parts)]
+            # a folder with nothing to read stays an input, so the plan can say so
+            out += found or [str(path)]
         else:
             out.append(str(path) if path.exists() else src)
     return out
@@ -149,6 +151,10 @@ def plan_work(sources: Sequence[str], *, batch_size: int = 20_000,
     for index, source in enumerate(expand_sources(sources)):
         record = InputRecord(index=index, source=source)
         inputs.append(record)
+        if not is_url(source) and Path(source).is_dir() and not (
+                (Path(source) / "results.json").is_file()):
+            record.error = f"no {', '.join(_DATA_SUFFIXES)} file in this folder"
+            continue
         try:
             record.sha256 = _sha256(source)
         except OSError as exc:

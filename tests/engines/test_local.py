@@ -107,3 +107,14 @@ def test_an_existing_store_is_never_overwritten(tmp_path, shards):
     with pytest.raises(FileExistsError, match="already holds"):
         score_to_store([str(shards / "shard-00.parquet")], out=out, progress=False)
     assert json.loads((out / "manifest.json").read_text()) == read_manifest(out)
+
+
+def test_a_folder_with_nothing_to_read_is_an_input_error(tmp_path):
+    empty = tmp_path / "empty"
+    (empty / "sub").mkdir(parents=True)
+    (empty / "README.md").write_text("no data here")
+    manifest = score_to_store([str(empty)], out=tmp_path / "store", progress=False)
+    (rec,) = manifest["inputs"]
+    assert rec["source"] == str(empty.resolve()) and rec["episodes"] == 0
+    assert rec["error"] == "no .parquet, .json, .jsonl file in this folder"
+    assert manifest["failed_inputs"] == 1
