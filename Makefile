@@ -25,8 +25,10 @@ $(UV_HOME)/bin/uv:
 	$(PYTHON) -m venv $(UV_HOME)
 	$(UV_HOME)/bin/pip install --quiet --only-binary=:all: "uv==$(UV_VERSION)"
 
+# --compile-bytecode: this machine sets PYTHONDONTWRITEBYTECODE=1, so without compiled files
+# every interpreter (CLI, papermill kernel, test subprocess) recompiles pandas, litellm ... on import.
 $(VENV)/.synced: pyproject.toml uv.lock | $(UV)
-	$(UV) sync --frozen --extra dev --python $(PYTHON)
+	$(UV) sync --frozen --extra dev --compile-bytecode --python $(PYTHON)
 	@touch $@
 
 setup: $(VENV)/.synced  ## create .venv from uv.lock (once)

@@ -37,7 +37,8 @@ import pyarrow.parquet as pq
 
 from . import readers
 from ._arrow import arrow_table, canonical_schema, episode_dataset
-from .adapters.tau2 import is_results_object, read_results_dir, results_to_episodes
+from .adapters.tau2 import is_results_object, iter_episodes, read_results_dir
+from .adapters.tau2_format import decode_results
 from .adapters.taubench import looks_like_taubench, read_taubench
 from .cache import CacheEntry, cache_key, read_entry, write_entry
 from .schema import (
@@ -66,6 +67,8 @@ _FILE_SUFFIXES = (".json", ".jsonl", ".parquet")
 #: Columns that say where a record was read from; not part of an episode's content.
 _PROVENANCE = ("source", "config", "split")
 _WHOLE_FILE = "(whole file)"
+#: Simulations of a results file converted to Arrow at a time.
+_RESULTS_BATCH = 256
 _TOP = "(top level)"
 
 
@@ -247,6 +250,13 @@ class _Reader:
         for reader in readers.registered():
             if reader.sniff(Path(source), head):
                 return self.registered_format(reader, Path(source))
+        if head.lstrip()[:1] == b"{":
+            # The typed decoder reads a results file straight from the bytes; anything it
+            # refuses (another format, a type problem, bytes that are not UTF-8) is read
+            # the general way below, which names what is wrong.
+            typed = decode_results(data)
+            if typed is not None:
+                return self.results(typed, source)
         text, bad_lines = _decode_text(data, source=source)
         return self.json_text(text, source, bad_lines=bad_lines)
 
@@ -399,19 +409,29 @@ class _Reader:
             raise EpisodeValidationError(
                 "config= and split= select parts of hub datasets and canonical files; a results "
                 "file has neither", source=source, record=_WHOLE_FILE, field="(config/split)")
+        # Records are turned into Arrow a batch at a time, so that a large file never holds
+        # all its episodes as Python objects at once.
+        parts: list[pa.Table] = []
+        labels: list[str] = []
+        batch: list[dict[str, Any]] = []
+        n_sims = 0
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            items = results_to_episodes(obj, source=source)
+            for item in iter_episodes(obj, source=source):
+                n_sims += 1
+                if isinstance(item, EpisodeValidationError):
+                    self.problem(item)
+                    continue
+                batch.append(item)
+                labels.append(str(item["episode_id"]))
+                if len(batch) == _RESULTS_BATCH:
+                    parts.append(_records_to_dataset(batch, source=source))
+                    batch = []
         self.report.notes.extend(str(w.message) for w in caught)
-        records = []
-        for item in items:
-            if isinstance(item, EpisodeValidationError):
-                self.problem(item)
-            else:
-                records.append(item)
-        ds = _records_to_dataset(records, source=source)
-        self.emit(ds, source, [str(r["episode_id"]) for r in records])
-        self.report.files[source].simulations = len(items)
+        parts.append(_records_to_dataset(batch, source=source))
+        ds = _concat(parts) if labels else _empty()
+        self.emit(ds, source, labels)
+        self.report.files[source].simulations = n_sims
         return ds
 
     def results_dir(self, path: Path) -> pa.Table:

@@ -209,14 +209,17 @@ _RECORD_CHECK = _struct_check(EPISODE_FEATURES)
 
 
 def check_converted(rec: Any, fail: Callable[[str, str], EpisodeValidationError], *,
-                    whole: str) -> None:
+                    whole: str, messages_typed: bool = False) -> None:
     """Check a record an adapter built: schema types (:func:`record_problem`), then the
     episode rules (:func:`~accordkit.schema.validate_episode`).
 
     ``fail(reason, field)`` makes the error naming the adapter's file and record; ``whole``
-    is the field named when a rule concerns the record as a whole.
+    is the field named when a rule concerns the record as a whole. ``messages_typed`` says
+    the messages were built from values a typed decoder already checked
+    (:mod:`accordkit.adapters.tau2_format`), so their types are not walked again; the
+    episode rules still see them.
     """
-    problem = record_problem(rec)
+    problem = record_problem(dict(rec, messages=None) if messages_typed else rec)
     if problem:
         raise fail(problem[1], problem[0])
     try:

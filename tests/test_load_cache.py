@@ -28,15 +28,15 @@ def cache_dir(tmp_path, monkeypatch):
 @pytest.fixture
 def reads(monkeypatch):
     """Counts the files really decoded (a cache hit decodes nothing)."""
-    load_module = sys.modules["accordkit.load"]
-    real = load_module._decode_text
+    reader = sys.modules["accordkit.load"]._Reader
+    real = reader.text_file
     seen: list[str] = []
 
-    def spy(data, *, source):
+    def spy(self, data, source):
         seen.append(source)
-        return real(data, source=source)
+        return real(self, data, source)
 
-    monkeypatch.setattr(load_module, "_decode_text", spy)
+    monkeypatch.setattr(reader, "text_file", spy)
     return seen
 
 

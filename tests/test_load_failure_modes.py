@@ -97,16 +97,16 @@ def test_deeply_nested_reward_info_stays_inside_its_file(tmp_path):
 
 
 def test_unexpected_exception_in_one_file_becomes_a_problem_naming_it(tmp_path, monkeypatch):
-    load_module = sys.modules["accordkit.load"]
+    reader = sys.modules["accordkit.load"]._Reader
     bad = _write(tmp_path, _results(_sim("s1")), "bad.json")
-    real = load_module._decode_text
+    real = reader.text_file
 
-    def explode(data, *, source):
+    def explode(self, data, source):
         if source == str(bad):
             raise TypeError("unhashable type: 'list'")
-        return real(data, source=source)
+        return real(self, data, source)
 
-    monkeypatch.setattr(load_module, "_decode_text", explode)
+    monkeypatch.setattr(reader, "text_file", explode)
     err = _error(bad)
     assert (err.source, err.record) == (str(bad), "(whole file)")
     assert "TypeError: unhashable type: 'list'" in err.reason

@@ -16,21 +16,26 @@ import json
 import math
 import warnings
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from ..schema import EpisodeValidationError, empty_episode
 from ..validate import check_converted
 from .personas import persona_id
+from .tau2_format import Message, Results, Simulation, decode_messages
 
-__all__ = ["is_results_object", "results_to_episodes", "read_results_dir"]
+__all__ = ["is_results_object", "results_to_episodes", "iter_episodes", "read_results_dir"]
 
 ACB_USER_SIMULATORS = {"banking_user_simulator", "airline_user_simulator", "retail_user_simulator"}
 
 
 def is_results_object(obj: Any) -> bool:
     """Whether a parsed JSON value looks like a tau2 ``Results`` object."""
+    if isinstance(obj, Results):
+        return isinstance(obj.info, Mapping)
     return (
         isinstance(obj, Mapping)
         and isinstance(obj.get("info"), Mapping)
@@ -193,6 +198,22 @@ def _convert_message(msg: Any, idx: int, ctx: _Context, *,
     ]
 
 
+def _typed_message(msg: Message, idx: int, ctx: _Context) -> dict[str, Any]:
+    """A canonical message from a typed one (types already checked by the decoder)."""
+    field = f"messages[{idx}]"
+    calls = None
+    if msg.tool_calls is not None:
+        calls = [{"id": c.id, "name": c.name,
+                  "arguments_json": _arguments_json(c.arguments, ctx,
+                                                    f"{field}.tool_calls[{j}].arguments"),
+                  "requestor": c.requestor} for j, c in enumerate(msg.tool_calls)]
+    event, event_json = (None, None) if msg.meta_event is None else _event(msg, ctx, field)
+    tool = msg.role == "tool"
+    return {"role": msg.role, "content": msg.content, "turn_idx": idx, "sub_idx": 0,
+            "kind": None, "tool_calls": calls, "tool_call_id": msg.id if tool else None,
+            "error": msg.error if tool else None, "event": event, "event_json": event_json}
+
+
 def _convert_criteria(ec: Any, ctx: _Context) -> dict[str, Any] | None:
     if ec is None:
         return None
@@ -349,10 +370,10 @@ def _task_lookup(tasks: list[Any], sims: list[Any], source: str) -> dict[int, An
     out: dict[int, Any] = {}
     missing: dict[str, int] = defaultdict(int)
     for i, sim in enumerate(sims):
-        if not isinstance(sim, Mapping) or isinstance(sim.get("task_id"), bool) \
+        if not isinstance(sim, Mapping | Simulation) or isinstance(sim.get("task_id"), bool) \
                 or not isinstance(sim.get("task_id"), str | int):
             continue
-        tid = str(sim["task_id"])
+        tid = str(sim.get("task_id"))
         defs = by_id.get(tid)
         if not defs:
             missing[tid] += 1
@@ -382,23 +403,34 @@ def _task_lookup(tasks: list[Any], sims: list[Any], source: str) -> dict[int, An
 def results_to_episodes(obj: Any, *, source: str) -> list[dict[str, Any] | EpisodeValidationError]:
     """Convert a parsed tau2 / AgentChangeBench ``Results`` object into canonical records.
 
+    The list form of :func:`iter_episodes` (same parameters, same errors).
+    """
+    return list(iter_episodes(obj, source=source))
+
+
+def iter_episodes(obj: Any, *, source: str) -> Iterator[dict[str, Any] | EpisodeValidationError]:
+    """Convert a tau2 / AgentChangeBench ``Results`` object into canonical records, one at a time.
+
     Parameters
     ----------
-    obj : dict
-        The parsed JSON of a results file.
+    obj : dict or Results
+        The parsed JSON of a results file, or its typed decoding
+        (:func:`accordkit.adapters.tau2_format.decode_results`).
     source : str
         The file it came from, used in ``source`` and in error messages.
 
-    Returns
-    -------
-    list
+    Yields
+    ------
+    dict or EpisodeValidationError
         One entry per simulation: a canonical record, or the error that stopped it.
 
     Raises
     ------
     EpisodeValidationError
-        When the object as a whole is not a results object.
+        When the object as a whole is not a results object (raised on the first ``next``).
     """
+    if isinstance(obj, Results):
+        obj = obj.as_object()
     if not is_results_object(obj):
         raise EpisodeValidationError(
             "not a tau2/AgentChangeBench results file: expected a JSON object with 'info' and "
@@ -423,35 +455,36 @@ def results_to_episodes(obj: Any, *, source: str) -> list[dict[str, Any] | Episo
                                  "an integer")
     benchmark = "agentchangebench" if _is_acb(info, tasks) else "tau2"
     task_for = _task_lookup(tasks, sims, source)
-    out: list[dict[str, Any] | EpisodeValidationError] = []
     for i, sim in enumerate(sims):
         if isinstance(sim, EpisodeValidationError):  # an unreadable dir-format sim file
-            out.append(sim)
+            yield sim
             continue
-        label = sim.get("id") if isinstance(sim, Mapping) and sim.get("id") else f"simulations[{i}]"
+        label = (sim.get("id") if isinstance(sim, Mapping | Simulation) and sim.get("id")
+                 else f"simulations[{i}]")
         ctx = _Context(source, str(label))
         try:
-            rec = _convert_simulation(sim, task_for.get(i), ctx, benchmark=benchmark,
-                                      domain=domain, agent=agent, user=user,
-                                      num_trials=num_trials)
-            check_converted(rec, ctx.error, whole="(simulation)")
-            out.append(rec)
+            rec, typed = _convert_simulation(sim, task_for.get(i), ctx, benchmark=benchmark,
+                                             domain=domain, agent=agent, user=user,
+                                             num_trials=num_trials)
+            check_converted(rec, ctx.error, whole="(simulation)", messages_typed=typed)
+            yield rec
         except EpisodeValidationError as exc:
-            out.append(exc)
+            yield exc
         except RecursionError:
-            out.append(ctx.error("data nested too deeply to read", "(simulation)"))
+            yield ctx.error("data nested too deeply to read", "(simulation)")
         except (KeyboardInterrupt, MemoryError):
             raise
         except Exception as exc:  # noqa: BLE001 - one simulation never stops the others
-            out.append(ctx.error(f"could not be converted ({type(exc).__name__}: {exc})",
-                                 "(simulation)"))
-    return out
+            yield ctx.error(f"could not be converted ({type(exc).__name__}: {exc})",
+                            "(simulation)")
 
 
 def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, domain: str,
                         agent: Mapping[str, Any], user: Mapping[str, Any],
-                        num_trials: Any) -> dict[str, Any]:
-    ctx.expect(sim, (Mapping,), "(simulation)", "a simulation object", optional=False)
+                        num_trials: Any) -> tuple[dict[str, Any], bool]:
+    """One simulation's canonical record, and whether its messages came typed."""
+    if not isinstance(sim, Simulation):
+        ctx.expect(sim, (Mapping,), "(simulation)", "a simulation object", optional=False)
     sim_id = ctx.expect(sim.get("id"), (str,), "id", "a simulation id", optional=False)
     task_id = sim.get("task_id")
     if task_id is None:
@@ -470,12 +503,19 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
             raise ctx.error("full-duplex (voice) runs store 'ticks' instead of messages; "
                             "they are not supported yet", "messages")
         raise ctx.error("missing required value", "messages")
+    typed = None
+    if isinstance(messages, msgspec.Raw):
+        typed = decode_messages(messages)
+        messages = json.loads(bytes(messages)) if typed is None else typed
     ctx.expect(messages, (list,), "messages", "a list of messages", optional=False)
     if not messages:
         raise ctx.error("empty conversation: no messages", "messages")
-    flat: list[dict[str, Any]] = []
-    for idx, msg in enumerate(messages):
-        flat.extend(_convert_message(msg, idx, ctx))
+    if typed is not None:
+        flat = [_typed_message(msg, idx, ctx) for idx, msg in enumerate(typed)]
+    else:
+        flat = []
+        for idx, msg in enumerate(messages):
+            flat.extend(_convert_message(msg, idx, ctx))
     reward_info = sim.get("reward_info")
     ctx.expect(reward_info, (Mapping,), "reward_info", "an object")
     reward_info = reward_info or {}
@@ -540,7 +580,7 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
         agent_cost=_cost(sim.get("agent_cost"), ctx, "agent_cost"),
         user_cost=_cost(sim.get("user_cost"), ctx, "user_cost"),
     )
-    return rec
+    return rec, typed is not None
 
 
 def _cost(value: Any, ctx: _Context, field: str) -> float | None:

@@ -1,0 +1,136 @@
+"""The tau2 / AgentChangeBench results format as typed ``msgspec`` structs (the fast path).
+
+A results file is decoded in two steps, both by compiled, validating ``msgspec`` decoders:
+
+1. :func:`decode_results` reads the file into a :class:`Results` whose simulations keep
+   their header fields as plain values and their ``messages`` as :class:`msgspec.Raw` — a
+   zero-copy slice of the file's bytes, not yet parsed;
+2. :func:`decode_messages` parses one simulation's messages into typed :class:`Message`
+   structs, checking every type on the way (role, content, tool calls, error flag).
+
+Only the fields accordkit reads are declared; other keys are skipped without being built.
+The typed path is an accelerator, not a second set of rules: whenever a decoder refuses
+something (a wrong type, a multi-tool message, bytes that are not UTF-8, a byte-order mark,
+a number out of range), :func:`decode_results` / :func:`decode_messages` return ``None``
+and the caller reads that file or simulation with ``json`` and the general converter in
+:mod:`accordkit.adapters.tau2`, which names the file, record and field of any problem.
+So the typed path may be stricter than the general one, never more lenient.
+"""
+
+from __future__ import annotations
+
+import codecs
+from typing import Any, Literal
+
+import msgspec
+
+__all__ = ["Results", "Simulation", "Message", "ToolCall", "decode_results", "decode_messages"]
+
+
+class _Get:
+    """``get(key)`` as on a dict, so the general converter's helpers accept a struct."""
+
+    __slots__ = ()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        value = getattr(self, key, default)
+        return default if value is msgspec.UNSET else value
+
+
+class ToolCall(msgspec.Struct, _Get):
+    """A tool call an agent or user made; ``arguments`` is an object or its JSON text."""
+
+    name: str
+    id: str | None = None
+    arguments: dict[str, Any] | str | None = None
+    requestor: str | None = None
+
+
+class Message(msgspec.Struct, _Get):
+    """One message of a simulation, with the fields the canonical message is built from."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    id: str | None = None
+    error: bool | None = None
+    meta_event: dict[str, Any] | None = None
+    meta_error: Any = None
+    #: Present on a multi-tool message, which the general converter flattens.
+    tool_messages: Any = msgspec.UNSET
+
+
+class Simulation(msgspec.Struct, _Get):
+    """A simulation's header as plain values; ``messages`` still undecoded (or None)."""
+
+    id: Any = None
+    task_id: Any = None
+    trial: Any = None
+    seed: Any = None
+    messages: msgspec.Raw = None  # type: ignore[assignment] - absent key: None
+    ticks: Any = None
+    reward_info: Any = None
+    termination_reason: Any = None
+    agent_cost: Any = None
+    user_cost: Any = None
+
+
+class Results(msgspec.Struct):
+    """A results file: ``info`` and ``tasks`` as plain values, typed simulations."""
+
+    info: Any = None
+    tasks: Any = None
+    simulations: list[Simulation] | None = None
+
+    def as_object(self) -> dict[str, Any]:
+        """The parts the converter reads, keyed as in the file (absent keys left out)."""
+        return {"info": self.info, "tasks": self.tasks, "simulations": self.simulations}
+
+
+_RESULTS = msgspec.json.Decoder(Results)
+_MESSAGES = msgspec.json.Decoder(list[Message])
+
+
+def _is_utf8(data: bytes | memoryview, *, chunk: int = 1 << 20) -> bool:
+    """Whether ``data`` is valid UTF-8, checked a chunk at a time (no full-size copy)."""
+    if isinstance(data, bytes) and data.isascii():
+        return True
+    view = memoryview(data)
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        for start in range(0, view.nbytes, chunk):
+            decoder.decode(view[start:start + chunk])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def decode_results(data: bytes | memoryview) -> Results | None:
+    """Decode a results file, or None when the typed decoder refuses it.
+
+    ``None`` also covers files that are not results objects at all; the caller then reads
+    the file the general way, which says what is wrong with it.
+    """
+    if not _is_utf8(data):
+        return None  # messages are sliced undecoded: check the bytes up front
+    try:
+        results = _RESULTS.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+    if not isinstance(results.info, dict) or (results.simulations is None
+                                              and results.tasks is None):
+        return None
+    return results
+
+
+def decode_messages(raw: msgspec.Raw) -> list[Message] | None:
+    """A simulation's messages as typed structs, or None when the typed decoder refuses them."""
+    try:
+        messages = _MESSAGES.decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+    for msg in messages:
+        if msg.tool_messages is not msgspec.UNSET and msg.role == "tool" and msg.id is None:
+            return None  # a multi-tool message: the general converter flattens it
+    return messages

@@ -1,0 +1,132 @@
+"""The typed (msgspec) decoding of results files agrees with the general converter.
+
+The typed path is only an accelerator: on every input, real or mutated, ``ak.load`` must give
+the same table, the same skipped records and the same notes as when the typed decoder is
+switched off, and the same error in raise mode.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+
+import msgspec
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import accordkit as ak
+from accordkit._arrow import arrow_table
+from accordkit.adapters import tau2_format
+
+from ..test_load_errors import _results, _sim, _write
+from ..test_load_fuzz import SETTINGS, _mutate, seeds  # noqa: F401 - seeds is a fixture
+
+LOAD = sys.modules["accordkit.load"]
+TAU2 = sys.modules["accordkit.adapters.tau2"]
+
+
+def _outcome(path, *, typed: bool, monkeypatch) -> tuple:
+    """(table or None, skipped, notes, raise-mode error text) of one load."""
+    with monkeypatch.context() as m:
+        if not typed:
+            m.setattr(LOAD, "decode_results", lambda data: None)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                ak.load(path, cache=False)
+                raised = None
+            except ak.EpisodeValidationError as exc:
+                raised = str(exc)
+        ds, report = ak.load_with_report(path, errors="skip", cache=False)
+    table = arrow_table(ds)
+    return table, [str(s) for s in report.skipped], report.notes, raised
+
+
+def _same(path, monkeypatch) -> None:
+    fast = _outcome(path, typed=True, monkeypatch=monkeypatch)
+    slow = _outcome(path, typed=False, monkeypatch=monkeypatch)
+    assert fast[0].equals(slow[0])
+    assert fast[1:] == slow[1:]
+
+
+def test_fixture_files_load_identically(acb_dir, tau2_dir, monkeypatch):
+    files = sorted(p for d in (acb_dir, tau2_dir) for p in d.glob("*.json")
+                   if p.name != "expected_upstream.json")
+    assert files
+    for path in files:
+        _same(path, monkeypatch)
+
+
+def test_fixture_simulations_take_the_typed_path(acb_dir, monkeypatch):
+    """The fast path is really used on real files (no silent fallback for every record)."""
+    calls = {"typed": 0, "refused": 0}
+    real = TAU2.decode_messages
+
+    def counting(raw):
+        out = real(raw)
+        calls["typed" if out is not None else "refused"] += 1
+        return out
+
+    monkeypatch.setattr(TAU2, "decode_messages", counting)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds = ak.load(acb_dir / "banking_gpt-4.1_13sims_tasks-trimmed.json", cache=False)
+    assert calls == {"typed": len(ds), "refused": 0} and len(ds) == 13
+
+
+@pytest.mark.parametrize("changes", [
+    {"trial": "0"},
+    {"messages": "not a list"},
+    {"messages": []},
+    {"messages": [{"role": "robot", "content": "x", "turn_idx": 0}]},
+    {"messages": [{"role": "user", "content": 5, "turn_idx": 0}]},
+    {"messages": [{"role": "assistant", "turn_idx": 0,
+                   "tool_calls": [{"id": "c", "arguments": {}}]}]},
+    {"messages": [{"role": "assistant", "turn_idx": 0,
+                   "tool_calls": [{"id": "c", "name": "f", "arguments": "[1]"}]}]},
+    {"messages": [{"role": "tool", "id": "c", "content": "x", "error": "no"}]},
+    {"messages": [{"role": "user", "content": "x", "error": "ignored on a user turn"}]},
+    {"messages": [{"role": "tool", "tool_messages": [
+        {"role": "tool", "id": "a", "content": "x"}, {"role": "tool", "id": "b"}]}]},
+    {"seed": 2**64},
+    {"reward_info": {"reward": "high"}},
+])
+def test_bad_or_unusual_simulations_agree(tmp_path, monkeypatch, changes):
+    path = _write(tmp_path, _results(_sim("s1"), _sim("s2", **changes)))
+    _same(path, monkeypatch)
+
+
+def test_bytes_that_are_not_utf8_go_the_general_way(tmp_path, monkeypatch):
+    raw = json.dumps(_results(_sim("s1"), _sim("s2"))).encode()
+    at = raw.index(b"Cancel my booking") + 3
+    path = tmp_path / "run.json"
+    path.write_bytes(raw[:at] + b"\xff" + raw[at:])
+    assert tau2_format.decode_results(path.read_bytes()) is None
+    _same(path, monkeypatch)
+
+
+def test_utf8_check_reads_in_chunks():
+    text = ("é" * 10).encode()
+    assert tau2_format._is_utf8(text, chunk=3)  # a character split across chunks
+    assert not tau2_format._is_utf8(text[:-1], chunk=3)  # truncated at the end
+
+
+def test_messages_stay_undecoded_until_asked(tmp_path):
+    path = _write(tmp_path, _results(_sim("s1")))
+    results = tau2_format.decode_results(path.read_bytes())
+    (sim,) = results.simulations
+    assert isinstance(sim.messages, msgspec.Raw)
+    assert [m.role for m in tau2_format.decode_messages(sim.messages)] == \
+        ["assistant", "user", "assistant", "tool"]
+
+
+@SETTINGS
+@given(data=st.data())
+def test_mutated_results_files_agree(seeds, tmp_path, monkeypatch, data):  # noqa: F811
+    obj = json.loads(json.dumps(data.draw(st.sampled_from(seeds), label="seed")))
+    obj = _mutate(data, obj)
+    path = tmp_path / "mutated.json"
+    path.write_text(json.dumps(obj, allow_nan=True))
+    _same(path, monkeypatch)
