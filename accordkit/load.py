@@ -44,9 +44,8 @@ from .cache import CacheEntry, cache_key, read_entry, write_entry
 from .schema import (
     EPISODE_FEATURES,
     EpisodeValidationError,
-    check_json_objects,
     empty_episode,
-    validate_episode,
+    rule_problem,
 )
 from .validate import (
     DuplicateEpisodesWarning,
@@ -587,15 +586,9 @@ def _canonical_record(obj: Any, *, source: str, where: str) -> dict[str, Any]:
     rec.update(obj)
     if rec.get("source") is None:
         rec["source"] = source
-    problem = record_problem(rec)
+    problem = record_problem(rec) or rule_problem(rec)
     if problem:
         raise EpisodeValidationError(problem[1], source=source, record=record, field=problem[0])
-    try:
-        validate_episode(rec)
-        check_json_objects(rec)
-    except EpisodeValidationError as exc:
-        raise EpisodeValidationError(exc.reason, source=source, record=record,
-                                     field=exc.field) from None
     return rec
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from datasets import Features, List, Value
@@ -34,6 +35,9 @@ __all__ = [
     "DYNAMICS",
     "SCHEMA_VERSION",
     "check_json_objects",
+    "RULES",
+    "Rule",
+    "rule_problem",
     "json_object_problem",
     "EpisodeValidationError",
     "validate_episode",
@@ -257,35 +261,6 @@ def _fail(reason: str, rec: Mapping[str, Any], field: str) -> EpisodeValidationE
     )
 
 
-def _check_type(value: Any, types: tuple[type, ...], rec: Mapping[str, Any], field: str,
-                what: str) -> None:
-    if value is not None and (not isinstance(value, types) or isinstance(value, bool) and bool not in types):
-        raise _fail(f"expected {what}, got {type(value).__name__} {value!r:.60}", rec, field)
-
-
-def _check_messages(messages: Iterable[Mapping[str, Any]], rec: Mapping[str, Any]) -> None:
-    for i, msg in enumerate(messages):
-        where = f"messages[{i}]"
-        if not isinstance(msg, Mapping):
-            raise _fail(f"expected a message object, got {type(msg).__name__}", rec, where)
-        if msg.get("role") not in ROLES:
-            raise _fail(f"unknown role {msg.get('role')!r}; expected one of {ROLES}", rec,
-                        f"{where}.role")
-        _check_type(msg.get("content"), (str,), rec, f"{where}.content", "text")
-        if not isinstance(msg.get("turn_idx"), int) or isinstance(msg.get("turn_idx"), bool):
-            raise _fail(f"expected an integer turn_idx, got {msg.get('turn_idx')!r}", rec,
-                        f"{where}.turn_idx")
-        kind = msg.get("kind")
-        if kind is not None and kind not in KINDS:
-            raise _fail(f"unknown kind {kind!r}; expected one of {KINDS} or null", rec,
-                        f"{where}.kind")
-        for j, call in enumerate(msg.get("tool_calls") or ()):
-            if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
-                raise _fail("a tool call needs a string name", rec, f"{where}.tool_calls[{j}].name")
-            _check_type(call.get("arguments_json"), (str,), rec,
-                        f"{where}.tool_calls[{j}].arguments_json", "JSON text")
-
-
 #: Text fields that hold a JSON object (tool-call arguments, action parameters).
 JSON_OBJECT_FIELDS = ("arguments_json", "params_json")
 
@@ -311,16 +286,10 @@ def json_object_problem(text: str) -> str | None:
     return None
 
 
-def _check_json_object(value: Any, rec: Mapping[str, Any], field: str) -> None:
-    if isinstance(value, str):
-        problem = json_object_problem(value)
-        if problem:
-            raise _fail(problem, rec, field)
-
-
 def check_json_objects(rec: Mapping[str, Any]) -> None:
     """Raise when a tool call's ``arguments_json`` or an expected action's ``arguments_json``
-    / ``params_json`` is not the JSON text of an object (checked by the loader per record).
+    / ``params_json`` is not the JSON text of an object (the ``json_object`` rules of
+    :data:`RULES`).
 
     Examples
     --------
@@ -332,32 +301,170 @@ def check_json_objects(rec: Mapping[str, Any]) -> None:
     ...
     accordkit.schema.EpisodeValidationError: record None, field messages[0].tool_calls[0].arguments_json: expected the JSON text of an object, got list [1]
     """
-    for i, msg in enumerate(rec.get("messages") or ()):
-        calls = msg.get("tool_calls") if isinstance(msg, Mapping) else None
-        for j, call in enumerate(calls or ()):
-            if isinstance(call, Mapping):
-                _check_json_object(call.get("arguments_json"), rec,
-                                   f"messages[{i}].tool_calls[{j}].arguments_json")
-    criteria = rec.get("criteria")
-    if not isinstance(criteria, Mapping):
+    found = rule_problem(rec, rules=[r for r in RULES if r.test == "json_object"])
+    if found:
+        raise _fail(found[1], rec, found[0])
+
+
+# --------------------------------------------------------------------------- rules
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One rule every canonical episode obeys beyond its column types.
+
+    Attributes
+    ----------
+    path : str
+        The field, with ``[]`` after a list to mean each of its items
+        (``messages[].tool_calls[].name``).
+    test : str
+        ``required`` (non-empty text), ``one_of`` (a value of ``allowed``; null only when
+        ``null_ok``), ``non_empty`` (a list with items), ``present`` (not null), ``finite``
+        (no NaN or infinity) or ``json_object`` (the JSON text of an object; null allowed).
+    allowed : tuple of str
+        The values ``one_of`` accepts.
+    null_ok : bool
+        Whether ``one_of`` accepts null.
+    """
+
+    path: str
+    test: str
+    allowed: tuple[str, ...] = ()
+    null_ok: bool = False
+
+    def fails(self, value: Any) -> bool:
+        """Whether ``value`` (of a record that has the schema's types) breaks the rule."""
+        if self.test == "required":
+            return not isinstance(value, str) or not value
+        if self.test == "one_of":
+            return value not in self.allowed and not (value is None and self.null_ok)
+        if self.test == "non_empty":
+            return not value
+        if self.test == "present":
+            return value is None
+        if self.test == "finite":
+            return isinstance(value, float) and not math.isfinite(value)
+        if self.test == "json_object":
+            return isinstance(value, str) and json_object_problem(value) is not None
+        raise ValueError(f"unknown rule test {self.test!r}")  # pragma: no cover
+
+    def reason(self, value: Any) -> str:
+        """What is wrong with ``value`` (one that :meth:`fails`)."""
+        field = self.path.rsplit(".", 1)[-1].removesuffix("[]")
+        if self.path in _MESSAGES:
+            return _MESSAGES[self.path]
+        if self.test == "required":
+            return ("missing required value" if value is None
+                    else f"expected non-empty text, got {value!r:.60}")
+        if self.test == "one_of":
+            tail = " or null" if self.null_ok else ""
+            return f"unknown {_NOUNS.get(field, field)} {value!r}; expected one of " \
+                   f"{self.allowed}{tail}"
+        if self.test == "finite":
+            return f"expected a finite number, got {value!r}"
+        if self.test == "json_object":
+            return str(json_object_problem(value))
+        return _MESSAGES[self.path]
+
+
+_NOUNS = {"benchmark": "benchmark", "role": "role", "kind": "kind", "dynamic": "dynamic"}
+_MESSAGES = {
+    "messages": "empty conversation: no messages",
+    "messages[].turn_idx": "missing message position (turn_idx)",
+    "messages[].tool_calls[].name": "a tool call needs a string name",
+    "preferences[].name": "a preference needs a name",
+}
+
+
+def _float_paths(fields: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """Paths of every float field of a features mapping (lists marked ``[]``)."""
+    out = []
+    for name, feature in fields.items():
+        path = f"{prefix}{name}"
+        while isinstance(feature, List):
+            feature, path = feature.feature, f"{path}[]"
+        if isinstance(feature, Mapping):
+            out += _float_paths(feature, f"{path}.")
+        elif isinstance(feature, Value) and feature.dtype.startswith("float"):
+            out.append(path)
+    return out
+
+
+#: The episode rules, in the order they are checked: a record's problem is the first rule
+#: it breaks (at its first position). :func:`validate_episode` checks them on one record,
+#: :func:`accordkit.validate.table_problems` on a whole Arrow table, both from this table.
+RULES: tuple[Rule, ...] = (
+    *(Rule(name, "required") for name in _REQUIRED_STR),
+    Rule("benchmark", "one_of", BENCHMARKS),
+    Rule("messages", "non_empty"),
+    Rule("messages[].role", "one_of", ROLES),
+    Rule("messages[].turn_idx", "present"),
+    Rule("messages[].kind", "one_of", KINDS, null_ok=True),
+    Rule("messages[].tool_calls[].name", "present"),
+    Rule("preferences[].dynamic", "one_of", DYNAMICS),
+    Rule("preferences[].name", "required"),
+    *(Rule(path, "finite") for path in _float_paths(EPISODE_FEATURES)),
+    Rule("messages[].tool_calls[].arguments_json", "json_object"),
+    Rule("criteria.actions[].arguments_json", "json_object"),
+    Rule("criteria.action_sets[].allowed_tools[].params_json", "json_object"),
+)
+
+
+def _values(value: Any, steps: list[str], where: str) -> Iterable[tuple[str, Any]]:
+    """(field path with positions, value) of every value a rule path reaches, in order."""
+    if not steps:
+        yield where, value
         return
-    for i, action in enumerate(criteria.get("actions") or ()):
-        if isinstance(action, Mapping):
-            _check_json_object(action.get("arguments_json"), rec,
-                               f"criteria.actions[{i}].arguments_json")
-    for i, aset in enumerate(criteria.get("action_sets") or ()):
-        for j, tool in enumerate((aset.get("allowed_tools") if isinstance(aset, Mapping)
-                                  else None) or ()):
-            if isinstance(tool, Mapping):
-                _check_json_object(tool.get("params_json"), rec,
-                                   f"criteria.action_sets[{i}].allowed_tools[{j}].params_json")
+    step, rest = steps[0], steps[1:]
+    name = step.removesuffix("[]")
+    value = value.get(name) if isinstance(value, Mapping) else None
+    where = f"{where}.{name}" if where else name
+    if step.endswith("[]") and rest:
+        for i, item in enumerate(value if isinstance(value, list | tuple) else ()):
+            yield from _values(item, rest, f"{where}[{i}]")
+    elif step.endswith("[]"):
+        for i, item in enumerate(value if isinstance(value, list | tuple) else ()):
+            yield f"{where}[{i}]", item
+    else:
+        yield from _values(value, rest, where)
+
+
+def _steps(path: str) -> list[str]:
+    """``messages[].tool_calls[].name`` -> ``["messages[]", "tool_calls[]", "name"]``."""
+    return path.split(".")
+
+
+def rule_problem(rec: Mapping[str, Any], *,
+                 rules: Iterable[Rule] = RULES) -> tuple[str, str] | None:
+    """The first rule of :data:`RULES` that ``rec`` breaks, as (field path, reason).
+
+    ``rec`` must already have the schema's types (see
+    :func:`accordkit.validate.record_problem`).
+
+    Examples
+    --------
+    >>> rec = empty_episode() | {"benchmark": "tau2", "domain": "d", "scenario_id": "s",
+    ...                          "task_id": "t", "episode_id": "e", "source": "f"}
+    >>> rule_problem(rec)
+    ('messages', 'empty conversation: no messages')
+    >>> rec["messages"] = [{"role": "user", "turn_idx": 0}, {"role": "bot", "turn_idx": 1}]
+    >>> rule_problem(rec)
+    ('messages[1].role', "unknown role 'bot'; expected one of ('system', 'user', 'assistant', 'tool')")
+    """
+    for rule in rules:
+        for where, value in _values(rec, _steps(rule.path), ""):
+            if rule.fails(value):
+                return where, rule.reason(value)
+    return None
 
 
 def validate_episode(rec: Mapping[str, Any]) -> None:
     """Check one canonical record; raise :class:`EpisodeValidationError` on the first problem.
 
-    Only what the downstream code relies on is checked: required ids, known roles and
-    dynamics, integer message positions, a non-empty conversation, number types.
+    The rules are those of :data:`RULES` (required ids, known roles, kinds and dynamics,
+    message positions, a non-empty conversation, finite numbers, JSON objects where JSON
+    text is stored), after the types of every field (:func:`accordkit.validate.record_problem`).
 
     Parameters
     ----------
@@ -372,25 +479,8 @@ def validate_episode(rec: Mapping[str, Any]) -> None:
     ...
     accordkit.schema.EpisodeValidationError: record None, field benchmark: missing required value
     """
-    for name in _REQUIRED_STR:
-        if not isinstance(rec.get(name), str) or not rec.get(name):
-            raise _fail("missing required value" if rec.get(name) is None else
-                        f"expected non-empty text, got {rec.get(name)!r:.60}", rec, name)
-    if rec["benchmark"] not in BENCHMARKS:
-        raise _fail(f"unknown benchmark {rec['benchmark']!r}; expected one of {BENCHMARKS}",
-                    rec, "benchmark")
-    _check_type(rec.get("rollout"), (int,), rec, "rollout", "an integer")
-    for name in ("reward", "agent_cost", "user_cost"):
-        _check_type(rec.get(name), (int, float), rec, name, "a number")
-        if isinstance(rec.get(name), float) and not math.isfinite(rec[name]):
-            raise _fail(f"expected a finite number, got {rec[name]!r}", rec, name)
-    messages = rec.get("messages")
-    if not messages:
-        raise _fail("empty conversation: no messages", rec, "messages")
-    _check_messages(messages, rec)
-    for i, pref in enumerate(rec.get("preferences") or ()):
-        if pref.get("dynamic") not in DYNAMICS:
-            raise _fail(f"unknown dynamic {pref.get('dynamic')!r}; expected one of {DYNAMICS}",
-                        rec, f"preferences[{i}].dynamic")
-        if not pref.get("name"):
-            raise _fail("a preference needs a name", rec, f"preferences[{i}].name")
+    from .validate import record_problem  # the type checks, compiled from the features
+
+    found = record_problem(rec) or rule_problem(rec)
+    if found:
+        raise _fail(found[1], rec, found[0])

@@ -30,6 +30,11 @@ def _ids(table: pa.Table) -> pd.DataFrame:
     return table.select(list(ID_COLUMNS)).to_pandas()
 
 
+def _rows(table: pa.Table, rows: np.ndarray) -> pa.Table:
+    """``table``'s rows at the sorted positions ``rows`` (no copy when that is every row)."""
+    return table if len(rows) == table.num_rows else table.take(pa.array(rows))
+
+
 def _rows_of(table: pa.Table, benchmarks: tuple[str, ...]) -> np.ndarray:
     mask = pc.is_in(table.column("benchmark"), value_set=pa.array(benchmarks))
     return np.flatnonzero(pc.fill_null(mask, False).to_numpy(zero_copy_only=False))
@@ -123,11 +128,11 @@ def score(
     accord_rows = _rows_of(table, ("accord",))
     goal_rows = _rows_of(table, GOALSHIFT_BENCHMARKS)
     if level in ("episode", "preference") and len(accord_rows):
-        sub = table.take(pa.array(accord_rows))
+        sub = _rows(table, accord_rows)
         fn = accord.score_episodes if level == "episode" else accord.score_preferences
         parts.append(_attach(ids, fn(sub, shop_type_gate=shop_type_gate), accord_rows))
     if level in ("episode", "shift") and len(goal_rows):
-        sub = table.take(pa.array(goal_rows))
+        sub = _rows(table, goal_rows)
         if level == "episode":
             frame = goalshift.score_episodes(sub, tcrr_mode=tcrr_mode, action_mode=action_mode)
         else:

@@ -142,12 +142,15 @@ def judge_output(start_turn: int | None, start_goal: str | None,
     return {"start_turn": start_turn, "start_goal": start_goal, "shifts": out}
 
 
-def build_episode(messages: Sequence[Mapping[str, Any]], **fields: Any) -> dict[str, Any]:
+def build_episode(messages: Sequence[Mapping[str, Any]], *, validate: bool = True,
+                  **fields: Any) -> dict[str, Any]:
     """A validated canonical goal-shift episode from messages and a few fields.
 
     ``turn_idx`` is set to each message's position; calls without an id get
     ``"call_<turn>_<k>"``. Unspecified ids default to a small test episode
     (``benchmark="agentchangebench"``, ``domain="banking"``, ``task_id="t0"``, ...).
+    ``validate=False`` skips :func:`~accordkit.schema.validate_episode`, to hand a metric
+    a record the loader would refuse (and test that the metric names it too).
 
     Examples
     --------
@@ -181,7 +184,8 @@ def build_episode(messages: Sequence[Mapping[str, Any]], **fields: Any) -> dict[
     if unknown:
         raise KeyError(f"not canonical episode columns: {sorted(unknown)}")
     rec.update(fields)
-    validate_episode(rec)
+    if validate:
+        validate_episode(rec)
     return rec
 
 

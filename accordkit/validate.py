@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,15 +27,11 @@ import pyarrow.compute as pc
 from ._arrow import canonical_schema
 from .schema import (
     _REQUIRED_STR,
-    BENCHMARKS,
-    DYNAMICS,
     EPISODE_FEATURES,
-    JSON_OBJECT_FIELDS,
-    KINDS,
-    ROLES,
+    RULES,
     EpisodeValidationError,
-    json_object_problem,
-    validate_episode,
+    Rule,
+    rule_problem,
 )
 
 __all__ = [
@@ -211,7 +207,7 @@ _RECORD_CHECK = _struct_check(EPISODE_FEATURES)
 def check_converted(rec: Any, fail: Callable[[str, str], EpisodeValidationError], *,
                     whole: str, messages_typed: bool = False) -> None:
     """Check a record an adapter built: schema types (:func:`record_problem`), then the
-    episode rules (:func:`~accordkit.schema.validate_episode`).
+    episode rules (:data:`~accordkit.schema.RULES`).
 
     ``fail(reason, field)`` makes the error naming the adapter's file and record; ``whole``
     is the field named when a rule concerns the record as a whole. ``messages_typed`` says
@@ -219,13 +215,10 @@ def check_converted(rec: Any, fail: Callable[[str, str], EpisodeValidationError]
     (:mod:`accordkit.adapters.tau2_format`), so their types are not walked again; the
     episode rules still see them.
     """
-    problem = record_problem(dict(rec, messages=None) if messages_typed else rec)
+    problem = (record_problem(dict(rec, messages=None) if messages_typed else rec)
+               or rule_problem(rec))
     if problem:
-        raise fail(problem[1], problem[0])
-    try:
-        validate_episode(rec)
-    except EpisodeValidationError as exc:
-        raise fail(exc.reason, exc.field or whole) from None
+        raise fail(problem[1], problem[0] or whole)
 
 
 def record_problem(rec: Any) -> tuple[str, str] | None:
@@ -337,203 +330,88 @@ def _row_ids(table: pa.Table, rows: np.ndarray) -> list[str]:
     return [f"{x} (row {r})" if x else f"row {r}" for x, r in zip(ids, rows, strict=True)]
 
 
-def _list_problem(table: pa.Table, column: str, child: str,
-                  bad_mask_fn: Callable[[pa.Array], np.ndarray],
-                  reason_fn: Callable[[Any], str],
-                  field_fmt: str) -> list[tuple[int, EpisodeValidationError]]:
-    lists = table.column(column).combine_chunks()
-    flat = pc.list_flatten(lists)
-    if len(flat) == 0:
-        return []
-    parents = pc.list_parent_indices(lists).to_numpy()
-    values = flat.field(child)
-    bad_idx = np.flatnonzero(bad_mask_fn(values))
-    if not len(bad_idx):
-        return []
-    offsets = lists.offsets.to_numpy()
-    out = []
-    seen: set[int] = set()
-    for j in bad_idx:
-        row = int(parents[j])
-        if row in seen:
-            continue
-        seen.add(row)
-        out.append((row, values[int(j)].as_py(), int(j - offsets[row])))
-    ids = _row_ids(table, np.array([r for r, _, _ in out]))
-    return [
-        (row, EpisodeValidationError(reason_fn(value), record=rid, field=field_fmt.format(pos)))
-        for (row, value, pos), rid in zip(out, ids, strict=True)
-    ]
+def _reach(table: pa.Table, path: str) -> tuple[pa.Array, np.ndarray, list[np.ndarray]]:
+    """The values a rule path reaches in ``table``: (values, row of each, list positions).
+
+    ``positions`` holds one array per ``[]`` in the path: the position of each value in that
+    list, so that a problem is named like ``messages[3].tool_calls[0].name``.
+    """
+    steps = path.split(".")
+    array: pa.Array = table.column(steps[0].removesuffix("[]")).combine_chunks()
+    rows = np.arange(len(array))
+    positions: list[np.ndarray] = []
+    for i, step in enumerate(steps):
+        if i:
+            array = pc.struct_field(array, step.removesuffix("[]"))
+        if step.endswith("[]"):
+            parents = pc.list_parent_indices(array).to_numpy()
+            offsets = array.offsets.to_numpy()
+            flat = pc.list_flatten(array)
+            pos = np.arange(len(flat)) - (offsets[parents] - offsets[0])
+            rows, array = rows[parents], flat
+            positions = [p[parents] for p in positions] + [pos]
+    return array, rows, positions
 
 
-def _not_in(values: Sequence[str], *, null_ok: bool) -> Callable[[pa.Array], np.ndarray]:
-    def mask(v: pa.Array) -> np.ndarray:
-        bad = pc.invert(pc.fill_null(pc.is_in(v, value_set=pa.array(values)), False))
-        if null_ok:
-            bad = pc.and_(bad, pc.is_valid(v))
+def _rule_mask(rule: Rule, values: pa.Array) -> np.ndarray:
+    """Which of ``values`` break ``rule`` (the Arrow form of :meth:`Rule.fails`)."""
+    if rule.test == "required":
+        bad = pc.or_kleene(pc.is_null(values), pc.equal(pc.utf8_length(values), 0))
+        return pc.fill_null(bad, True).to_numpy(zero_copy_only=False)
+    if rule.test == "one_of":
+        bad = pc.invert(pc.fill_null(pc.is_in(values, value_set=pa.array(rule.allowed)), False))
+        if rule.null_ok:
+            bad = pc.and_(bad, pc.is_valid(values))
         return bad.to_numpy(zero_copy_only=False)
-    return mask
+    if rule.test == "non_empty":
+        return pc.fill_null(pc.list_value_length(values), 0).to_numpy(
+            zero_copy_only=False) == 0
+    if rule.test == "present":
+        return pc.is_null(values).to_numpy(zero_copy_only=False)
+    if rule.test == "finite":
+        numbers = pc.fill_null(values, 0.0).to_numpy(zero_copy_only=False).astype(float)
+        return ~np.isfinite(numbers)
+    if rule.test == "json_object":
+        bad_values = [v for v in pc.unique(values.drop_null()).to_pylist() if rule.fails(v)]
+        if not bad_values:
+            return np.zeros(len(values), dtype=bool)
+        return pc.fill_null(pc.is_in(values, value_set=pa.array(bad_values, values.type)),
+                            False).to_numpy(zero_copy_only=False)
+    raise ValueError(f"unknown rule test {rule.test!r}")  # pragma: no cover
 
 
-def _is_null(v: pa.Array) -> np.ndarray:
-    return pc.is_null(v).to_numpy(zero_copy_only=False)
+def _named(path: str, positions: list[int]) -> str:
+    """``messages[].role`` and ``[3]`` -> ``messages[3].role``."""
+    parts = path.split("[]")
+    return "".join(f"{part}[{p}]" for part, p in zip(parts, positions, strict=False)) \
+        + parts[-1] if positions else path
 
 
 def table_problems(table: pa.Table, *, source: str) -> list[tuple[int, EpisodeValidationError]]:
-    """Find rows of a canonical table that break the schema's rules.
+    """Find rows of a canonical table that break the rules of :data:`accordkit.schema.RULES`.
 
-    The same rules as :func:`accordkit.schema.validate_episode`: required ids, a known
-    benchmark, a non-empty conversation, known roles and kinds, message positions, named
-    tool calls, named preferences with a known dynamic.
+    The same rules, in the same order, as :func:`accordkit.schema.validate_episode` checks
+    on one record, evaluated column-wise with Arrow compute: a row's problem is the first
+    rule it breaks, at its first position.
 
     Returns
     -------
     list of (row index, error)
-        At most one error per row (the first found), in row order.
+        At most one error per row, in row order.
     """
-    found: dict[int, EpisodeValidationError] = {}
-
-    def add(rows: np.ndarray, reason: str | Callable[[int], str], field: str) -> None:
-        rows = np.asarray([r for r in rows if int(r) not in found], dtype=np.int64)
-        if not len(rows):
-            return
-        for r, rid in zip(rows, _row_ids(table, rows), strict=True):
-            msg = reason(int(r)) if callable(reason) else reason
-            found[int(r)] = EpisodeValidationError(msg, record=rid, field=field)
-
-    for name in _REQUIRED:
-        col = table.column(name)
-        bad = pc.or_kleene(pc.is_null(col), pc.equal(pc.utf8_length(col), 0))
-        add(np.flatnonzero(pc.fill_null(bad, True).to_numpy(zero_copy_only=False)),
-            "missing required value", name)
-    bench = table.column("benchmark")
-    add(np.flatnonzero(_not_in(BENCHMARKS, null_ok=True)(bench)),
-        lambda r: f"unknown benchmark {bench[r].as_py()!r}; expected one of {BENCHMARKS}",
-        "benchmark")
-    n_msgs = pc.fill_null(pc.list_value_length(table.column("messages")), 0)
-    add(np.flatnonzero(pc.equal(n_msgs, 0).to_numpy(zero_copy_only=False)),
-        "empty conversation: no messages", "messages")
-    problems = _list_problem(table, "messages", "role", _not_in(ROLES, null_ok=False),
-                             lambda v: f"unknown role {v!r}; expected one of {ROLES}",
-                             "messages[{}].role")
-    problems += _list_problem(table, "messages", "turn_idx", _is_null,
-                              lambda v: "missing message position (turn_idx)",
-                              "messages[{}].turn_idx")
-    problems += _list_problem(table, "messages", "kind", _not_in(KINDS, null_ok=True),
-                              lambda v: f"unknown kind {v!r}; expected one of {KINDS} or null",
-                              "messages[{}].kind")
-    for row, pos, j in _rows_with_unnamed_calls(table):
-        rid = _row_ids(table, np.array([row]))[0]
-        problems.append((row, EpisodeValidationError(
-            "a tool call needs a string name", record=rid,
-            field=f"messages[{pos}].tool_calls[{j}].name")))
-    problems += _list_problem(
-        table, "preferences", "dynamic", _not_in(DYNAMICS, null_ok=False),
-        lambda v: f"unknown dynamic {v!r}; expected one of {DYNAMICS}", "preferences[{}].dynamic")
-    problems += _list_problem(table, "preferences", "name", _is_null,
-                              lambda v: "a preference needs a name", "preferences[{}].name")
-    problems += _nonfinite_problems(table)
-    problems += _json_object_problems(table)
-    for row, err in sorted(problems, key=lambda p: p[0]):
-        found.setdefault(row, err)
-    return [
-        (row, EpisodeValidationError(found[row].reason, source=source, record=found[row].record,
-                                     field=found[row].field))
-        for row in sorted(found)
-    ]
-
-
-def _rows_with_unnamed_calls(table: pa.Table) -> list[tuple[int, int, int]]:
-    """(row, message position, call position) of tool calls without a name."""
-    msgs = table.column("messages").combine_chunks()
-    calls = pc.list_flatten(msgs).field("tool_calls")
-    flat_calls = pc.list_flatten(calls)
-    if not len(flat_calls):
+    found: dict[int, tuple[str, str]] = {}
+    for rule in RULES:
+        values, rows, positions = _reach(table, rule.path)
+        if not len(values):
+            continue
+        for j in np.flatnonzero(_rule_mask(rule, values)):
+            row = int(rows[j])
+            if row not in found:  # values come in row order, positions in list order
+                where = _named(rule.path, [int(p[j]) for p in positions])
+                found[row] = (where, rule.reason(values[int(j)].as_py()))
+    if not found:
         return []
-    bad = np.flatnonzero(_is_null(flat_calls.field("name")))
-    if not len(bad):
-        return []
-    call_parent = pc.list_parent_indices(calls).to_numpy()
-    msg_parent = pc.list_parent_indices(msgs).to_numpy()
-    call_offsets = calls.offsets.to_numpy()
-    msg_offsets = msgs.offsets.to_numpy()
-    out = []
-    for j in bad:
-        m = int(call_parent[j])
-        row = int(msg_parent[m])
-        out.append((row, m - int(msg_offsets[row]), int(j - call_offsets[m])))
-    return out
-
-
-
-def _leaves(array: pa.Array, rows: np.ndarray, path: str,
-            want: Callable[[pa.DataType], bool]) -> Iterator[tuple[pa.Array, np.ndarray, str]]:
-    """Every leaf array of a type ``want`` accepts, with the table row of each value.
-
-    List positions are not tracked (``[]`` in the path): the row and the field name are
-    enough to find the value.
-    """
-    t = array.type
-    if want(t):
-        yield array, rows, path
-    elif pa.types.is_struct(t):
-        for i in range(t.num_fields):
-            name = t.field(i).name
-            child = pc.struct_field(array, [i])
-            yield from _leaves(child, rows, f"{path}.{name}", want)
-    elif pa.types.is_list(t) or pa.types.is_large_list(t):
-        parents = pc.list_parent_indices(array).to_numpy()
-        yield from _leaves(pc.list_flatten(array), rows[parents], f"{path}[]", want)
-
-
-def _first_per_row(hits: list[tuple[int, str, str]]) -> list[tuple[int, str, str]]:
-    seen: set[int] = set()
-    out = []
-    for row, field, reason in sorted(hits, key=lambda h: h[0]):
-        if row not in seen:
-            seen.add(row)
-            out.append((row, field, reason))
-    return out
-
-
-def _errors(table: pa.Table,
-            hits: list[tuple[int, str, str]]) -> list[tuple[int, EpisodeValidationError]]:
-    hits = _first_per_row(hits)
-    if not hits:
-        return []
-    ids = _row_ids(table, np.array([h[0] for h in hits]))
-    return [(row, EpisodeValidationError(reason, record=rid, field=field))
-            for (row, field, reason), rid in zip(hits, ids, strict=True)]
-
-
-def _nonfinite_problems(table: pa.Table) -> list[tuple[int, EpisodeValidationError]]:
-    """Rows holding NaN or an infinite number in any float field (at any depth)."""
-    hits = []
-    for name in table.column_names:
-        col = table.column(name).combine_chunks()
-        rows = np.arange(len(col))
-        for leaf, where, path in _leaves(col, rows, name, pa.types.is_floating):
-            values = pc.fill_null(leaf, 0.0).to_numpy(zero_copy_only=False).astype(float)
-            bad = np.flatnonzero(~np.isfinite(values))
-            hits += [(int(where[j]), path, f"expected a finite number, got {values[j]!r}")
-                     for j in bad]
-    return _errors(table, hits)
-
-
-
-def _json_object_problems(table: pa.Table) -> list[tuple[int, EpisodeValidationError]]:
-    """Rows whose tool-call arguments or action parameters are not a JSON object."""
-    hits = []
-    for name in ("messages", "criteria"):
-        col = table.column(name).combine_chunks()
-        for leaf, where, path in _leaves(col, np.arange(len(col)), name, pa.types.is_string):
-            if path.rsplit(".", 1)[-1] not in JSON_OBJECT_FIELDS or not len(leaf):
-                continue
-            bad_values = {v for v in pc.unique(leaf.drop_null()).to_pylist()
-                          if json_object_problem(v)}
-            if not bad_values:
-                continue
-            values = leaf.to_pylist()
-            hits += [(int(where[j]), path, str(json_object_problem(v)))
-                     for j, v in enumerate(values) if v in bad_values]
-    return _errors(table, hits)
+    rows = np.array(sorted(found), dtype=np.int64)
+    return [(int(r), EpisodeValidationError(found[int(r)][1], source=source, record=rid,
+                                            field=found[int(r)][0]))
+            for r, rid in zip(rows, _row_ids(table, rows), strict=True)]

@@ -222,7 +222,7 @@ def test_canonical_arguments_json_not_an_object_names_record_and_field(tmp_path)
     ds, skipped = _skipped(tmp_path / "episodes.parquet")
     assert list(ds["episode_id"]) == ["tau2/s2"]
     assert [(s.record, s.field) for s in skipped] == [
-        ("tau2/s1 (row 0)", "messages[].tool_calls[].arguments_json")]
+        ("tau2/s1 (row 0)", "messages[2].tool_calls[0].arguments_json")]
     assert ak.score(ds)["episode_id"].tolist() == ["tau2/s2"]
 
 

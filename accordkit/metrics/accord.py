@@ -25,17 +25,29 @@ import pyarrow.compute as pc
 
 from ..schema import DYNAMICS, EpisodeValidationError
 from ._checks import check_episode_table
-from .accord_table import ACCORD_TABLE_METRICS, AGGREGATIONS, accord_table
 
 __all__ = [
     "score_episodes",
     "score_preferences",
-    "accord_table",
-    "ACCORD_TABLE_METRICS",
-    "AGGREGATIONS",
+    "accord_table",  # noqa: F822 - served lazily by __getattr__
+    "ACCORD_TABLE_METRICS",  # noqa: F822 - served lazily by __getattr__
+    "AGGREGATIONS",  # noqa: F822 - served lazily by __getattr__
     "EPISODE_METRICS",
     "PREFERENCE_COLUMNS",
 ]
+
+_TABLE_NAMES = ("accord_table", "ACCORD_TABLE_METRICS", "AGGREGATIONS")
+
+
+def __getattr__(name: str):
+    """The table re-exports, imported on first use: scoring never needs the table and
+    statistics stack (scipy) they bring."""
+    if name in _TABLE_NAMES:
+        from ..tables import paper
+
+        return getattr(paper, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: Columns of :func:`score_episodes`, in order.
 EPISODE_METRICS = (
