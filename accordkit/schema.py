@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from datasets import Features, List, Value
@@ -411,28 +412,57 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def _values(value: Any, steps: list[str], where: str) -> Iterable[tuple[str, Any]]:
-    """(field path with positions, value) of every value a rule path reaches, in order."""
-    if not steps:
-        yield where, value
-        return
-    step, rest = steps[0], steps[1:]
-    name = step.removesuffix("[]")
-    value = value.get(name) if isinstance(value, Mapping) else None
-    where = f"{where}.{name}" if where else name
-    if step.endswith("[]") and rest:
-        for i, item in enumerate(value if isinstance(value, list | tuple) else ()):
-            yield from _values(item, rest, f"{where}[{i}]")
-    elif step.endswith("[]"):
-        for i, item in enumerate(value if isinstance(value, list | tuple) else ()):
-            yield f"{where}[{i}]", item
-    else:
-        yield from _values(value, rest, where)
+Finder = Callable[[Any], "tuple[tuple[int, ...], Any] | None"]
 
 
-def _steps(path: str) -> list[str]:
-    """``messages[].tool_calls[].name`` -> ``["messages[]", "tool_calls[]", "name"]``."""
-    return path.split(".")
+def _finder(steps: list[str], fails: Callable[[Any], bool]) -> Finder:
+    """A function giving the first value along ``steps`` that ``fails``, with its list
+    positions; compiled once per rule so checking a record builds no paths."""
+    name, is_list = steps[0].removesuffix("[]"), steps[0].endswith("[]")
+    child = _finder(steps[1:], fails) if len(steps) > 1 else None
+
+    def find(value: Any) -> tuple[tuple[int, ...], Any] | None:
+        if isinstance(value, dict) or isinstance(value, Mapping):
+            value = value.get(name)
+        else:
+            value = None
+        if not is_list:
+            if child is not None:
+                return child(value)
+            return ((), value) if fails(value) else None
+        if not isinstance(value, list | tuple):
+            return None
+        for i, item in enumerate(value):
+            if child is None:
+                if fails(item):
+                    return (i,), item
+                continue
+            found = child(item)
+            if found is not None:
+                return (i, *found[0]), found[1]
+        return None
+
+    return find
+
+
+@cache
+def _compiled(rule: Rule) -> Finder:
+    return _finder(rule.path.split("."), rule.fails)
+
+
+def named_path(path: str, positions: Sequence[int]) -> str:
+    """A rule path with its list positions filled in.
+
+    Examples
+    --------
+    >>> named_path("messages[].tool_calls[].name", [3, 0])
+    'messages[3].tool_calls[0].name'
+    """
+    parts = path.split("[]")
+    if not positions:
+        return path
+    return "".join(f"{part}[{p}]" for part, p in zip(parts, positions, strict=False)) \
+        + parts[-1]
 
 
 def rule_problem(rec: Mapping[str, Any], *,
@@ -453,9 +483,9 @@ def rule_problem(rec: Mapping[str, Any], *,
     ('messages[1].role', "unknown role 'bot'; expected one of ('system', 'user', 'assistant', 'tool')")
     """
     for rule in rules:
-        for where, value in _values(rec, _steps(rule.path), ""):
-            if rule.fails(value):
-                return where, rule.reason(value)
+        found = _compiled(rule)(rec)
+        if found is not None:
+            return named_path(rule.path, found[0]), rule.reason(found[1])
     return None
 
 

@@ -31,6 +31,7 @@ from .schema import (
     RULES,
     EpisodeValidationError,
     Rule,
+    named_path,
     rule_problem,
 )
 
@@ -380,13 +381,6 @@ def _rule_mask(rule: Rule, values: pa.Array) -> np.ndarray:
     raise ValueError(f"unknown rule test {rule.test!r}")  # pragma: no cover
 
 
-def _named(path: str, positions: list[int]) -> str:
-    """``messages[].role`` and ``[3]`` -> ``messages[3].role``."""
-    parts = path.split("[]")
-    return "".join(f"{part}[{p}]" for part, p in zip(parts, positions, strict=False)) \
-        + parts[-1] if positions else path
-
-
 def table_problems(table: pa.Table, *, source: str) -> list[tuple[int, EpisodeValidationError]]:
     """Find rows of a canonical table that break the rules of :data:`accordkit.schema.RULES`.
 
@@ -407,7 +401,7 @@ def table_problems(table: pa.Table, *, source: str) -> list[tuple[int, EpisodeVa
         for j in np.flatnonzero(_rule_mask(rule, values)):
             row = int(rows[j])
             if row not in found:  # values come in row order, positions in list order
-                where = _named(rule.path, [int(p[j]) for p in positions])
+                where = named_path(rule.path, [int(p[j]) for p in positions])
                 found[row] = (where, rule.reason(values[int(j)].as_py()))
     if not found:
         return []
