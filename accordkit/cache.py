@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["cache_dir", "cache_key", "read_entry", "write_entry", "cache_info", "cache_clear",
+__all__ = ["cache_dir", "cache_key", "file_digest", "known_digest", "remember_digest", "read_entry", "write_entry", "cache_info", "cache_clear",
            "CacheEntry", "CacheInfo", "CacheWarning"]
 
 #: Format of an entry; a change makes old entries foreign (ignored and rebuilt).
@@ -50,15 +51,78 @@ def _entries_dir() -> Path:
     return cache_dir() / "episodes"
 
 
-def cache_key(data: bytes, *, path: str, options: dict[str, Any]) -> str:
-    """The key of a file's entry: sha256 over content, path, schema version and options."""
+def cache_key(data: bytes | None, *, path: str, options: dict[str, Any],
+              digest: bytes | None = None) -> str:
+    """The key of a file's entry: sha256 over content, path, schema version and options.
+
+    ``digest`` is the sha256 of the content when it is known already (see
+    :func:`file_digest`); then ``data`` may be None.
+    """
     from .schema import SCHEMA_VERSION
 
     h = hashlib.sha256()
-    h.update(hashlib.sha256(data).digest())
+    h.update(digest if digest is not None else hashlib.sha256(data).digest())
     h.update(json.dumps({"path": path, "schema": SCHEMA_VERSION, "format": ENTRY_FORMAT,
                          "options": options}, sort_keys=True, default=str).encode())
     return h.hexdigest()
+
+
+#: A file changed less than this many seconds before it was hashed may change again within
+#: its modification-time resolution: its digest is not remembered ("racy" files, as in git).
+_RACY_SECONDS = 2.0
+
+
+def _digest_memo(path: Path) -> Path:
+    return cache_dir() / "digests" / f"{hashlib.sha256(str(path).encode()).hexdigest()}.json"
+
+
+def _stat_key(st: os.stat_result) -> list[int]:
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+
+
+def file_digest(path: Path) -> bytes:
+    """The sha256 of a file's bytes, remembered by its stat so an unchanged file is not
+    read again.
+
+    The remembered digest is used only while size, modification and change times, inode
+    and device are all the same; a file modified within :data:`_RACY_SECONDS` of being
+    hashed is never remembered. Any problem with the memo means hashing the file afresh.
+    """
+    known = known_digest(path)
+    return known if known is not None else remember_digest(path, Path(path).read_bytes())
+
+
+def known_digest(path: Path) -> bytes | None:
+    """The remembered sha256 of an unchanged file (see :func:`file_digest`), else None."""
+    path = Path(path).resolve()
+    try:
+        st = path.stat()
+        saved = json.loads(_digest_memo(path).read_text("utf-8"))
+        if saved.get("stat") == _stat_key(st) and isinstance(saved.get("sha256"), str):
+            digest = bytes.fromhex(saved["sha256"])
+            return digest if len(digest) == 32 else None
+    except (OSError, ValueError, AttributeError):
+        pass
+    return None
+
+
+def remember_digest(path: Path, data: bytes, st: os.stat_result | None = None) -> bytes:
+    """sha256 of ``data`` (the bytes of ``path``), remembered for :func:`file_digest`."""
+    digest = hashlib.sha256(data).digest()
+    path = Path(path).resolve()
+    st = st or path.stat()
+    if time.time() - st.st_mtime_ns / 1e9 > _RACY_SECONDS and st.st_size == len(data):
+        memo, tmp = _digest_memo(path), None
+        try:  # a hint, not data: renamed into place but not fsynced
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=memo.parent)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump({"path": str(path), "stat": _stat_key(st), "sha256": digest.hex()}, fh)
+            os.replace(tmp, memo)
+        except OSError:
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)
+    return digest
 
 
 @dataclass
@@ -166,4 +230,8 @@ def cache_clear() -> tuple[int, int]:
         if not f.name.startswith(".tmp-"):
             removed += 1
         freed += size
+    digests = cache_dir() / "digests"
+    for f in sorted(digests.glob("*.json")) if digests.is_dir() else []:
+        freed += f.stat().st_size
+        f.unlink(missing_ok=True)
     return removed, freed

@@ -40,7 +40,7 @@ from ._arrow import arrow_table, canonical_schema, episode_dataset
 from .adapters.tau2 import is_results_object, iter_episodes, read_results_dir
 from .adapters.tau2_format import decode_results
 from .adapters.taubench import looks_like_taubench, read_taubench
-from .cache import CacheEntry, cache_key, read_entry, write_entry
+from .cache import CacheEntry, cache_key, known_digest, read_entry, remember_digest, write_entry
 from .schema import (
     EPISODE_FEATURES,
     EpisodeValidationError,
@@ -225,22 +225,31 @@ class _Reader:
 
     def file(self, path: Path) -> pa.Table:
         source = str(path)
-        data = path.read_bytes()
-        if data[:4] == b"PAR1":
+        with path.open("rb") as fh:
+            magic = fh.read(4)
+        if magic == b"PAR1":
             return self.parquet(path)
         if path.suffix.lower() == ".parquet":
             raise EpisodeValidationError("not a parquet file (no PAR1 header)", source=source,
                                          record=_WHOLE_FILE, field=_TOP)
         if not self.cache:
-            return self.text_file(data, source)
-        key = cache_key(data, path=source, options={
-            "config": self.config, "split": self.split,
-            "metadata": sorted((self.metadata or {}).items()),
-            "readers": [r.name for r in readers.registered()]})
-        entry = read_entry(key)
+            return self.text_file(path.read_bytes(), source)
+        options = {"config": self.config, "split": self.split,
+                   "metadata": sorted((self.metadata or {}).items()),
+                   "readers": [r.name for r in readers.registered()]}
+        # An unchanged file is found by its remembered digest, without reading it; any
+        # other file is read once, for its digest and (on a miss) its episodes.
+        known = known_digest(path)
+        entry = None if known is None else read_entry(
+            cache_key(None, path=source, options=options, digest=known))
         if entry is None:
-            entry = self.capture(data, source)
-            write_entry(key, entry)
+            data = path.read_bytes()
+            digest = remember_digest(path, data)
+            key = cache_key(None, path=source, options=options, digest=digest)
+            entry = read_entry(key) if digest != known else None
+            if entry is None:
+                entry = self.capture(data, source)
+                write_entry(key, entry)
         return self.replay(entry, source)
 
     def text_file(self, data: bytes, source: str) -> pa.Table:

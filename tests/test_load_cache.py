@@ -4,9 +4,12 @@ an unwritable folder, and a cached load reporting exactly what a fresh one does.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import threading
+import time
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -67,6 +70,67 @@ def test_changed_file_is_a_new_key(tmp_path, cache_dir, reads):
     _write(tmp_path, _results(_sim("s1"), _sim("s2")))
     assert _load(path)[0]["episode_id"] == ["tau2/s1", "tau2/s2"]
     assert len(reads) == 2 and len(_entries(cache_dir)) == 2
+
+
+def _age(path, seconds=3600):
+    """Set the file's modification time into the past (it is no longer "racy")."""
+    old = time.time() - seconds
+    os.utime(path, (old, old))
+
+
+@pytest.fixture
+def file_reads(monkeypatch):
+    """Counts whole-file reads of the loaded files (hashing or decoding them)."""
+    real = Path.read_bytes
+    seen: list[str] = []
+
+    def spy(self):
+        if self.suffix == ".json":
+            seen.append(self.name)
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", spy)
+    return seen
+
+
+def test_unchanged_file_is_found_without_reading_it(tmp_path, cache_dir, file_reads):
+    path = _write(tmp_path, _results(_sim("s1"), _sim("s2")))
+    _age(path)
+    first, _, _ = _load(path)
+    assert file_reads == ["run.json"]  # hashed and decoded from one read
+    assert len(list((cache_dir / "digests").glob("*.json"))) == 1
+    second, _, _ = _load(path)
+    assert file_reads == ["run.json"], "a hit reads neither the file nor its bytes to hash"
+    assert arrow_table(second).equals(arrow_table(first))
+
+
+def test_remembered_digest_follows_a_change(tmp_path, cache_dir, reads):
+    path = _write(tmp_path, _results(_sim("s1")))
+    _age(path)
+    assert _load(path)[0]["episode_id"] == ["tau2/s1"]
+    _write(tmp_path, _results(_sim("s9")))  # same size, new content
+    _age(path)
+    assert _load(path)[0]["episode_id"] == ["tau2/s9"]
+    assert len(reads) == 2
+
+
+def test_fresh_files_are_hashed_every_time(tmp_path, cache_dir, file_reads):
+    """A file modified within the last seconds may change again unseen: no digest memo."""
+    path = _write(tmp_path, _results(_sim("s1")))
+    _load(path)
+    _load(path)
+    assert not list((cache_dir / "digests").glob("*.json"))
+    assert file_reads == ["run.json", "run.json"]
+
+
+def test_corrupt_digest_memo_is_ignored(tmp_path, cache_dir, reads):
+    path = _write(tmp_path, _results(_sim("s1")))
+    _age(path)
+    _load(path)
+    (memo,) = (cache_dir / "digests").glob("*.json")
+    memo.write_text('{"stat": "garbage", "sha256": 5')
+    assert _load(path)[0]["episode_id"] == ["tau2/s1"]
+    assert reads == [str(path)], "the digest was recomputed and the entry still found"
 
 
 def test_options_and_path_are_part_of_the_key(tmp_path, cache_dir):
