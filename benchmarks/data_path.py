@@ -36,23 +36,34 @@ if not FIXTURES.is_dir():
     FIXTURES = Path("/work/shared/fixtures")
 
 
+#: Peak RSS of the child's own memory (VmHWM). ``getrusage``'s ``ru_maxrss`` would not do:
+#: Linux carries the parent's high-water mark across fork + exec, and this parent holds the
+#: 100 MB file it generated.
+_HWM = """
+def _hwm_kb():
+    with open("/proc/self/status") as fh:
+        return int(next(line for line in fh if line.startswith("VmHWM")).split()[1])
+"""
+
+
 def _child(code: str, env: dict[str, str]) -> dict:
     """Run ``code`` in a fresh interpreter; it prints one JSON object as its last line."""
+    code = code.replace("{hwm}", _HWM)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=env, cwd=REPO, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 _LOAD = """
-import json, resource, time, warnings
-from pathlib import Path
+import json, time, warnings
+{{hwm}}from pathlib import Path
 warnings.simplefilter("ignore")
 paths = {paths!r}
 t0 = time.perf_counter()
 for p in (paths if {with_json} else []):
     json.loads(Path(p).read_bytes())
 t_json = time.perf_counter() - t0
-rss_json = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+rss_json = _hwm_kb()
 import accordkit as ak
 from accordkit import load as _l, score as _s
 t0 = time.perf_counter()
@@ -62,25 +73,25 @@ t0 = time.perf_counter()
 frame = ak.score(ds) if {score} else None
 t_score = time.perf_counter() - t0
 print(json.dumps({{"json": t_json, "load": t_load, "score": t_score, "episodes": len(ds),
-                  "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                  "rss_kb": _hwm_kb(),
                   "rss_json_kb": rss_json}}))
 """
 
 _JSON_ONLY = """
-import json, resource, time
-from pathlib import Path
+import json, time
+{{hwm}}from pathlib import Path
 t0 = time.perf_counter()
 obj = json.loads(Path({path!r}).read_bytes())
 print(json.dumps({{"json": time.perf_counter() - t0,
-                  "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}}))
+                  "rss_kb": _hwm_kb()}}))
 """
 
 _BASE = """
-import json, resource, warnings
-warnings.simplefilter("ignore")
+import json, warnings
+{hwm}warnings.simplefilter("ignore")
 import accordkit as ak
 from accordkit import load as _l
-print(json.dumps({"rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+print(json.dumps({"rss_kb": _hwm_kb()}))
 """
 
 
