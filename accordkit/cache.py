@@ -32,7 +32,7 @@ __all__ = ["cache_dir", "cache_key", "file_digest", "known_digest", "remember_di
            "CacheEntry", "CacheInfo", "CacheWarning"]
 
 #: Format of an entry; a change makes old entries foreign (ignored and rebuilt).
-ENTRY_FORMAT = "accordkit.episode-cache/1"
+ENTRY_FORMAT = "accordkit.episode-cache/2"
 _META = b"accordkit.cache"
 _SUFFIX = ".arrow"
 

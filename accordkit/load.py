@@ -22,7 +22,6 @@ listed instead, so that nothing is dropped silently.
 from __future__ import annotations
 
 import json
-import re
 import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -33,14 +32,13 @@ import datasets
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from . import readers
-from ._arrow import arrow_table, canonical_schema, episode_dataset
-from .adapters.tau2 import is_results_object, iter_episodes, read_results_dir
-from .adapters.tau2_format import decode_results
-from .adapters.taubench import looks_like_taubench, read_taubench
+from ._arrow import canonical_schema, episode_dataset
+from .adapters.tau2 import iter_episodes
 from .cache import CacheEntry, cache_key, known_digest, read_entry, remember_digest, write_entry
+from .readers.hub import is_hub_id
+from .readers.json_file import _describe
 from .schema import (
     EPISODE_FEATURES,
     EpisodeValidationError,
@@ -60,9 +58,6 @@ from .validate import (
 __all__ = ["load", "load_with_report", "LoadReport", "SourceNotFoundError", "is_hub_id"]
 
 Source = str | Path
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-#: File name endings that mark a path, never a hub repository name.
-_FILE_SUFFIXES = (".json", ".jsonl", ".parquet")
 #: Columns that say where a record was read from; not part of an episode's content.
 _PROVENANCE = ("source", "config", "split")
 _WHOLE_FILE = "(whole file)"
@@ -73,26 +68,6 @@ _TOP = "(top level)"
 
 class SourceNotFoundError(EpisodeValidationError, FileNotFoundError):
     """A source is neither an existing path nor a hub id (also a ``FileNotFoundError``)."""
-
-
-def is_hub_id(source: Source) -> bool:
-    """Whether ``source`` should be read from the Hugging Face hub.
-
-    Only when it has the form ``org/name``, does not end like a file name (``.json``,
-    ``.jsonl``, ``.parquet``) and no such local path exists.
-
-    Examples
-    --------
-    >>> is_hub_id("org/some-dataset")
-    True
-    >>> is_hub_id("data/does/not/exist.json")
-    False
-    >>> is_hub_id("results/run.json")
-    False
-    """
-    text = str(source)
-    return (bool(_HUB_ID.match(text)) and not text.lower().endswith(_FILE_SUFFIXES)
-            and not Path(text).exists())
 
 
 @dataclass
@@ -187,51 +162,35 @@ class _Reader:
                 record=_WHOLE_FILE, field=_TOP))
             return None
 
-    # ----------------------------------------------------------------- sources
+    # ----------------------------------------------------------------- picking a reader
 
     def source(self, src: Source) -> pa.Table | None:
         path = Path(src)
         if path.exists():
             return self.guarded(str(src), lambda: self.path(path))
-        if is_hub_id(src):
-            return self.guarded(str(src), lambda: self.hub(str(src)))
+        for reader in readers.formats("hub"):
+            if reader.sniff(str(src)):
+                return self.guarded(str(src), lambda r=reader: r.read(self, str(src)))
         self.problem(SourceNotFoundError(
             "no such file or folder, and not a hub id of the form 'org/name'",
             source=str(src), record=_WHOLE_FILE, field="(path)"))
         return None
 
     def path(self, path: Path) -> pa.Table:
-        if path.is_dir():
-            if (path / "results.json").is_file() and (path / "simulations").is_dir():
-                return self.results_dir(path)
-            configs = _card_configs(path)
-            if configs:
-                return self.dataset_folder(path, configs)
-            return self.folder(path)
-        if path.name == "results.json" and (path.parent / "simulations").is_dir():
-            return self.results_dir(path.parent)
+        """A local path: the first *folder* reader that knows it, else a file."""
+        for reader in readers.formats("folder"):
+            if reader.sniff(path):
+                return reader.read(self, path)
         return self.file(path)
 
-    def folder(self, path: Path) -> pa.Table:
-        """Every .json/.jsonl/.parquet file below ``path`` (hidden ones left out), by name."""
-        files = sorted(p for p in path.rglob("*")
-                       if p.is_file() and p.suffix.lower() in _FILE_SUFFIXES
-                       and not any(part.startswith(".") for part in p.relative_to(path).parts))
-        if not files:
-            raise EpisodeValidationError("folder holds no .json, .jsonl or .parquet files",
-                                         source=str(path), record=_WHOLE_FILE, field="(folder)")
-        parts = [self.guarded(str(p), lambda p=p: self.file(p)) for p in files]
-        return _concat([p for p in parts if p is not None])
-
     def file(self, path: Path) -> pa.Table:
+        """A file: uncached readers (parquet) by its first bytes, else the cached text path."""
         source = str(path)
         with path.open("rb") as fh:
-            magic = fh.read(4)
-        if magic == b"PAR1":
-            return self.parquet(path)
-        if path.suffix.lower() == ".parquet":
-            raise EpisodeValidationError("not a parquet file (no PAR1 header)", source=source,
-                                         record=_WHOLE_FILE, field=_TOP)
+            head = fh.read(readers.HEAD_BYTES)
+        for reader in readers.formats("file"):
+            if not reader.cached and reader.sniff(path, head):
+                return reader.read(self, path, None)
         if not self.cache:
             return self.text_file(path.read_bytes(), source)
         options = {"config": self.config, "split": self.split,
@@ -253,43 +212,18 @@ class _Reader:
         return self.replay(entry, source)
 
     def text_file(self, data: bytes, source: str) -> pa.Table:
-        """A JSON or JSONL file's bytes (or a registered reader's format) -> its good records."""
-        head = data[:readers.HEAD_BYTES]
-        for reader in readers.registered():
-            if reader.sniff(Path(source), head):
-                return self.registered_format(reader, Path(source))
-        if head.lstrip()[:1] == b"{":
-            # The typed decoder reads a results file straight from the bytes; anything it
-            # refuses (another format, a type problem, bytes that are not UTF-8) is read
-            # the general way below, which names what is wrong.
-            typed = decode_results(data)
-            if typed is not None:
-                return self.results(typed, source)
-        text, bad_lines = _decode_text(data, source=source)
-        return self.json_text(text, source, bad_lines=bad_lines)
+        """A text file's bytes -> its good records, read by the first cached *file* reader
+        that recognises them (registered readers first, ``json`` last)."""
+        path, head = Path(source), data[:readers.HEAD_BYTES]
+        for reader in readers.formats("file"):
+            if reader.cached and reader.sniff(path, head):
+                table = reader.read(self, path, data)
+                if table is not None:
+                    return table
+        raise EpisodeValidationError(  # pragma: no cover - the json reader takes any text
+            "no reader recognises this file", source=source, record=_WHOLE_FILE, field=_TOP)
 
-    def registered_format(self, reader: readers.Reader, path: Path) -> pa.Table:
-        """Read ``path`` with a registered reader; its records get every usual check."""
-        source = str(path)
-        records, labels = [], []
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            items = list(reader.read(path, source=source))
-        self.report.notes.extend(str(w.message) for w in caught)
-        for i, item in enumerate(items):
-            if isinstance(item, EpisodeValidationError):
-                self.problem(item)
-                continue
-            where = f"item {i}"
-            try:
-                rec = _canonical_record(item, source=source, where=where)
-            except EpisodeValidationError as exc:
-                self.problem(exc)
-                continue
-            records.append(rec)
-            labels.append(_label(rec, where))
-        ds, labels = self.filtered(_records_to_dataset(records, source=source), labels)
-        return self.emit(ds, source, labels)
+    # ----------------------------------------------------------------- cache
 
     def capture(self, data: bytes, source: str) -> CacheEntry:
         """Read a text file with errors="skip" and keep everything the read reported."""
@@ -322,80 +256,42 @@ class _Reader:
         self.report.files[source].simulations = entry.simulations
         return ds
 
-    # ----------------------------------------------------------------- JSON
+    # ----------------------------------------------------------------- services for readers
 
-    def json_text(self, text: str, source: str, *,
-                  bad_lines: Sequence[int] = ()) -> pa.Table:
-        if not text.strip():
-            raise EpisodeValidationError("empty file", source=source, record=_WHOLE_FILE,
-                                         field=_TOP)
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            if _looks_like_jsonl(text):
-                return self.jsonl(text, source, bad_lines=bad_lines)
-            raise EpisodeValidationError(
-                f"invalid or truncated JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
-                source=source, record=_WHOLE_FILE, field=_TOP) from None
-        except RecursionError:
-            raise EpisodeValidationError("JSON nested too deeply", source=source,
-                                         record=_WHOLE_FILE, field=_TOP) from None
-        if is_results_object(obj):
-            ds = self.results(obj, source)
-            if bad_lines:
-                self.note_replaced(source, bad_lines, _records_with_replacement(ds))
-            return ds
-        if looks_like_taubench(obj):
-            items = read_taubench(obj, source=source, errors="skip", metadata=self.metadata)
-            for err in (i for i in items if isinstance(i, EpisodeValidationError)):
-                self.problem(err)
-            return _records_to_dataset([i for i in items if isinstance(i, dict)], source=source)
-        if _is_canonical(obj):
-            obj = [obj]
-        if isinstance(obj, list) and any(_is_canonical(o) for o in obj):
-            items = ((f"item {i}", o) for i, o in enumerate(obj))
-            ds = self.canonical(items, source)
-            if bad_lines:
-                self.note_replaced(source, bad_lines, _records_with_replacement(ds))
-            return ds
-        raise EpisodeValidationError(
-            "not a results file or canonical episodes: expected a tau2/AgentChangeBench results "
-            "object ({info, tasks, simulations}) or episode records with 'benchmark' and "
-            f"'episode_id' (found {_describe(obj)})", source=source, record=_WHOLE_FILE,
-            field=_TOP)
+    def items(self, read: Any, source: str) -> pa.Table:
+        """Records a user reader yields (``read()`` gives them); each gets every usual check.
 
-    def note_replaced(self, source: str, lines: Sequence[int], records: Sequence[str]) -> None:
-        """Report bytes that were not UTF-8 (decoded as U+FFFD) with the records they hit."""
-        where = ", ".join(f"line {n}" for n in lines[:5]) + (" ..." if len(lines) > 5 else "")
-        hit = (f"; record(s) affected: {', '.join(records[:5])}"
-               + (f" and {len(records) - 5} more" if len(records) > 5 else "")) if records else ""
-        self.report.notes.append(
-            f"{source}: bytes that are not UTF-8 were replaced by U+FFFD ({where}){hit}")
+        Warnings the reader emits become notes of the load.
+        """
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            items = list(read())
+        self.report.notes.extend(str(w.message) for w in caught)
+        good: list[tuple[str, Any]] = []
+        for i, item in enumerate(items):
+            if isinstance(item, EpisodeValidationError):
+                self.problem(item)
+            else:
+                good.append((f"item {i}", item))
+        return self.canonical(iter(good), source)
 
-    def jsonl(self, text: str, source: str, *,
-              bad_lines: Sequence[int] = ()) -> pa.Table:
-        # Records are split on "\n" only: U+2028, U+0085 and the like are valid inside JSON
-        # strings and str.splitlines() would cut a record there.
-        bad = set(bad_lines)
-        replaced: list[str] = []
+    def records(self, records: list[dict[str, Any]], labels: list[str],
+                source: str) -> pa.Table:
+        """Checked records an adapter built (labels: their record names) -> a table part."""
+        return self.emit(_records_to_dataset(records, source=source), source, labels)
 
-        def items() -> Iterator[tuple[str, Any]]:
-            for n, line in enumerate(text.split("\n"), start=1):
-                if not line.strip():
-                    continue
-                if n in bad:
-                    replaced.append(f"line {n}")
-                try:
-                    yield f"line {n}", json.loads(line)
-                except (json.JSONDecodeError, RecursionError) as exc:
-                    reason = (f"invalid JSON ({exc.msg}, column {exc.colno})"
-                              if isinstance(exc, json.JSONDecodeError) else "JSON nested too deeply")
-                    self.problem(EpisodeValidationError(reason, source=source,
-                                                        record=f"line {n}", field=_TOP))
-        ds = self.canonical(items(), source)
-        if bad:
-            self.note_replaced(source, sorted(bad), replaced)
-        return ds
+    def canonical_table(self, table: pa.Table, *, source: str, origin: str | None = None,
+                        filter_parts: bool = True) -> pa.Table:
+        """A canonical Arrow table (parquet, hub) -> its good rows, checked as a whole."""
+        part, labels = self.table(table, source=source, origin=origin)
+        if filter_parts:
+            part, labels = self.filtered(part, labels)
+        return self.emit(part, source, labels)
+
+    @staticmethod
+    def concat(parts: list[pa.Table | None]) -> pa.Table:
+        """Table parts as one table (missing parts left out)."""
+        return _concat([p for p in parts if p is not None])
 
     def canonical(self, items: Iterator[tuple[str, Any]], source: str) -> pa.Table:
         records, labels = [], []
@@ -442,24 +338,7 @@ class _Reader:
         self.report.files[source].simulations = n_sims
         return ds
 
-    def results_dir(self, path: Path) -> pa.Table:
-        return self.results(read_results_dir(path), str(path))
-
     # ----------------------------------------------------------------- tables
-
-    def parquet(self, path: Path, *, origin: str | None = None,
-                parts: tuple[str, str] | None = None) -> pa.Table:
-        """A canonical parquet file; ``parts`` = (config, split) of a dataset folder."""
-        try:
-            table = pq.read_table(path)
-        except (pa.ArrowException, OSError) as exc:
-            raise EpisodeValidationError(f"unreadable parquet file ({exc})", source=str(path),
-                                         record=_WHOLE_FILE, field=_TOP) from None
-        if parts is not None:
-            table = _with_parts(table, *parts)
-        ds, labels = self.table(table, source=str(path), origin=origin)
-        ds, labels = self.filtered(ds, labels)
-        return self.emit(ds, str(path), labels)
 
     def table(self, table: pa.Table, *, source: str,
               origin: str | None = None) -> tuple[pa.Table, list[str]]:
@@ -496,57 +375,6 @@ class _Reader:
                 mask = pc.and_(mask, pc.fill_null(pc.equal(table.column(name), want), False))
         keep = mask.to_numpy(zero_copy_only=False)
         return _dataset(table.filter(mask)), [lb for lb, k in zip(labels, keep, strict=True) if k]
-
-    def dataset_folder(self, path: Path, configs: dict[str, dict[str, list[str]]]
-                       ) -> pa.Table:
-        """A local folder in hub layout, read file by file as its dataset card says.
-
-        Read with pyarrow rather than :func:`datasets.load_dataset`, whose cache would keep
-        serving an old copy after a file in the folder changed; one bad file is one problem.
-        """
-        if self.config is not None and self.config not in configs:
-            raise EpisodeValidationError(
-                f"no config {self.config!r}; the dataset card names {sorted(configs)}",
-                source=str(path), record=_WHOLE_FILE, field="(config)")
-        parts = []
-        for name, splits in configs.items():
-            if self.config is not None and name != self.config:
-                continue
-            for split_name, patterns in splits.items():
-                if self.split is not None and split_name != self.split:
-                    continue
-                files = sorted({f for pattern in patterns for f in path.glob(pattern)
-                                if f.is_file()})
-                if not files:
-                    self.problem(EpisodeValidationError(
-                        f"config {name}, split {split_name}: no file matches {patterns}",
-                        source=str(path), record=_WHOLE_FILE, field="(dataset card)"))
-                for f in files:
-                    parts.append(self.guarded(str(f), lambda f=f, n=name, s=split_name:
-                                              self.parquet(f, origin=str(path), parts=(n, s))))
-        return _concat([p for p in parts if p is not None])
-
-    def hub(self, path: str) -> pa.Table:
-        """Hub id: every config and split, with config/split as columns."""
-        revision = self.revision if is_hub_id(path) else None
-        try:
-            configs = ([self.config] if self.config else
-                       datasets.get_dataset_config_names(path, revision=revision))
-        except Exception as exc:  # noqa: BLE001 - datasets raises many types here
-            raise _hub_error(path, exc) from None
-        parts = []
-        for name in configs:
-            try:
-                loaded = datasets.load_dataset(path, name, split=self.split, revision=revision)
-            except Exception as exc:  # noqa: BLE001
-                raise _hub_error(path, exc, config=name) from None
-            splits = {self.split: loaded} if self.split else dict(loaded)
-            for split_name, ds in splits.items():
-                table = _with_parts(arrow_table(ds), name, split_name)
-                where = f"{path} (config {name}, split {split_name})"
-                part, labels = self.table(table, source=where, origin=path)
-                parts.append(self.emit(part, where, labels))
-        return _concat(parts)
 
 
 # --------------------------------------------------------------------------- helpers
@@ -601,152 +429,9 @@ def _canonical_record(obj: Any, *, source: str, where: str) -> dict[str, Any]:
     return rec
 
 
-def _is_canonical(obj: Any) -> bool:
-    return isinstance(obj, dict) and "episode_id" in obj and "benchmark" in obj
-
-
-def _looks_like_jsonl(text: str) -> bool:
-    """Several lines, one of them a whole JSON object starting in the first column.
-
-    Every line is tried, so a JSONL file whose first lines are broken is still read as
-    JSONL (with those lines reported); lines are split on "\\n" only, as :meth:`jsonl`
-    does. Indented lines are left out: they are the inside of a pretty-printed document.
-    """
-    lines = [line for line in text.split("\n") if line.strip()]
-    if len(lines) < 2:
-        return False
-    for line in lines:
-        if not line.startswith("{"):
-            continue
-        try:
-            if isinstance(json.loads(line), dict):
-                return True
-        except (json.JSONDecodeError, RecursionError):
-            continue
-    return False
-
-
-#: Share of bytes that may be invalid UTF-8 before a file is taken for a binary file.
-_MAX_BAD_BYTES = 0.01
-
-
-def _decode_text(data: bytes, *, source: str) -> tuple[str, list[int]]:
-    """UTF-8 text of a JSON / JSONL file and the lines that held bytes that are not UTF-8.
-
-    A few stray bytes are replaced by U+FFFD (and reported by the caller with the records
-    they hit) instead of losing the whole file; NUL bytes or many bad bytes mean a binary
-    file, which is an error.
-    """
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        text = data.decode("utf-8-sig", errors="surrogateescape")
-        bad = [m.start() for m in _ESCAPED.finditer(text)]
-        if b"\x00" in data or len(bad) > max(1, _MAX_BAD_BYTES * len(data)):
-            raise EpisodeValidationError(
-                f"not a text file: byte {exc.start} is not UTF-8 (a binary file?)",
-                source=source, record=_WHOLE_FILE, field=_TOP) from None
-        lines = sorted({text.count("\n", 0, pos) + 1 for pos in bad})
-        return _ESCAPED.sub("\ufffd", text), lines
-    if "\x00" in text:
-        raise EpisodeValidationError("not a text file: it holds NUL bytes (a binary file?)",
-                                     source=source, record=_WHOLE_FILE, field=_TOP)
-    return text, []
-
-
-_ESCAPED = re.compile("[\udc80-\udcff]")
-
-
-def _records_with_replacement(ds: pa.Table) -> list[str]:
-    """Episode ids whose text holds U+FFFD (after bytes that were not UTF-8 were replaced)."""
-    if not len(ds):
-        return []
-    out = []
-    for row in ds.to_pylist():
-        if "\ufffd" in json.dumps(row, ensure_ascii=False, default=str):
-            out.append(str(row["episode_id"]))
-    return out
-
-
 def _label(rec: dict[str, Any], where: str) -> str:
     eid = rec.get("episode_id")
     return f"{eid} ({where})" if isinstance(eid, str) and eid else where
-
-
-def _with_parts(table: pa.Table, config: str, split: str) -> pa.Table:
-    """``table`` with its ``config`` and ``split`` columns set (when it has them)."""
-    for column, value in (("config", config), ("split", split)):
-        if column in table.column_names:
-            table = table.set_column(table.column_names.index(column), column,
-                                     pa.array([value] * table.num_rows, pa.string()))
-    return table
-
-
-def _describe(obj: Any) -> str:
-    if isinstance(obj, dict):
-        keys = list(obj)[:6]
-        return f"an object with keys {keys}" + (" ..." if len(obj) > 6 else "")
-    if isinstance(obj, list):
-        return f"a list of {len(obj)} item(s)"
-    return f"{type(obj).__name__} {obj!r:.40}"
-
-
-def _card_configs(path: Path) -> dict[str, dict[str, list[str]]]:
-    """``config -> split -> path patterns`` from a folder's dataset card (empty: no card).
-
-    Only a ``README.md`` whose YAML header lists ``configs`` makes a folder a dataset folder;
-    any other folder is read file by file.
-    """
-    card = path / "README.md"
-    if not card.is_file():
-        return {}
-    head = card.read_text("utf-8", errors="replace")
-    if not head.startswith("---"):
-        return {}
-    header = head[3:].split("\n---", 1)[0]
-    if not re.search(r"^configs:", header, flags=re.MULTILINE):
-        return {}
-    import yaml
-
-    try:
-        meta = yaml.safe_load(header)
-    except yaml.YAMLError as exc:
-        raise EpisodeValidationError(f"dataset card header is not valid YAML ({exc})",
-                                     source=str(card), record=_WHOLE_FILE,
-                                     field="configs") from None
-    configs: dict[str, dict[str, list[str]]] = {}
-    for i, entry in enumerate(meta.get("configs") or []):
-        name = entry.get("config_name") if isinstance(entry, dict) else None
-        files = entry.get("data_files") if isinstance(entry, dict) else None
-        if not isinstance(name, str) or files is None:
-            raise EpisodeValidationError("a config needs config_name and data_files",
-                                         source=str(card), record=_WHOLE_FILE,
-                                         field=f"configs[{i}]")
-        splits: dict[str, list[str]] = {}
-        for item in files if isinstance(files, list) else [files]:
-            if isinstance(item, str):
-                splits.setdefault("train", []).append(item)
-                continue
-            if not isinstance(item, dict) or not isinstance(item.get("path"), str | list):
-                raise EpisodeValidationError("data_files entries need a split and a path",
-                                             source=str(card), record=_WHOLE_FILE,
-                                             field=f"configs[{i}].data_files")
-            paths = item["path"] if isinstance(item["path"], list) else [item["path"]]
-            splits.setdefault(str(item.get("split", "train")), []).extend(map(str, paths))
-        configs[name] = splits
-    return configs
-
-
-def _hub_error(path: str, exc: Exception, config: str | None = None) -> EpisodeValidationError:
-    import os
-
-    hint = ""
-    if os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "TRUE", "ON", "YES"):
-        hint = " (HF_HUB_OFFLINE is set: only datasets already in the local cache can be read)"
-    where = f"config {config}: " if config else ""
-    return EpisodeValidationError(
-        f"{where}could not load the dataset: {type(exc).__name__}: {exc}{hint}",
-        source=path, record=_WHOLE_FILE, field="(dataset)")
 
 
 def _concat(parts: list[pa.Table]) -> pa.Table:

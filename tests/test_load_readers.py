@@ -89,3 +89,49 @@ def test_unregistered_format_is_not_recognised(tmp_path, monkeypatch):
 def test_register_rejects_what_is_not_a_reader():
     with pytest.raises(TypeError, match="a reader needs"):
         readers.register(object())
+
+
+# --------------------------------------------------------------------------- built-in readers
+
+
+def test_builtin_readers_by_kind_in_asking_order(tiny):
+    assert [r.name for r in readers.formats("folder")] == [
+        "results-folder", "dataset-folder", "folder"]
+    assert [r.name for r in readers.formats("file")] == [
+        "tiny", "parquet", "results-file", "json"]
+    assert [r.name for r in readers.formats("document")] == ["results", "taubench", "canonical"]
+    assert [r.name for r in readers.formats("hub")] == ["hub"]
+    with pytest.raises(ValueError, match="kind must be one of"):
+        readers.formats("zip")
+
+
+def test_formats_are_recognised_by_content_not_by_name(tmp_path):
+    from .test_load_errors import _results, _sim
+
+    results = tmp_path / "results.data"
+    results.write_text(json.dumps(_results(_sim("s1"))))
+    ds = ak.load(results, cache=False)
+    assert ds["episode_id"] == ["tau2/s1"]
+    episodes = tmp_path / "episodes.bin"
+    ds.to_parquet(str(episodes))
+    assert ak.load(episodes, cache=False)["episode_id"] == ["tau2/s1"]
+    lines = tmp_path / "episodes.txt"
+    lines.write_text("\n".join(json.dumps(r) for r in ds.to_list() * 2) + "\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the same episode twice: kept once, with a warning
+        assert ak.load(lines, cache=False)["episode_id"] == ["tau2/s1"]
+
+
+def test_typed_results_reader_passes_what_it_refuses_to_the_json_reader(tmp_path):
+    """A byte-order mark stops the typed decoder; the json reader still reads the file."""
+    from .test_load_errors import _results, _sim
+
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps(_results(_sim("s1"))))
+    bom = tmp_path / "bom.json"
+    bom.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    typed = next(r for r in readers.formats("file") if r.name == "results-file")
+    assert typed.read(None, bom, bom.read_bytes()) is None
+    a = ak.load(plain, cache=False).to_list()
+    b = ak.load(bom, cache=False).to_list()
+    assert [dict(r, source=None) for r in a] == [dict(r, source=None) for r in b]

@@ -19,11 +19,11 @@ from hypothesis import strategies as st
 import accordkit as ak
 from accordkit._arrow import arrow_table
 from accordkit.adapters import tau2_format
+from accordkit.readers import results as results_reader
 
 from ..test_load_errors import _results, _sim, _write
 from ..test_load_fuzz import SETTINGS, _mutate, seeds  # noqa: F401 - seeds is a fixture
 
-LOAD = sys.modules["accordkit.load"]
 TAU2 = sys.modules["accordkit.adapters.tau2"]
 
 
@@ -31,7 +31,7 @@ def _outcome(path, *, typed: bool, monkeypatch) -> tuple:
     """(table or None, skipped, notes, raise-mode error text) of one load."""
     with monkeypatch.context() as m:
         if not typed:
-            m.setattr(LOAD, "decode_results", lambda data: None)
+            m.setattr(results_reader, "decode_results", lambda data: None)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:

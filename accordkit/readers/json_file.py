@@ -1,0 +1,119 @@
+"""Any other text file: decoded as UTF-8, parsed as JSON, then given to the *document*
+readers (results object, τ-bench list, canonical episodes); JSON Lines when it is not one
+JSON document. The last file reader asked: a file nothing else reads ends here, with an error
+that says what was found.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from ..schema import EpisodeValidationError
+from .canonical import looks_like_jsonl, read_jsonl
+
+__all__ = ["JsonFile", "decode_text", "note_replaced"]
+
+_WHOLE_FILE = "(whole file)"
+_TOP = "(top level)"
+#: Share of bytes that may be invalid UTF-8 before a file is taken for a binary file.
+_MAX_BAD_BYTES = 0.01
+_ESCAPED = re.compile("[\udc80-\udcff]")
+
+
+class JsonFile:
+    """JSON or JSON Lines text."""
+
+    name = "json"
+    cached = True
+
+    def sniff(self, path: Path, head: bytes) -> bool:
+        return True
+
+    def read(self, loader: Any, path: Path, data: bytes) -> pa.Table:
+        from . import formats
+
+        source = str(path)
+        text, bad_lines = decode_text(data, source=source)
+        if not text.strip():
+            raise EpisodeValidationError("empty file", source=source, record=_WHOLE_FILE,
+                                         field=_TOP)
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            if looks_like_jsonl(text):
+                return read_jsonl(loader, text, source, bad_lines=bad_lines)
+            raise EpisodeValidationError(
+                f"invalid or truncated JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+                source=source, record=_WHOLE_FILE, field=_TOP) from None
+        except RecursionError:
+            raise EpisodeValidationError("JSON nested too deeply", source=source,
+                                         record=_WHOLE_FILE, field=_TOP) from None
+        for document in formats("document"):
+            if document.sniff(obj):
+                return document.read(loader, obj, source, bad_lines)
+        raise EpisodeValidationError(
+            "not a results file or canonical episodes: expected a tau2/AgentChangeBench results "
+            "object ({info, tasks, simulations}) or episode records with 'benchmark' and "
+            f"'episode_id' (found {_describe(obj)})", source=source, record=_WHOLE_FILE,
+            field=_TOP)
+
+
+def decode_text(data: bytes, *, source: str) -> tuple[str, list[int]]:
+    """UTF-8 text of a JSON / JSONL file and the lines that held bytes that are not UTF-8.
+
+    A few stray bytes are replaced by U+FFFD (and reported with the records they hit)
+    instead of losing the whole file; NUL bytes or many bad bytes mean a binary file, which
+    is an error.
+    """
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8-sig", errors="surrogateescape")
+        bad = [m.start() for m in _ESCAPED.finditer(text)]
+        if b"\x00" in data or len(bad) > max(1, _MAX_BAD_BYTES * len(data)):
+            raise EpisodeValidationError(
+                f"not a text file: byte {exc.start} is not UTF-8 (a binary file?)",
+                source=source, record=_WHOLE_FILE, field=_TOP) from None
+        lines = sorted({text.count("\n", 0, pos) + 1 for pos in bad})
+        return _ESCAPED.sub("\ufffd", text), lines
+    if "\x00" in text:
+        raise EpisodeValidationError("not a text file: it holds NUL bytes (a binary file?)",
+                                     source=source, record=_WHOLE_FILE, field=_TOP)
+    return text, []
+
+
+def note_replaced(loader: Any, source: str, lines: Sequence[int],
+                  table: pa.Table | None = None, *, records: Sequence[str] = ()) -> None:
+    """Report bytes that were not UTF-8 (decoded as U+FFFD) with the records they hit
+    (``records``, or the episodes of ``table`` whose text holds U+FFFD)."""
+    if table is not None:
+        records = _records_with_replacement(table)
+    where = ", ".join(f"line {n}" for n in lines[:5]) + (" ..." if len(lines) > 5 else "")
+    hit = (f"; record(s) affected: {', '.join(records[:5])}"
+           + (f" and {len(records) - 5} more" if len(records) > 5 else "")) if records else ""
+    loader.report.notes.append(
+        f"{source}: bytes that are not UTF-8 were replaced by U+FFFD ({where}){hit}")
+
+
+def _records_with_replacement(table: pa.Table) -> list[str]:
+    """Episode ids whose text holds U+FFFD (after bytes that were not UTF-8 were replaced)."""
+    out = []
+    for row in table.to_pylist() if len(table) else []:
+        if "\ufffd" in json.dumps(row, ensure_ascii=False, default=str):
+            out.append(str(row["episode_id"]))
+    return out
+
+
+def _describe(obj: Any) -> str:
+    if isinstance(obj, dict):
+        keys = list(obj)[:6]
+        return f"an object with keys {keys}" + (" ..." if len(obj) > 6 else "")
+    if isinstance(obj, list):
+        return f"a list of {len(obj)} item(s)"
+    return f"{type(obj).__name__} {obj!r:.40}"

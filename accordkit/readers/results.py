@@ -1,0 +1,69 @@
+"""tau2-bench / AgentChangeBench results: a results file, a dir-format run, a parsed object.
+
+Three readers share the converter of :mod:`accordkit.adapters.tau2`:
+
+* ``results-file`` (kind *file*): a file whose first byte is ``{``, decoded straight from its
+  bytes by the typed decoder of :mod:`accordkit.adapters.tau2_format`; whatever that decoder
+  refuses is left to the ``json`` reader (``read`` returns None), which names the problem;
+* ``results-folder`` (kind *folder*): ``results.json`` + ``simulations/<id>.json``, or the
+  ``results.json`` of such a folder;
+* ``results`` (kind *document*): a parsed JSON object ``{info, tasks, simulations}``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from ..adapters.tau2 import is_results_object, read_results_dir
+from ..adapters.tau2_format import decode_results
+
+__all__ = ["ResultsFile", "ResultsFolder", "ResultsDocument"]
+
+
+class ResultsFile:
+    """A results JSON file, by typed decoding (the fast path)."""
+
+    name = "results-file"
+    cached = True
+
+    def sniff(self, path: Path, head: bytes) -> bool:
+        return head.lstrip()[:1] == b"{"
+
+    def read(self, loader: Any, path: Path, data: bytes) -> pa.Table | None:
+        typed = decode_results(data)
+        return None if typed is None else loader.results(typed, str(path))
+
+
+class ResultsFolder:
+    """A dir-format run: ``results.json`` next to a ``simulations/`` folder."""
+
+    name = "results-folder"
+
+    def sniff(self, path: Path) -> bool:
+        if path.is_dir():
+            return (path / "results.json").is_file() and (path / "simulations").is_dir()
+        return path.name == "results.json" and (path.parent / "simulations").is_dir()
+
+    def read(self, loader: Any, path: Path) -> pa.Table:
+        folder = path if path.is_dir() else path.parent
+        return loader.results(read_results_dir(folder), str(folder))
+
+
+class ResultsDocument:
+    """A parsed results object (read by the general ``json`` reader)."""
+
+    name = "results"
+
+    def sniff(self, obj: Any) -> bool:
+        return is_results_object(obj)
+
+    def read(self, loader: Any, obj: Any, source: str, bad_lines: list[int]) -> pa.Table:
+        from .json_file import note_replaced
+
+        table = loader.results(obj, source)
+        if bad_lines:
+            note_replaced(loader, source, bad_lines, table)
+        return table
