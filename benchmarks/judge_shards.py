@@ -59,6 +59,44 @@ def _launch(base: str, cache: Path, out: Path, shard: str) -> subprocess.Popen:
                             env={**os.environ, "OPENAI_API_KEY": "sk-benchmark-dummy"})
 
 
+def _episodes_file(folder: Path) -> Path:
+    """The benchmark's episodes as a canonical JSONL file, for the command-line runs."""
+    from benchmarks.judge_throughput import episodes
+
+    path = folder / "episodes.jsonl"
+    lines = []
+    for rec in episodes(N_CALLS):
+        tid = rec["episode_id"].rsplit("/", 1)[-1]
+        rec.update(task_id=tid, scenario_id=f"agentchangebench/banking/new/{tid}",
+                   source=str(path), rollout=0)
+        lines.append(json.dumps(rec))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _cli(base: str, episodes: Path, cache: Path, out: Path, shard: str) -> subprocess.Popen:
+    cmd = [str(Path(sys.executable).with_name("accordkit")), "judge", str(episodes),
+           "--judge", "gsrt", "--model", "openai/stub-judge", "--api-base", base,
+           "--concurrency", str(CONCURRENCY), "--cache", str(cache), "--no-progress",
+           "-o", str(out)]
+    if shard != "-":
+        cmd += ["--shard", shard]
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
+                            env={**os.environ, "OPENAI_API_KEY": "sk-benchmark-dummy"})
+
+
+def _timed(procs: list[subprocess.Popen]) -> None:
+    for p in procs:
+        if p.wait() != 0:
+            raise SystemExit(f"a judge run failed with exit status {p.returncode}")
+
+
+def _same(a, b) -> bool:
+    keys = ["episode_id", "item"]
+    return a.drop(columns="cached_at").sort_values(keys).reset_index(drop=True) \
+        .equals(b.drop(columns="cached_at").sort_values(keys).reset_index(drop=True))
+
+
 def main() -> None:
     from accordkit.judges import merge_verdicts, read_verdicts
 
@@ -69,20 +107,26 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             tmp = Path(tmp)
-            t = time.perf_counter()
+            # 1. The judging phase, measured inside Python processes.
             single = _launch(base, tmp / "c0", tmp / "single.parquet", "-")
             single_out = json.loads(single.communicate()[0].strip().splitlines()[-1])
-            t_single = time.perf_counter() - t
-            t = time.perf_counter()
             shards = [_launch(base, tmp / f"c{i}", tmp / f"s{i}.parquet", f"{i}/2")
                       for i in (1, 2)]
             shard_out = [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in shards]
+            # 2. Whole `accordkit judge` processes, as a user runs them.
+            episodes = _episodes_file(tmp)
+            t = time.perf_counter()
+            _timed([_cli(base, episodes, tmp / "k0", tmp / "cli-single.parquet", "-")])
+            t_single = time.perf_counter() - t
+            t = time.perf_counter()
+            _timed([_cli(base, episodes, tmp / f"k{i}", tmp / f"cli-s{i}.parquet", f"{i}/2")
+                    for i in (1, 2)])
             t_shards = time.perf_counter() - t
+            cli_same = merge_verdicts([tmp / "cli-s1.parquet", tmp / "cli-s2.parquet"])
+            cli_one = read_verdicts(tmp / "cli-single.parquet")
+            cli_equal = _same(cli_same, cli_one)
             merged = merge_verdicts([tmp / "s1.parquet", tmp / "s2.parquet"])
-            one = read_verdicts(tmp / "single.parquet")
-            keys = ["episode_id", "item"]
-            same = merged.drop(columns="cached_at").sort_values(keys).reset_index(drop=True) \
-                .equals(one.drop(columns="cached_at").sort_values(keys).reset_index(drop=True))
+            same = _same(merged, read_verdicts(tmp / "single.parquet"))
     finally:
         server.kill()
     ratio = t_shards / t_single
@@ -90,32 +134,35 @@ def main() -> None:
     judge_single = single_out["judge_s"]
     judge_shards = max(s["judge_s"] for s in shard_out)
     starts = [single_out["start_s"], *(s["start_s"] for s in shard_out)]
+    overhead = t_single - judge_single
     lines = [
         "# Judge shards (`benchmarks/judge_shards.py`)",
         "",
         f"Run {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {platform.machine()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}. Stub: {LATENCY * 1000:.0f} "
-        f"ms latency; {N_CALLS} `gsrt` calls; concurrency {CONCURRENCY} per process; wall "
-        "time of whole processes (start-up and imports included).",
+        f"ms latency, its own process; {N_CALLS} `gsrt` calls; concurrency {CONCURRENCY} per "
+        "process. Whole processes: `accordkit judge` command lines from launch to exit. "
+        "Judging phase: inside a Python process, from building the requests to the verdict "
+        "file written (for the shards, until the slower one is done).",
         "",
-        "| run | whole processes, wall s | judging phase, wall s | calls | errors |",
-        "|---|---:|---:|---:|---:|",
-        f"| one process | {t_single:.1f} | {judge_single:.1f} | {single_out['calls']} | "
-        f"{single_out['errors']} |",
+        "| run | whole `accordkit judge` processes, wall s | judging phase, wall s | calls |",
+        "|---|---:|---:|---:|",
+        f"| one process | {t_single:.1f} | {judge_single:.1f} | {single_out['calls']} |",
         f"| shards 1/2 + 2/2 at once | {t_shards:.1f} | {judge_shards:.1f} | "
-        f"{' + '.join(str(s['calls']) for s in shard_out)} | "
-        f"{sum(s['errors'] for s in shard_out)} |",
+        f"{' + '.join(str(s['calls']) for s in shard_out)} |",
         "",
-        f"Ratio shards / one process, judging phase (request building, calls, cache and "
-        f"verdict writes): **{judge_shards / judge_single:.2f}** (goal <= 0.6). Whole "
-        f"processes: **{ratio:.2f}**; each process first spends "
-        f"{min(starts):.1f}-{max(starts):.1f} s starting (interpreter, accordkit, litellm's "
-        "import), which a shard cannot divide: with start-up S and judging J, two shards take "
-        "S + J/2, so whole-process ratios reach 0.6 once J >= 4 S (here about "
-        f"{4 * max(starts) / judge_single * N_CALLS:,.0f} calls at this latency and "
-        "concurrency).",
+        f"Ratio shards / one process: whole processes **{ratio:.2f}**, judging phase "
+        f"**{judge_shards / judge_single:.2f}** (goal <= 0.6). Transport errors: "
+        f"{single_out['errors'] + sum(s['errors'] for s in shard_out)}.",
         "",
-        f"Merged verdicts equal the single run's: **{same}** ({len(merged)} items).",
+        f"What a shard cannot divide: each process spends {min(starts):.1f}-{max(starts):.1f} s "
+        f"importing accordkit and litellm, about {overhead:.1f} s in all outside the judging "
+        "phase. With that fixed cost F and judging time J, two shards take F + J/2 of F + J, "
+        "so the whole-process ratio is <= 0.6 once J >= 4 F: from about "
+        f"{4 * overhead / judge_single * N_CALLS:,.0f} calls at this latency and concurrency.",
+        "",
+        f"Merged shard verdicts equal the single run's: **{same and cli_equal}** "
+        f"({len(merged)} items; Python runs and command-line runs alike).",
         "",
     ]
     RESULTS.write_text("\n".join(lines), encoding="utf-8")
