@@ -61,7 +61,7 @@ class RatioEstimator:
         """The denominator total (rows counted in a mean)."""
         return float(self.den_c.sum())
 
-    def from_totals(self, totals: np.ndarray) -> np.ndarray:
+    def from_totals(self, totals: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         """The statistic from weighted totals ``W @ columns`` (shape (b, 2))."""
         return _ratio(totals[:, 0], totals[:, 1])
 
@@ -148,12 +148,15 @@ class MedianEstimator:
         self._n_rows = len(vals)
         self.uniq, inverse = np.unique(self._sorted, return_inverse=True)
         n_uniq = len(self.uniq)
-        self._use_table = n_uniq * n_clusters <= 8 * max(self._n_rows, 1)
+        n = self._n_rows
+        self._window = (int(np.floor(self.WINDOW[0] * n)), int(np.ceil(self.WINDOW[1] * n)))
+        self._use_table = _prefer_table(n_uniq, n_clusters, n, self._window, inverse)
+        self.columns = None
         if self._use_table:
             flat = np.bincount(self._codes * n_uniq + inverse, minlength=n_clusters * n_uniq)
             self._table = flat.reshape(n_clusters, n_uniq).astype(np.float64)
-        n = self._n_rows
-        self._window = (int(np.floor(self.WINDOW[0] * n)), int(np.ceil(self.WINDOW[1] * n)))
+            if n:
+                self._stack_window(inverse)
         lo = self._window[0]
         self._before = np.bincount(self._codes[:lo], minlength=n_clusters).astype(np.float64)
         self._per_cluster = np.bincount(self._codes, minlength=n_clusters).astype(np.float64)
@@ -182,11 +185,50 @@ class MedianEstimator:
         step = max(1, CHUNK_ELEMENTS // width)
         for start in range(0, b, step):
             w = weights[start : start + step]
-            if self._use_table:
+            if self.columns is not None:
+                out[start : start + step] = self.from_totals(w @ self.columns, w)
+            elif self._use_table:
                 out[start : start + step] = _weighted_median(w @ self._table, self.uniq)
             else:
                 out[start : start + step] = self._median_gather(w)
         return out
+
+    def _stack_window(self, inverse: np.ndarray) -> None:
+        """Columns that give most resampled medians from one matrix product.
+
+        ``columns`` holds, per cluster, its rows and its rows at or below each distinct
+        value of a window around the full-data median (``WINDOW`` of the rows, one value
+        wider on each side). ``W @ columns`` then gives every resample's total weight and
+        its cumulative weight at those values; :meth:`from_totals` reads the median off
+        them, and only a resample whose median falls outside the window is recomputed from
+        the whole count table. The caller can stack ``columns`` with other estimators'
+        (one pass over the counts for a whole table cell).
+        """
+        lo, hi = self._window
+        first = max(int(inverse[min(lo, self._n_rows - 1)]) - 1, 0)
+        last = min(int(inverse[min(hi, self._n_rows - 1)]) + 1, len(self.uniq) - 1)
+        cum = np.cumsum(self._table, axis=1)
+        self._win = (first, last + 1)
+        # column 0: the cluster's rows below the window; then one column per window value
+        before = cum[:, first - 1] if first > 0 else np.zeros(len(cum))
+        self.columns = np.column_stack([before, cum[:, first : last + 1], cum[:, -1]])
+
+    def from_totals(self, totals: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """Medians from ``weights @ columns`` (see :meth:`_stack_window`); ``weights`` are
+        used again only for resamples whose median lies outside the window."""
+        before, cdf, total = totals[:, 0], totals[:, 1:-1], totals[:, -1]
+        k_lo = np.floor((total + 1) / 2)
+        k_hi = np.floor(total / 2) + 1
+        first = self._win[0]
+        inside = (before < k_lo) & (cdf[:, -1] >= k_hi)
+        i_lo = first + np.count_nonzero(cdf < k_lo[:, None], axis=1)
+        i_hi = first + np.count_nonzero(cdf < k_hi[:, None], axis=1)
+        last = len(self.uniq) - 1
+        out = (self.uniq[np.minimum(i_lo, last)] + self.uniq[np.minimum(i_hi, last)]) / 2
+        outside = ~inside & (total > 0)
+        if outside.any():
+            out[outside] = _weighted_median(weights[outside] @ self._table, self.uniq)
+        return np.where(total > 0, out, np.nan)
 
     def _median_gather(self, w: np.ndarray) -> np.ndarray:
         lo, hi = self._window
@@ -227,6 +269,29 @@ class MedianEstimator:
 
     def influence(self) -> None:
         return None
+
+
+#: Largest (clusters x distinct values) count table a median builds (128 MB of float64).
+_TABLE_MAX_ELEMENTS = 1 << 24
+
+
+def _prefer_table(n_uniq: int, n_clusters: int, n_rows: int, window: tuple[int, int],
+                  inverse: np.ndarray) -> bool:
+    """Whether a median reads resamples off a count table rather than gathering rows.
+
+    The table is always used when it is small against the rows (values repeat a lot). With
+    many clusters it is also used when its window around the median is narrow: a matrix
+    product over (clusters x window values) costs about 1/50 of gathering the same number
+    of row weights (measured: 0.9 s against 7.4 s per 10,000 resamples of 83,334 clusters
+    and 250,000 turn counts), so it wins up to 20 times the elements.
+    """
+    if n_uniq * n_clusters <= 8 * max(n_rows, 1):
+        return True
+    if n_clusters < 1000 or n_rows == 0 or n_uniq * n_clusters > _TABLE_MAX_ELEMENTS:
+        return False
+    lo, hi = window
+    width = int(inverse[min(hi, n_rows - 1)]) - int(inverse[min(lo, n_rows - 1)]) + 4
+    return n_clusters * width <= 20 * (hi - lo)
 
 
 def _weighted_median(weights: np.ndarray, values: np.ndarray) -> np.ndarray:

@@ -24,6 +24,8 @@ __all__ = ["cell_rng", "count_chunks", "swap_chunks", "assignment_chunks", "stab
 #: Upper bound on the elements of one block of the counts matrix (B x clusters), so
 #: memory stays bounded (about 32 MB of float64) however many clusters a cell has.
 CHUNK_ELEMENTS = 1 << 22
+#: Above this many clusters the counts are tallied one resample at a time (same counts).
+_ROW_COUNT_MIN_CLUSTERS = 4096
 
 
 def _native(value: object) -> object:
@@ -91,18 +93,28 @@ def count_chunks(
         the same numbers as one big draw (numpy fills integers row after row).
     """
     chunk = max(1, CHUNK_ELEMENTS // max(n_clusters, 1))
+    # one stream over all clusters in order (no strata): the drawn indices are the clusters
+    identity = len(streams) == 1 and len(streams[0][1]) == n_clusters and bool(
+        np.array_equal(streams[0][1], np.arange(n_clusters)))
     for start in range(0, n_resamples, chunk):
         b = min(chunk, n_resamples - start)
-        drawn = np.empty((b, n_clusters), dtype=np.intp)
-        col = 0
+        drawn = []
         for rng, members in streams:
-            n_h = len(members)
-            idx = rng.integers(0, n_h, (b, n_h))
-            drawn[:, col : col + n_h] = members[idx]
-            col += n_h
-        drawn += (np.arange(b, dtype=np.intp) * n_clusters)[:, None]
-        counts = np.bincount(drawn.ravel(), minlength=b * n_clusters)
-        yield counts.reshape(b, n_clusters).astype(np.float64)
+            idx = rng.integers(0, len(members), (b, len(members)))
+            drawn.append(idx if identity else members[idx])
+        if n_clusters <= _ROW_COUNT_MIN_CLUSTERS:
+            # few clusters: one bincount over the block, each row offset into its own bins
+            flat = drawn[0] if len(drawn) == 1 else np.hstack(drawn)
+            flat = flat + (np.arange(b, dtype=np.intp) * n_clusters)[:, None]
+            counts = np.bincount(flat.ravel(), minlength=b * n_clusters).reshape(
+                b, n_clusters).astype(np.float64)
+        else:
+            # many: row by row, so a row's bins stay in cache (about twice as fast)
+            counts = np.empty((b, n_clusters), dtype=np.float64)
+            for r in range(b):
+                row = drawn[0][r] if len(drawn) == 1 else np.concatenate([d[r] for d in drawn])
+                counts[r] = np.bincount(row, minlength=n_clusters)
+        yield counts
 
 
 def swap_chunks(rng: np.random.Generator, n_pairs: int, n_resamples: int) -> Iterator[np.ndarray]:

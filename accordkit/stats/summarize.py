@@ -199,21 +199,25 @@ def _empty_summary(metrics: object, by: object) -> pd.DataFrame:
 def _bootstrap(estimators, streams, n_clusters, args) -> list[np.ndarray | None]:
     """Bootstrap distributions of every metric of a cell, from one set of draws.
 
-    Means and ratios are stacked into one (clusters x 2k) matrix of per-cluster sums so a
-    block of resamples costs one matrix product for all of them.
+    Every estimator with per-cluster ``columns`` (means and ratios: two sums; medians of
+    repeated values: cumulative counts near the median) is stacked into one (clusters x k)
+    matrix, so a block of resamples costs one matrix product for all of them.
     """
     needs = [args.method != "t" or est.kind == "median" for est in estimators]
     if not any(needs):
         return [None] * len(estimators)
-    ratio_idx = [i for i, e in enumerate(estimators) if e.kind == "ratio" and needs[i]]
-    other_idx = [i for i, e in enumerate(estimators) if e.kind != "ratio" and needs[i]]
-    stacked = (np.hstack([estimators[i].columns for i in ratio_idx]) if ratio_idx
+    stack_idx = [i for i, e in enumerate(estimators)
+                 if needs[i] and getattr(e, "columns", None) is not None]
+    other_idx = [i for i, e in enumerate(estimators) if needs[i] and i not in stack_idx]
+    stacked = (np.hstack([estimators[i].columns for i in stack_idx]) if stack_idx
                else np.empty((n_clusters, 0)))
-    parts: dict[int, list[np.ndarray]] = {i: [] for i in ratio_idx + other_idx}
+    bounds = np.cumsum([0, *(estimators[i].columns.shape[1] for i in stack_idx)])
+    parts: dict[int, list[np.ndarray]] = {i: [] for i in stack_idx + other_idx}
     for counts in count_chunks(streams, n_clusters, args.n_resamples):
         totals = counts @ stacked
-        for j, i in enumerate(ratio_idx):
-            parts[i].append(estimators[i].from_totals(totals[:, 2 * j : 2 * j + 2]))
+        for j, i in enumerate(stack_idx):
+            parts[i].append(estimators[i].from_totals(totals[:, bounds[j] : bounds[j + 1]],
+                                                      counts))
         for i in other_idx:
             parts[i].append(estimators[i].on_counts(counts))
     return [np.concatenate(parts[i]) if i in parts else None for i in range(len(estimators))]

@@ -78,3 +78,24 @@ def test_windowed_gather_equals_full_gather():
     outside = (full < est._sorted[lo]) | (full > est._sorted[hi - 1])
     assert 0 < outside.sum() < len(w)
     assert_equal(est.on_counts(w), full)
+
+
+def test_windowed_table_median_equals_the_whole_table():
+    # repeated values: most resampled medians come from the stacked window columns, the
+    # rest (sparse resamples far from the centre) from the whole count table
+    rng = np.random.default_rng(4)
+    codes = np.repeat(np.arange(300), 4)
+    values = rng.poisson(np.repeat(rng.uniform(2, 20, 300), 4)).astype(float)
+    est = MedianEstimator(values, codes, 300)
+    assert est._use_table and est.columns is not None
+    assert est.columns.shape[1] < len(est.uniq)
+    w = rng.integers(0, 3, (400, 300)).astype(float)
+    w[:60] *= rng.random((60, 300)) < 0.03
+    w[0] = 0
+    full = _weighted_median(w @ est._table, est.uniq)
+    got = est.from_totals(w @ est.columns, w)
+    first, stop = est._win
+    outside = (full < est.uniq[first]) | (full > est.uniq[stop - 1])
+    assert 0 < np.count_nonzero(outside & ~np.isnan(full)) < len(w)
+    assert_equal(got, full)
+    assert_equal(est.on_counts(w), full)

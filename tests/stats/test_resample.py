@@ -61,3 +61,19 @@ def test_swap_and_assignment_chunks():
     (assign,) = assignment_chunks(cell_rng(5, ()), 4, 3, 500)
     assert_equal(assign.sum(axis=1), 4)
     assert assign.shape == (500, 7)
+
+
+def test_many_clusters_are_counted_row_by_row_with_the_same_counts(monkeypatch):
+    # above the threshold each resample is tallied on its own: same draws, same counts
+    n, b = 40, 30
+    perm = np.random.default_rng(0).permutation(n)
+    for streams in ([(cell_rng(6, ()), np.arange(n))],
+                    [(cell_rng(7, ()), np.sort(perm[:15])), (cell_rng(8, ()), np.sort(perm[15:]))]):
+        (block,) = count_chunks(streams, n, b)
+        monkeypatch.setattr(_resample, "_ROW_COUNT_MIN_CLUSTERS", 10)
+        streams = [(cell_rng(s, ()), m) for s, (_, m) in zip((6,) if len(streams) == 1
+                                                             else (7, 8), streams, strict=True)]
+        (rows,) = count_chunks(streams, n, b)
+        monkeypatch.undo()
+        assert_equal(rows, block)
+        assert rows.sum(axis=1).tolist() == [n] * b
