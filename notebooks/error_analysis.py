@@ -46,7 +46,8 @@ from accordkit.report import NotebookContext, views
 nb = NotebookContext.from_parameters("error_analysis", globals())
 out = nb.out
 episodes = nb.scores()
-prefs = nb.scores("preference") if "accord" in set(episodes["benchmark"]) else None
+prefs = (nb.scores("preference", columns=["dynamic", "satisfied"])
+         if "accord" in set(episodes["benchmark"]) else None)
 shifts = nb.scores("shift")
 flags = views.failure_flags(episodes, prefs, shifts)
 table = episodes[["episode_id", "benchmark", "domain", "agent_model", "method", "persona",

@@ -81,3 +81,43 @@ def test_empty_level_gives_empty_frame_with_ids(tmp_path, sample_dir):
     want = ak.score(ds, level="preference")
     assert got.empty and list(got.columns) == list(want.columns)
     assert read_manifest(tmp_path)["episodes"] == len(ds)
+
+
+def _as_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """Categories back to Python strings, missing as None (as ``ak.score`` gives them)."""
+    out = frame.copy()
+    for c in out.columns:
+        if isinstance(out[c].dtype, pd.CategoricalDtype) or pd.api.types.is_string_dtype(
+                out[c].dtype):
+            out[c] = out[c].astype(object).where(out[c].notna(), None)
+    return out
+
+
+@pytest.mark.parametrize("level", ["episode", "preference", "shift"])
+def test_categorical_read_has_the_same_values_with_sorted_categories(tmp_path, sample, level):
+    store = _store_by_halves(tmp_path, sample, level)
+    write_manifest(store, [InputRecord(0, "a"), InputRecord(1, "b")], modes={}, engine="test")
+    got = read_scores(store, level=level, categorical=True)
+    want = read_scores(store, level=level)
+    assert list(got.columns) == list(want.columns)
+    text = [c for c in got.columns if isinstance(got[c].dtype, pd.CategoricalDtype)]
+    assert "episode_id" in text and "scenario_id" in text
+    for c in text:
+        assert got[c].cat.categories.is_monotonic_increasing, c
+        # the codes sort and factorize as the strings do
+        assert (pd.factorize(got[c], sort=True)[0]
+                == pd.factorize(want[c].astype(object), sort=True)[0]).all(), c
+    pd.testing.assert_frame_equal(_as_text(got), _as_text(want), check_dtype=False)
+    numeric = [c for c in want.columns if c not in text]
+    assert {c: str(got[c].dtype) for c in numeric} == {c: str(want[c].dtype) for c in numeric}
+
+
+def test_categorical_read_sorts_parts_listed_out_of_order(tmp_path, sample):
+    store = _store_by_halves(tmp_path, sample, "preference")
+    write_manifest(store, [InputRecord(0, "a"), InputRecord(1, "b")], modes={}, engine="test")
+    manifest = read_manifest(store)
+    manifest["levels"]["preference"].reverse()
+    (store / "manifest.json").write_text(json.dumps(manifest))
+    got = read_scores(store, level="preference", categorical=True, columns=["satisfied"])
+    want = read_scores(store, level="preference", columns=["satisfied"])
+    pd.testing.assert_frame_equal(_as_text(got), _as_text(want), check_dtype=False)
