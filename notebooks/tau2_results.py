@@ -39,7 +39,6 @@ provenance_path = None
 scores_dir = None
 
 # %%
-from accordkit.frame import to_frame
 from accordkit.plots import plot_intervals
 from accordkit.report import NotebookContext, tau2_views
 from accordkit.report.comparisons import paired_comparisons
@@ -48,8 +47,7 @@ from accordkit.report.tau2_plots import plot_pass_curves
 nb = NotebookContext.from_parameters("tau2_results", globals())
 out, boot = nb.out, nb.boot
 group = ["domain", "configuration"]
-episodes = tau2_views.tau2_episodes(nb.scores(benchmarks=tau2_views.TAU2_BENCHMARKS),
-                                    to_frame(nb.dataset))
+episodes = tau2_views.tau2_episodes(nb.scores(benchmarks=tau2_views.TAU2_BENCHMARKS))
 print(f"{len(episodes)} episodes on {episodes['scenario_id'].nunique()} tasks in "
       f"{episodes['domain'].nunique()} domain(s), "
       f"{episodes['configuration'].nunique()} configuration(s)")

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 from ._calls import Transcripts
 from ._checks import check_episode_table
 from .gsrt import SHIFT_COLUMNS, episode_gsrt, shift_rows
+from .stored_checks import CHECK_COLUMNS, reward_checks
 from .tcrr import resolve_mode, tcrr_counts
 from .tsr import ACTION_MODES, tsr_channels
 from .tue import tue_counts
@@ -37,12 +38,12 @@ EPISODE_COLUMNS = [
     "n_shifts", "n_recovered", "n_transferred", "recovery_rate", "gsrt_ack", "gsrt_tool",
     "gsrt_outcome", "shift_source",
     "reward", "success", "success_tsr", "termination_reason", "agent_cost", "user_cost",
-    "num_trials",
+    "num_trials", "task_set", *CHECK_COLUMNS,
 ]
 
 _REQUIRED = ("messages", "criteria", "nl_verdicts", "tsr_details", "gsrt_judge", "reward",
              "termination_reason", "agent_cost", "user_cost", "episode_id", "source",
-             "task_id", "num_trials")
+             "task_id", "num_trials", "task_set", "reward_info_json")
 
 
 def _float(table: pa.Table, name: str) -> np.ndarray:
@@ -109,6 +110,12 @@ def score_episodes(table: pa.Table, *, tcrr_mode: str = "episode",
     out["agent_cost"] = _float(table, "agent_cost")
     out["user_cost"] = _float(table, "user_cost")
     out["num_trials"] = pd.array(table.column("num_trials").to_pylist(), dtype="Int64")
+    # stored facts of the run, carried so that their tables need no transcripts
+    out["task_set"] = pd.Series(table.column("task_set").to_pylist(), dtype=object)
+    checks = reward_checks(table.column("episode_id").to_pylist(),
+                           table.column("reward_info_json").to_pylist())
+    for column in CHECK_COLUMNS:
+        out[column] = checks[column].to_numpy()
     return out[EPISODE_COLUMNS]
 
 

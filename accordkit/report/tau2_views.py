@@ -8,13 +8,13 @@ user implementation) shown as one ``configuration`` label. Domains are never poo
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ..metrics.stored_checks import REWARD_CHECKS
 from ..schema import CONFIG_COLUMNS
 from ..stats import Metric, summarize
 
@@ -24,7 +24,6 @@ __all__ = [
     "UNKNOWN",
     "configuration_label",
     "with_configuration",
-    "reward_checks",
     "tau2_episodes",
     "reward_table",
     "check_table",
@@ -37,21 +36,8 @@ __all__ = [
 #: Benchmarks whose episodes come from tau2-format result files.
 TAU2_BENCHMARKS = ("tau2", "agentchangebench", "taubench")
 
-#: (label, ``reward_info`` key) of every check tau2 stores, in tau2's order.
-REWARD_CHECKS = (
-    ("DB check", "db_check"),
-    ("environment assertions", "env_assertions"),
-    ("action checks", "action_checks"),
-    ("communicate checks", "communicate_checks"),
-    ("NL assertions", "nl_assertions"),
-)
-
 #: Shown for a configuration column the source file did not record.
 UNKNOWN = "?"
-
-_PASS_KEYS = {"db_check": "db_match", "env_assertions": "met", "action_checks": "action_match",
-              "communicate_checks": "met", "nl_assertions": "met"}
-
 
 def configuration_label(row: pd.Series | dict[str, Any]) -> str:
     """One readable label for the four configuration columns of an episode.
@@ -86,85 +72,22 @@ def with_configuration(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _check_score(value: Any, key: str) -> float:
-    """Fraction of the checks of one kind that passed (NaN when the run has none)."""
-    if value is None:
-        return np.nan
-    if key == "db_check":
-        if not isinstance(value, dict):
-            return np.nan
-        passed = value.get("db_match")
-        return np.nan if passed is None else float(bool(passed))
-    if not isinstance(value, list) or not value:
-        return np.nan
-    flags = [item.get(_PASS_KEYS[key]) for item in value if isinstance(item, dict)]
-    flags = [f for f in flags if f is not None]
-    return float(np.mean([bool(f) for f in flags])) if flags else np.nan
-
-
-def reward_checks(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per-episode pass fractions of the checks tau2 stores in ``reward_info``.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        Episodes with ``episode_id`` and ``reward_info_json`` (from
-        :func:`accordkit.frame.to_frame`).
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``episode_id`` and one column per key of :data:`REWARD_CHECKS` (``db_check`` is 1
-        when the database matched; the list checks are the share of items met). NaN where
-        the episode has no such check.
-
-    Raises
-    ------
-    ValueError
-        When ``reward_info_json`` of a row is not JSON text, naming the episode.
-    """
-    keys = [k for _, k in REWARD_CHECKS]
-    rows = []
-    for episode_id, text in zip(frame["episode_id"], frame["reward_info_json"], strict=True):
-        info: Any = None
-        if isinstance(text, str) and text:
-            try:
-                info = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"episode {episode_id}: field reward_info_json is not JSON "
-                                 f"({exc.msg})") from exc
-        info = info if isinstance(info, dict) else {}
-        rows.append({"episode_id": episode_id,
-                     **{k: _check_score(info.get(k), k) for k in keys}})
-    return pd.DataFrame(rows, columns=["episode_id", *keys]).astype(
-        {k: float for k in keys})
-
-
-def tau2_episodes(scores: pd.DataFrame, episodes: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The tau2-format episodes of a score frame, with labels and stored checks attached.
+def tau2_episodes(scores: pd.DataFrame) -> pd.DataFrame:
+    """The tau2-format episodes of a score frame, with their ``configuration`` label.
 
     Parameters
     ----------
     scores : pandas.DataFrame
-        Episode-level scores (:func:`accordkit.score`).
-    episodes : pandas.DataFrame, optional
-        The canonical episode frame (:func:`accordkit.frame.to_frame`); when given, its
-        ``task_set`` and the :func:`reward_checks` columns are joined on ``episode_id``.
+        Episode-level scores (:func:`accordkit.score` or a score store); they carry the
+        stored reward checks (:data:`REWARD_CHECKS`) and ``task_set``.
 
     Returns
     -------
     pandas.DataFrame
         Rows of :data:`TAU2_BENCHMARKS` with a ``configuration`` column.
     """
-    out = with_configuration(scores[scores["benchmark"].isin(TAU2_BENCHMARKS)]
-                             .reset_index(drop=True))
-    if episodes is not None and len(out):
-        extra = episodes[episodes["episode_id"].isin(out["episode_id"])]
-        checks = reward_checks(extra)
-        if "task_set" in extra:
-            checks = checks.merge(extra[["episode_id", "task_set"]], on="episode_id")
-        out = out.merge(checks, on="episode_id", how="left")
-    return out
+    return with_configuration(scores[scores["benchmark"].isin(TAU2_BENCHMARKS)]
+                              .reset_index(drop=True))
 
 
 def reward_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configuration"),

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -35,27 +33,6 @@ def test_configuration_label_names_all_four_columns_and_unknowns():
     frame = _episodes()
     assert set(frame["configuration"]) == {"m (llm_agent) | user: u (?)"}
     assert tv.with_configuration(pd.DataFrame(columns=["agent_model"]))["configuration"].empty
-
-
-def test_reward_checks_are_pass_shares_with_nan_where_absent():
-    info = {"db_check": {"db_match": True, "db_reward": 1.0},
-            "env_assertions": [{"met": True}, {"met": False}, {"met": True}],
-            "action_checks": [{"action_match": False}],
-            "communicate_checks": [], "nl_assertions": None}
-    frame = pd.DataFrame({"episode_id": ["a", "b", "c"],
-                          "reward_info_json": [json.dumps(info), None, "{}"]})
-    out = tv.reward_checks(frame).set_index("episode_id")
-    assert out.loc["a", "db_check"] == 1.0
-    assert out.loc["a", "env_assertions"] == pytest.approx(2 / 3)
-    assert out.loc["a", "action_checks"] == 0.0
-    assert np.isnan(out.loc["a", "communicate_checks"]) and np.isnan(out.loc["a", "nl_assertions"])
-    assert out.loc[["b", "c"]].isna().all().all()
-
-
-def test_reward_checks_name_the_episode_of_bad_json():
-    frame = pd.DataFrame({"episode_id": ["ep-7"], "reward_info_json": ["{not json"]})
-    with pytest.raises(ValueError, match="episode ep-7: field reward_info_json"):
-        tv.reward_checks(frame)
 
 
 def test_reward_table_never_pools_domains():
@@ -112,12 +89,9 @@ def test_empty_frames_give_empty_tables():
     assert list(tv.pass_k_table(empty).columns)[:3] == ["domain", "configuration", "k"]
 
 
-def test_tau2_episodes_keeps_tau2_format_rows_and_joins_checks():
+def test_tau2_episodes_keeps_tau2_format_rows():
     scores = pd.concat([_episodes().drop(columns="configuration"),
                         pd.DataFrame({"benchmark": ["accord"], "episode_id": ["x"]})])
-    extra = pd.DataFrame({"episode_id": ["t1/0"], "task_set": ["base"],
-                          "reward_info_json": [json.dumps({"db_check": {"db_match": False}})]})
-    out = tv.tau2_episodes(scores, extra).set_index("episode_id")
+    out = tv.tau2_episodes(scores).set_index("episode_id")
     assert "x" not in out.index and len(out) == 8
-    assert out.loc["t1/0", "db_check"] == 0.0 and out.loc["t1/0", "task_set"] == "base"
-    assert np.isnan(out.loc["t2/0", "db_check"])
+    assert set(out["configuration"]) == {"m (llm_agent) | user: u (?)"}
