@@ -159,7 +159,8 @@ def _score_to_store(args: argparse.Namespace, modes: dict) -> int:
         manifest = score_to_store(args.sources, out=args.out, engine=args.engine,
                                   num_proc=args.num_proc, batch_size=args.batch_size,
                                   errors="raise" if args.errors == "raise" else "skip",
-                                  modes=modes, progress=not args.quiet)
+                                  modes=modes, progress=not args.quiet,
+                                  verdicts=args.verdicts)
     except (FileExistsError, RayUnreachableError, ImportError, ValueError) as exc:
         print(f"accordkit score: error: {exc}", file=sys.stderr)
         return 1
@@ -313,6 +314,8 @@ def build_parser(*, commands: set[str] | None = None) -> argparse.ArgumentParser
                            help="worker processes (local) or CPUs of a local Ray (default 1)")
         store.add_argument("--batch-size", type=int, default=20_000, metavar="ROWS",
                            help="episodes per batch of a parquet shard (default 20000)")
+        store.add_argument("--verdicts", nargs="+", default=[], metavar="PARQUET",
+                           help="stored judge verdicts to attach where the episodes hold none")
         store.add_argument("--quiet", action="store_true", help="no progress bar")
         p.set_defaults(func=_cmd_score)
 

@@ -498,15 +498,19 @@ def _drop_duplicates(ds: pa.Table, reader: _Reader) -> pa.Table:
 
 
 def load_table(table: pa.Table, *, source: str, errors: Literal["raise", "skip"] = "raise",
+               config: str | None = None, split: str | None = None,
                ) -> tuple[datasets.Dataset, LoadReport]:
     """Check an Arrow table of canonical episodes (a parquet batch) by the loader's rules.
 
     Used by the streaming engines to load one batch of a shard without reading the rest.
-    Returns the good rows as a dataset and the report of what was skipped.
+    Returns the good rows as a dataset and the report of what was skipped; ``config`` and
+    ``split`` keep only the rows of that config / split, as :func:`load` does for a
+    canonical file.
     """
     report = LoadReport()
-    reader = _Reader(errors, report, config=None, split=None, revision=None)
-    good, _ = reader.table(table, source=source)
+    reader = _Reader(errors, report, config=config, split=split, revision=None)
+    good, labels = reader.table(table, source=source)
+    good, _ = reader.filtered(good, labels)
     return episode_dataset(good), report
 
 

@@ -8,6 +8,8 @@ SOURCE... --out DIR`` (any engine) and read by :func:`read_scores`::
       episodes/00000-00000.parquet      one file per (input, batch): ak.score(level="episode")
       preferences/00000-00000.parquet   level="preference" (AcCoRD)
       shifts/00000-00000.parquet        level="shift" (goal-shift benchmarks)
+      modes/00000-00000.parquet         ak.compare_modes of the goal-shift episodes, per
+                                        source file (read with read_modes)
 
 Every part carries the position of its rows in the inputs (``_input``, ``_batch``, ``_row``),
 so reading a store gives the rows in the order ``ak.score`` gives them for the same inputs,
@@ -35,14 +37,19 @@ __all__ = [
     "write_manifest",
     "read_manifest",
     "read_scores",
+    "read_modes",
     "write_scores",
     "fetch_episodes",
 ]
 
-#: Version of the store layout; a reader refuses a store of another major version.
-STORE_VERSION = "accordkit.scores/1"
+#: Version of the store layout; a reader refuses a store of another version. 2: the
+#: ``modes`` table, and goal-shift episode scores carry the stored reward checks.
+STORE_VERSION = "accordkit.scores/2"
 #: Level -> subfolder.
 LEVEL_DIRS = {"episode": "episodes", "preference": "preferences", "shift": "shifts"}
+#: Every table of a store -> subfolder: the score levels and ``modes``
+#: (:func:`accordkit.compare_modes` per source file, which needs the whole file at once).
+PART_DIRS = {**LEVEL_DIRS, "modes": "modes"}
 #: Parquet metadata key holding the pandas dtype of every column as ``ak.score`` made it.
 _DTYPES_KEY = b"accordkit.dtypes"
 #: Bookkeeping columns of every part (dropped by :func:`read_scores`).
@@ -112,8 +119,8 @@ def write_part(out: str | Path, level: str, frame: Any, *, input_index: int,
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    if level not in LEVEL_DIRS:
-        raise ValueError(f"level must be one of {tuple(LEVEL_DIRS)}, got {level!r}")
+    if level not in PART_DIRS:
+        raise ValueError(f"level must be one of {tuple(PART_DIRS)}, got {level!r}")
     if frame is None or len(frame) == 0:
         return None
     dtypes = {str(c): str(t) for c, t in frame.dtypes.items()}
@@ -124,7 +131,7 @@ def write_part(out: str | Path, level: str, frame: Any, *, input_index: int,
     table = table.replace_schema_metadata(meta)
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, compression="zstd")
-    path = Path(out) / LEVEL_DIRS[level] / part_name(input_index, batch_index)
+    path = Path(out) / PART_DIRS[level] / part_name(input_index, batch_index)
     atomic_write_bytes(path, sink.getvalue().to_pybytes())
     return path
 
@@ -141,10 +148,10 @@ def write_manifest(out: str | Path, inputs: Sequence[InputRecord], *,
         "engine": engine,
         "modes": dict(modes),
         "levels": {level: sorted(p.name for p in (Path(out) / d).glob("*.parquet"))
-                   for level, d in LEVEL_DIRS.items()},
+                   for level, d in PART_DIRS.items()},
         "sha256": {level: {p.name: _file_sha256(p)
                            for p in sorted((Path(out) / d).glob("*.parquet"))}
-                   for level, d in LEVEL_DIRS.items()},
+                   for level, d in PART_DIRS.items()},
         "inputs": [asdict(r) for r in inputs],
         "episodes": sum(r.episodes for r in inputs),
         "skipped": sum(r.skipped for r in inputs),
@@ -184,7 +191,7 @@ def read_manifest(store: str | Path) -> dict[str, Any]:
 
 def _parts(store: Path, level: str, manifest: Mapping[str, Any]) -> list[Path]:
     names: Iterable[str] = manifest.get("levels", {}).get(level, [])
-    parts = [store / LEVEL_DIRS[level] / n for n in names]
+    parts = [store / PART_DIRS[level] / n for n in names]
     missing = [p for p in parts if not p.is_file()]
     if missing:
         raise IncompleteStoreError(f"{store}: {len(missing)} part(s) listed in manifest.json "
@@ -341,6 +348,32 @@ def _read_categorical(parts: Sequence[Path], want: Sequence[str] | None) -> Any:
         elif col in dtypes and dtypes[col] != "object" and str(series.dtype) != dtypes[col]:
             frame[col] = series.astype(dtypes[col])
     return frame
+
+
+def read_modes(store: str | Path) -> Any:
+    """The store's :func:`accordkit.compare_modes` table (goal-shift source files).
+
+    Computed while scoring, one source file at a time (its upstream TCRR pools the file's
+    conversations), so it is there without the transcripts.
+
+    Returns
+    -------
+    pandas.DataFrame
+        :data:`accordkit.metrics.compare_modes.COMPARE_COLUMNS`, inputs in order (empty when
+        the store has no goal-shift episodes).
+    """
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from .metrics.compare_modes import COMPARE_COLUMNS
+
+    store = Path(store)
+    parts = _parts(store, "modes", read_manifest(store))
+    if not parts:
+        return pd.DataFrame(columns=COMPARE_COLUMNS)
+    frame = pd.concat([pq.read_table(p).to_pandas() for p in parts], ignore_index=True)
+    frame = frame.sort_values(list(ORDER_COLUMNS), kind="stable").reset_index(drop=True)
+    return frame.drop(columns=list(ORDER_COLUMNS))
 
 
 def write_scores(sources: str | Path | Sequence[str | Path], out: str | Path, *,

@@ -161,6 +161,6 @@ out.figure(plot_pass_curves(passk, title="pass^k (solid) and pass@k (dashed)"), 
 # Each row is a file-level value under accordkit's default and under the upstream mode.
 
 # %%
-modes = ak.compare_modes(nb.dataset)
+modes = nb.modes()
 out.frame(modes, "default_vs_upstream",
           caption="File-level metrics: accordkit default vs upstream modes.")

@@ -68,7 +68,7 @@ def test_a_missing_part_or_foreign_version_is_refused(tmp_path, sample):
         read_scores(store)
     manifest["store_version"] = "accordkit.scores/9"
     (store / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(IncompleteStoreError, match="reads 'accordkit.scores/1'"):
+    with pytest.raises(IncompleteStoreError, match="reads 'accordkit.scores/2'"):
         read_scores(store)
 
 

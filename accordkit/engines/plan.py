@@ -34,9 +34,11 @@ class WorkItem:
         Position of the batch within that input.
     source : str
         Path or URL of the file (or hub id).
-    kind : {"parquet", "file"}
+    kind : {"parquet", "file", "modes"}
         ``"parquet"`` reads ``row_groups`` of a canonical parquet file; ``"file"`` loads the
-        whole source with :func:`accordkit.load`.
+        whole source with :func:`accordkit.load`; ``"modes"`` computes the
+        :func:`accordkit.compare_modes` table of a parquet file, one source group at a time
+        (its goal-shift episodes, if any: the upstream modes pool a whole source file).
     row_groups : tuple of int
         For parquet items: the row groups to read.
     rows : int
@@ -184,4 +186,6 @@ def plan_work(sources: Sequence[str], *, batch_size: int = 20_000,
         for b, batch in enumerate(batches):
             items.append(WorkItem(index, b, source, "parquet",
                                   tuple(g for g, _ in batch), sum(n for _, n in batch)))
+        if groups:
+            items.append(WorkItem(index, len(batches), source, "modes"))
     return items, inputs

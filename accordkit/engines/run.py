@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import socket
@@ -32,15 +33,21 @@ class RayUnreachableError(RuntimeError):
     """``RAY_ADDRESS`` names a cluster that does not answer."""
 
 
-def _load_batch(item: WorkItem, *, errors: str, metadata: Mapping[str, Any] | None = None):
-    """Read one work item as canonical episodes; returns (dataset, skipped records)."""
+def _load_batch(item: WorkItem, *, errors: str, metadata: Mapping[str, Any] | None = None,
+                load_options: Mapping[str, Any] | None = None):
+    """Read one work item as canonical episodes; returns (dataset, skipped records).
+
+    ``load_options`` (``revision``, ``split``) are :func:`accordkit.load`'s.
+    """
     from ..load import load_with_report
 
+    options = dict(load_options or {})
     if item.kind == "parquet":
         from ..load import load_table
 
         table = _open_parquet(item.source).read_row_groups(list(item.row_groups))
-        ds, report = load_table(table, source=item.source, errors=errors)
+        ds, report = load_table(table, source=item.source, errors=errors,
+                                split=options.get("split"))
         return ds, report.skipped
     if is_url(item.source):
         import fsspec
@@ -50,35 +57,118 @@ def _load_batch(item: WorkItem, *, errors: str, metadata: Mapping[str, Any] | No
             local = Path(tmp) / f"input{suffix}"
             with fsspec.open(item.source, "rb") as src, local.open("wb") as dst:
                 shutil.copyfileobj(src, dst)
-            ds, report = load_with_report(str(local), errors=errors, metadata=metadata)
+            ds, report = load_with_report(str(local), errors=errors, metadata=metadata,
+                                          **options)
             return ds, report.skipped
-    ds, report = load_with_report(item.source, errors=errors, metadata=metadata)
+    ds, report = load_with_report(item.source, errors=errors, metadata=metadata, **options)
     return ds, report.skipped
+
+
+@functools.lru_cache(maxsize=4)
+def _verdict_table(paths: tuple[str, ...]) -> Any:
+    """Stored judge verdicts, read once per worker process."""
+    from ..judges.verdicts import read_verdicts
+
+    return read_verdicts(list(paths)) if paths else None
+
+
+def _parquet_modes(item: WorkItem, *, split: str | None) -> Any:
+    """:func:`accordkit.compare_modes` of a parquet input, one ``source`` group at a time.
+
+    The upstream TCRR pools the conversations of a source file, so each group is scored
+    whole; a pass over two small columns finds the groups, and row groups are then read in
+    order, each group scored (and freed) as soon as its last row group has been read.
+    Records the score batches skipped are skipped here too, without counting them again.
+    """
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ..load import load_table
+    from ..metrics.compare_modes import COMPARE_COLUMNS, compare_modes
+    from ..score import GOALSHIFT_BENCHMARKS
+
+    pf = _open_parquet(item.source)
+    names = pf.schema_arrow.names
+    if "benchmark" not in names or "source" not in names:
+        return pd.DataFrame(columns=COMPARE_COLUMNS)
+    keys = pf.read(columns=["benchmark", "source"])
+    goal = pc.fill_null(pc.is_in(keys.column("benchmark"),
+                                 value_set=pa.array(GOALSHIFT_BENCHMARKS)), False)
+    goal = goal.to_numpy(zero_copy_only=False)
+    if not goal.any():
+        return pd.DataFrame(columns=COMPARE_COLUMNS)
+    sources = np.asarray(pc.fill_null(keys.column("source"), "").to_pylist(), dtype=object)
+    del keys
+    sizes = [pf.metadata.row_group(g).num_rows for g in range(pf.metadata.num_row_groups)]
+    starts = np.concatenate([[0], np.cumsum(sizes)])
+    rows = np.flatnonzero(goal)
+    group_of_row = np.searchsorted(starts, rows, side="right") - 1
+    order = list(dict.fromkeys(sources[rows].tolist()))
+    last_group = {src: int(group_of_row[sources[rows] == src].max()) for src in order}
+    pending: dict[str, list[pa.Table]] = {src: [] for src in order}
+    results: dict[str, Any] = {}
+    for g, size in enumerate(sizes):
+        in_group = rows[(rows >= starts[g]) & (rows < starts[g] + size)]
+        if len(in_group):
+            table = pf.read_row_group(g)
+            for src in dict.fromkeys(sources[in_group].tolist()):
+                local = in_group[sources[in_group] == src] - starts[g]
+                pending[src].append(table.take(pa.array(local)))
+            del table
+        for src in [s for s in order if last_group[s] == g and s not in results]:
+            joined = pa.concat_tables(pending.pop(src))
+            ds, _ = load_table(joined, source=item.source, errors="skip", split=split)
+            results[src] = compare_modes(ds)
+    frames = [results[src] for src in order if len(results[src])]
+    return (pd.concat(frames, ignore_index=True) if frames
+            else pd.DataFrame(columns=COMPARE_COLUMNS))
 
 
 def score_item(item: WorkItem, *, out: str, modes: Mapping[str, Any],
                errors: str = "skip", metadata: Mapping[str, Any] | None = None,
+               load_options: Mapping[str, Any] | None = None,
+               verdicts: Sequence[str] = (),
                ) -> dict[str, Any]:
     """Read, score and store one work item; never raises for a bad input.
+
+    A ``"modes"`` item writes the input's :func:`accordkit.compare_modes` table; a whole
+    file (``"file"``) writes it with its scores.
 
     Returns
     -------
     dict
-        ``input_index``, ``batch_index``, ``episodes``, ``skipped``, ``problems`` (first
-        reasons) and ``error`` (why the item could not be scored at all, or None).
+        ``input_index``, ``batch_index``, ``kind``, ``episodes``, ``skipped``, ``problems``
+        (first reasons) and ``error`` (why the item could not be scored at all, or None).
     """
     from ..score import score
 
     result = {"input_index": item.input_index, "batch_index": item.batch_index,
-              "episodes": 0, "skipped": 0, "problems": [], "error": None, "parts": 0}
+              "kind": item.kind, "episodes": 0, "skipped": 0, "problems": [], "error": None,
+              "parts": 0}
     try:
-        ds, skipped = _load_batch(item, errors=errors, metadata=metadata)
+        if item.kind == "modes":
+            frame = _parquet_modes(item, split=dict(load_options or {}).get("split"))
+            if write_part(out, "modes", frame, input_index=item.input_index,
+                          batch_index=item.batch_index) is not None:
+                result["parts"] += 1
+            return result
+        ds, skipped = _load_batch(item, errors=errors, metadata=metadata,
+                                  load_options=load_options)
         result["skipped"] = len(skipped)
         result["problems"] = [str(s) for s in skipped[:MAX_PROBLEMS]]
         result["episodes"] = len(ds)
+        table = _verdict_table(tuple(str(v) for v in verdicts))
         for level in LEVELS:
-            frame = score(ds, level=level, **dict(modes))
+            frame = score(ds, level=level, verdicts=table, **dict(modes))
             if write_part(out, level, frame, input_index=item.input_index,
+                          batch_index=item.batch_index) is not None:
+                result["parts"] += 1
+        if item.kind == "file":
+            from ..metrics.compare_modes import compare_modes
+
+            if write_part(out, "modes", compare_modes(ds), input_index=item.input_index,
                           batch_index=item.batch_index) is not None:
                 result["parts"] += 1
     except Exception as exc:  # noqa: BLE001 - one bad input never stops the others
@@ -87,25 +177,24 @@ def score_item(item: WorkItem, *, out: str, modes: Mapping[str, Any],
     return result
 
 
-def _run_local(items: Sequence[WorkItem], *, out: str, modes: Mapping[str, Any], errors: str,
-               num_proc: int, progress: bool, metadata: Mapping[str, Any] | None = None,
-               ) -> list[dict[str, Any]]:
+def _run_local(items: Sequence[WorkItem], *, out: str, num_proc: int, progress: bool,
+               **options: Any) -> list[dict[str, Any]]:
+    """Score every item here (one process) or in ``num_proc`` spawned worker processes;
+    ``options`` are :func:`score_item`'s."""
     from tqdm.auto import tqdm
 
     bar = tqdm(total=len(items), desc="scoring", unit="batch", disable=not progress)
     results = []
     if num_proc <= 1:
         for item in items:
-            results.append(score_item(item, out=out, modes=modes, errors=errors,
-                                      metadata=metadata))
+            results.append(score_item(item, out=out, **options))
             bar.update()
     else:
         import multiprocessing as mp
 
         with ProcessPoolExecutor(max_workers=num_proc,
                                  mp_context=mp.get_context("spawn")) as pool:
-            futures = [pool.submit(score_item, item, out=out, modes=modes, errors=errors,
-                                   metadata=metadata) for item in items]
+            futures = [pool.submit(score_item, item, out=out, **options) for item in items]
             for fut in as_completed(futures):
                 results.append(fut.result())
                 bar.update()
@@ -132,8 +221,7 @@ def _check_ray_address(address: str) -> None:
         ) from None
 
 
-def _ray_score_batch(batch: Any, *, out: str, modes: Mapping[str, Any], errors: str,
-                     metadata: Mapping[str, Any] | None = None) -> Any:
+def _ray_score_batch(batch: Any, *, out: str, options: Mapping[str, Any]) -> Any:
     """map_batches function: score each work item of a (pandas) batch."""
     import pandas as pd
 
@@ -141,15 +229,14 @@ def _ray_score_batch(batch: Any, *, out: str, modes: Mapping[str, Any], errors: 
     for rec in batch.to_dict("records"):
         rec["row_groups"] = tuple(int(g) for g in (rec.get("row_groups") or ()))
         item = WorkItem(**{k: rec[k] for k in WorkItem.__dataclass_fields__})
-        res = score_item(item, out=out, modes=modes, errors=errors, metadata=metadata)
+        res = score_item(item, out=out, **options)
         res["problems"] = "\n".join(res["problems"])
         rows.append(res)
     return pd.DataFrame(rows)
 
 
-def _run_ray(items: Sequence[WorkItem], *, out: str, modes: Mapping[str, Any], errors: str,
-             num_proc: int, progress: bool, metadata: Mapping[str, Any] | None = None,
-             ) -> list[dict[str, Any]]:
+def _run_ray(items: Sequence[WorkItem], *, out: str, num_proc: int, progress: bool,
+             **options: Any) -> list[dict[str, Any]]:
     try:
         import ray
     except ImportError:
@@ -169,9 +256,7 @@ def _run_ray(items: Sequence[WorkItem], *, out: str, modes: Mapping[str, Any], e
         data = ray.data.from_items([asdict(i) for i in items],
                                    override_num_blocks=max(1, len(items)))
         scored = data.map_batches(_ray_score_batch, batch_size=1, batch_format="pandas",
-                                  fn_kwargs={"out": str(out), "modes": dict(modes),
-                                             "errors": errors,
-                                             "metadata": dict(metadata or {}) or None})
+                                  fn_kwargs={"out": str(out), "options": dict(options)})
         rows = scored.take_all()
     finally:
         if started:
@@ -185,7 +270,9 @@ def _run_ray(items: Sequence[WorkItem], *, out: str, modes: Mapping[str, Any], e
 def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "local",
                    num_proc: int = 1, batch_size: int = 20_000, errors: str = "skip",
                    modes: Mapping[str, Any] | None = None, progress: bool = True,
-                   metadata: Mapping[str, Any] | None = None, _fail_fast: bool = False,
+                   metadata: Mapping[str, Any] | None = None,
+                   verdicts: Sequence[str] = (), revision: str | None = None,
+                   split: str | None = None, _fail_fast: bool = False,
                    ) -> dict[str, Any]:
     """Score ``sources`` batch by batch into a score store at ``out``.
 
@@ -212,6 +299,12 @@ def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "lo
     metadata : mapping, optional
         Passed to :func:`accordkit.load` for files that are loaded whole (τ-bench runs
         whose names do not say the model or domain).
+    verdicts : list of str, optional
+        Stored judge verdict files (parquet), attached where the episodes hold none
+        (:func:`accordkit.score`'s ``verdicts``); listed in the manifest.
+    revision, split : str, optional
+        :func:`accordkit.load`'s options: the hub revision; only the rows of this split
+        (canonical files, dataset folders and hub ids).
 
     Returns
     -------
@@ -238,12 +331,18 @@ def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "lo
     whole = modes.get("tcrr_mode") in POOLED_TCRR_MODES
     items, inputs = plan_work(sources, batch_size=batch_size, whole_files=whole)
     runner = _run_local if engine == "local" else _run_ray
-    results = runner(items, out=str(out), modes=modes, errors=errors, num_proc=num_proc,
-                     progress=progress, metadata=metadata)
+    verdicts = tuple(str(Path(v).resolve()) if Path(v).exists() else str(v)
+                     for v in verdicts)
+    load_options = {k: v for k, v in (("revision", revision), ("split", split))
+                    if v is not None}
+    results = runner(items, out=str(out), num_proc=num_proc, progress=progress,
+                     modes=modes, errors=errors, metadata=metadata,
+                     load_options=load_options, verdicts=verdicts)
     by_input: dict[int, InputRecord] = {r.index: r for r in inputs}
     for res in sorted(results, key=lambda r: (r["input_index"], r["batch_index"])):
         rec = by_input[int(res["input_index"])]
-        rec.batches += 1
+        if res.get("kind") != "modes":
+            rec.batches += 1
         rec.episodes += int(res["episodes"])
         rec.skipped += int(res["skipped"])
         room = MAX_PROBLEMS - len(rec.problems)
@@ -259,6 +358,7 @@ def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "lo
     seconds = time.perf_counter() - started
     write_manifest(out, inputs, modes=modes, engine=engine,
                    extra={"num_proc": num_proc, "batch_size": batch_size, "errors": errors,
+                          "verdicts": list(verdicts), **load_options,
                           "seconds": round(seconds, 3)})
     from ..store import read_manifest as _read
 

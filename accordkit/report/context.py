@@ -110,6 +110,17 @@ class NotebookContext:
         index = {eid: i for i, eid in enumerate(ds["episode_id"])}
         return ds.select([index[e] for e in ids if e in index])
 
+    def modes(self) -> pd.DataFrame:
+        """:func:`accordkit.compare_modes` of the goal-shift source files: from the score
+        store when there is one (computed while scoring), else from :attr:`dataset`."""
+        if self.params.get("scores_dir"):
+            from ..store import read_modes
+
+            return read_modes(self.params["scores_dir"])
+        from ..metrics.compare_modes import compare_modes
+
+        return compare_modes(self.dataset)
+
     @cached_property
     def verdicts(self) -> pd.DataFrame | None:
         """Stored judge verdicts from the ``verdicts`` files, or None."""

@@ -12,7 +12,7 @@ import pytest
 
 import accordkit as ak
 from accordkit.engines import plan_work, score_to_store
-from accordkit.store import read_manifest, read_scores
+from accordkit.store import read_manifest, read_modes, read_scores
 
 
 def _sample_parquet_files(sample_dir):
@@ -45,9 +45,14 @@ def test_streamed_store_equals_in_memory_scores(tmp_path, shards, level, num_pro
 
 def test_plan_batches_whole_row_groups_and_keeps_files_whole_when_asked(shards):
     items, inputs = plan_work([str(shards)], batch_size=120)
-    first = [i for i in items if i.input_index == 0]
+    first = [i for i in items if i.input_index == 0 and i.kind == "parquet"]
     assert [i.rows for i in first] == [150, 138]          # 288 rows in groups of 50
+    # and one item per parquet input for its compare_modes table, after its batches
+    modes = [i for i in items if i.kind == "modes"]
+    assert [(i.input_index, i.batch_index) for i in modes][:1] == [(0, 2)]
+    assert len(modes) == len(inputs) == 5
     whole, _ = plan_work([str(shards)], batch_size=120, whole_files=True)
+    whole = [i for i in whole if i.kind == "parquet"]
     assert len(whole) == len(inputs) == 5
     assert all(len(i.row_groups) == pq.ParquetFile(i.source).metadata.num_row_groups
                for i in whole)
@@ -118,3 +123,39 @@ def test_a_folder_with_nothing_to_read_is_an_input_error(tmp_path):
     assert rec["source"] == str(empty.resolve()) and rec["episodes"] == 0
     assert rec["error"] == "no .parquet, .json, .jsonl file in this folder"
     assert manifest["failed_inputs"] == 1
+
+
+def test_the_store_holds_compare_modes_of_every_source_file(tmp_path, shards, acb_dir):
+    # parquet shards of several batches: each source group is scored whole
+    out = tmp_path / "shards"
+    score_to_store([str(shards)], out=out, batch_size=60, progress=False)
+    files = sorted(str(p) for p in shards.glob("*.parquet"))
+    want = pd.concat([ak.compare_modes(ak.load(f)) for f in files], ignore_index=True)
+    got = read_modes(out)
+    assert len(got) and set(got["source"]) == set(want["source"])
+    pd.testing.assert_frame_equal(got, want, check_dtype=False)
+    # result files (whole files): the same table as compare_modes of each file loaded alone
+    results = sorted(str(p) for p in acb_dir.glob("*.json") if p.name != "expected_upstream.json")
+    score_to_store(results, out=tmp_path / "acb", progress=False)
+    want = pd.concat([ak.compare_modes(ak.load(f)) for f in results], ignore_index=True)
+    pd.testing.assert_frame_equal(read_modes(tmp_path / "acb"), want, check_dtype=False)
+    # AcCoRD only: an empty table with the usual columns
+    accord = [f for f in files if "shop" in pq.read_table(f, columns=["domain"])
+              .column("domain").to_pylist()[:1]]
+    score_to_store(accord, out=tmp_path / "accord", progress=False)
+    empty = read_modes(tmp_path / "accord")
+    assert empty.empty and list(empty.columns) == list(want.columns)
+
+
+def test_verdicts_and_split_reach_the_batches(tmp_path, sample_dir):
+    verdicts = sample_dir / "verdicts" / "usersim_tests.parquet"
+    source = str(sample_dir / "accord")
+    score_to_store([source], out=tmp_path / "v", verdicts=[str(verdicts)], progress=False)
+    from accordkit.judges.verdicts import read_verdicts
+
+    want = ak.score(ak.load(source), verdicts=read_verdicts([str(verdicts)]))
+    pd.testing.assert_frame_equal(read_scores(tmp_path / "v"), want, check_dtype=False)
+    assert read_manifest(tmp_path / "v")["verdicts"] == [str(verdicts.resolve())]
+    manifest = score_to_store([source], out=tmp_path / "none", split="no-such-split",
+                              progress=False)
+    assert manifest["episodes"] == 0 and manifest["split"] == "no-such-split"
