@@ -21,7 +21,7 @@ from .provenance import collect_provenance
 
 __all__ = ["build_report", "RunResult", "ReportResults", "DEFAULT_PARAMETERS",
            "SAMPLE_SOURCES", "SAMPLE_VERDICTS", "SkippedRecordsError", "expand_grid",
-           "skipped_summary", "MAX_REASONS"]
+           "skipped_summary", "store_skipped_summary", "MAX_REASONS"]
 
 #: How many skip reasons per source the report lists.
 MAX_REASONS = 5
@@ -280,7 +280,7 @@ def build_report(
     accordkit.report.outdir.ReportIncompleteError
         When writing failed (e.g. a full disk); ``out`` is left as it was.
     """
-    from ..load import load_with_report
+    from ..store import read_manifest, read_scores
     from .outdir import staged_output
 
     final_out = Path(out).resolve()
@@ -297,6 +297,111 @@ def build_report(
     verdicts = [str(Path(v).resolve()) for v in verdicts]
     sources = [str(Path(s).resolve()) if Path(s).exists() else s for s in sources]
     specs = _wanted(notebooks, params)
+    runs = expand_grid(params)
+    with staged_output(final_out) as stage:
+        first_dir = stage if len(runs) == 1 else stage / runs[0][0]
+        first = {**DEFAULT_PARAMETERS, **runs[0][1]}
+        store = _stream_scores(sources, first_dir / "scores", params=first, verdicts=verdicts,
+                               jobs=jobs)
+        if store is None:
+            # the same episode in several inputs (checkpoints of one run): only a load of
+            # everything at once can merge them, as ak.load does
+            return _report_in_memory(stage, specs, sources=sources, verdicts=verdicts,
+                                     params=params, jobs=jobs, show_code=show_code,
+                                     progress=progress, strict=strict)
+        manifest = read_manifest(store)
+        skipped = store_skipped_summary(manifest, sources)
+        if strict and any(e["skipped"] or e["reasons"] for e in skipped):
+            raise SkippedRecordsError(skipped)
+        facts = InputFacts.from_frame(read_scores(store, level="episode", columns=[]),
+                                      verdicts)
+        stores = {_scoring_key(first): store}
+
+        def store_for(run_dir: Path, merged: Mapping[str, Any]) -> Path:
+            key = _scoring_key(merged)
+            if key not in stores:
+                stores[key] = _stream_scores(sources, run_dir / "scores", params=merged,
+                                             verdicts=verdicts, jobs=jobs, dedupe=False)
+            return stores[key]
+
+        return _run_notebooks(stage, specs, sources=sources, verdicts=verdicts, params=params,
+                              facts=facts, skipped=skipped, jobs=jobs, show_code=show_code,
+                              progress=progress, store_for=store_for)
+
+
+#: Run parameters that change the stored scores (runs that share them share one store).
+_SCORING_PARAMETERS = ("tcrr_mode", "action_mode", "revision", "split", "metadata")
+
+
+def _scoring_key(params: Mapping[str, Any]) -> str:
+    return json.dumps({k: params.get(k) for k in _SCORING_PARAMETERS}, sort_keys=True,
+                      default=str)
+
+
+def _stream_scores(sources: Sequence[str], store: Path, *, params: Mapping[str, Any],
+                   verdicts: Sequence[str], jobs: int, dedupe: bool = True) -> Path | None:
+    """Score the sources batch by batch into ``store`` (the run's modes and verdicts).
+
+    Memory is bounded by the batch size, not by the data. Returns None (and removes the
+    store) when ``dedupe`` and an episode id occurs more than once: merging checkpoints needs
+    every episode at once.
+    """
+    import shutil
+
+    from ..engines import score_to_store
+    from ..engines.plan import expand_sources
+    from ..store import read_scores
+
+    files = [Path(f) for f in expand_sources(sources)]
+    size = sum(f.stat().st_size for f in files if f.is_file())
+    # worker processes pay for their start-up (about 3 s each): only for large inputs
+    num_proc = max(1, jobs) if size > _PARALLEL_SCORING_BYTES else 1
+    modes = {"tcrr_mode": params.get("tcrr_mode", "episode"),
+             "action_mode": params.get("action_mode", "best_match")}
+    score_to_store(list(sources), out=store, num_proc=num_proc, modes=modes, errors="skip",
+                   progress=False, verdicts=verdicts, metadata=params.get("metadata"),
+                   revision=params.get("revision"), split=params.get("split"))
+    if dedupe:
+        ids = read_scores(store, level="episode", columns=[])["episode_id"]
+        if ids.duplicated().any():
+            shutil.rmtree(store)
+            return None
+    return store
+
+
+#: Inputs larger than this (bytes on disk) are scored by ``jobs`` worker processes.
+_PARALLEL_SCORING_BYTES = 64 * 2**20
+
+
+def store_skipped_summary(manifest: Mapping[str, Any],
+                          sources: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Per source: episodes scored, records skipped and the first reasons, from a manifest.
+
+    With ``sources`` (as given to the report), the store's inputs (files found in them) are
+    counted under the source they came from; otherwise one entry per input. An input that
+    could not be read at all adds ``whole input: <error>`` to the reasons.
+    """
+    inputs = manifest["inputs"]
+    sources = list(sources) if sources else [r["source"] for r in inputs]
+    entries: dict[str, dict[str, Any]] = {
+        src: {"source": src, "episodes": 0, "skipped": 0, "reasons": []} for src in sources}
+    for r in inputs:
+        src = _owner(r["source"], sources) or str(r["source"])
+        entry = entries.setdefault(src, {"source": src, "episodes": 0, "skipped": 0,
+                                         "reasons": []})
+        entry["episodes"] += int(r["episodes"])
+        entry["skipped"] += int(r["skipped"])
+        reasons = list(r["problems"]) + ([f"whole input: {r['error']}"] if r["error"] else [])
+        entry["reasons"] += reasons[:max(0, MAX_REASONS - len(entry["reasons"]))]
+    return list(entries.values())
+
+
+def _report_in_memory(stage: Path, specs: Sequence[NotebookSpec], *, sources: list[str],
+                      verdicts: list[str], params: dict[str, Any], jobs: int, show_code: bool,
+                      progress: bool, strict: bool) -> ReportResults:
+    """The report of sources loaded as one dataset (duplicates across inputs merged)."""
+    from ..load import load_with_report
+
     ds, load_report = load_with_report(sources, revision=params.get("revision"),
                                        split=params.get("split"), errors="skip",
                                        metadata=params.get("metadata"))
@@ -304,11 +409,14 @@ def build_report(
     if strict and load_report.skipped:
         raise SkippedRecordsError(skipped)
     facts = InputFacts.from_sources(ds, verdicts)
-    with staged_output(final_out) as stage:
-        results = _run_notebooks(stage, specs, sources=sources, verdicts=verdicts, params=params,
-                                 facts=facts, skipped=skipped, jobs=jobs, show_code=show_code,
-                                 progress=progress, dataset=ds)
-    return results
+
+    def store_for(run_dir: Path, merged: Mapping[str, Any]) -> Path:
+        _score_once(ds, run_dir / "scores", params=merged, verdicts=verdicts)
+        return run_dir / "scores"
+
+    return _run_notebooks(stage, specs, sources=sources, verdicts=verdicts, params=params,
+                          facts=facts, skipped=skipped, jobs=jobs, show_code=show_code,
+                          progress=progress, store_for=store_for)
 
 
 def _report_from_store(store: Path, *, out: Path, params: dict[str, Any],
@@ -323,10 +431,7 @@ def _report_from_store(store: Path, *, out: Path, params: dict[str, Any],
     sources = list(sources) if sources else [r["source"] for r in manifest["inputs"]]
     verdicts = [str(Path(v).resolve()) for v in (verdicts or [])]
     specs = _wanted(notebooks, params)
-    skipped = [{"source": r["source"], "episodes": r["episodes"], "skipped": r["skipped"],
-                "reasons": list(r["problems"])[:MAX_REASONS]
-                + ([f"whole input: {r['error']}"] if r["error"] else [])}
-               for r in manifest["inputs"]]
+    skipped = store_skipped_summary(manifest)
     if strict and any(e["skipped"] or e["reasons"] for e in skipped):
         raise SkippedRecordsError(skipped)
     episodes = read_scores(store, level="episode", columns=[])
@@ -353,6 +458,7 @@ def _wanted(notebooks: Sequence[str] | None, params: Mapping[str, Any]) -> list[
 def _score_once(ds: Any, store: Path, *, params: Mapping[str, Any],
                 verdicts: Sequence[str]) -> None:
     """Score the loaded episodes once (the run's modes and stored verdicts) into a store."""
+    from ..metrics.compare_modes import compare_modes
     from ..score import score
     from ..store import InputRecord, write_manifest, write_part
 
@@ -366,6 +472,7 @@ def _score_once(ds: Any, store: Path, *, params: Mapping[str, Any],
     for level in ("episode", "preference", "shift"):
         write_part(store, level, score(ds, level=level, verdicts=table, **modes),
                    input_index=0, batch_index=0)
+    write_part(store, "modes", compare_modes(ds), input_index=0, batch_index=0)
     write_manifest(store, [InputRecord(0, "(the report's sources, loaded as one dataset)",
                                        episodes=len(ds))], modes=modes, engine="report",
                    extra={"verdicts": list(verdicts)})
@@ -374,8 +481,12 @@ def _score_once(ds: Any, store: Path, *, params: Mapping[str, Any],
 def _run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[str],
                    verdicts: list[str], params: dict[str, Any], facts: InputFacts,
                    skipped: list[dict[str, Any]], jobs: int, show_code: bool,
-                   progress: bool, dataset: Any = None) -> ReportResults:
-    """Run every (run, notebook) into the (staging) folder ``out`` and write the index."""
+                   progress: bool, store_for: Any = None) -> ReportResults:
+    """Run every (run, notebook) into the (staging) folder ``out`` and write the index.
+
+    ``store_for(run_dir, parameters)`` gives the score store a run's notebooks read (unless
+    the parameters name one already: ``scores_dir``).
+    """
     from tqdm.auto import tqdm
 
     from .index import write_index
@@ -392,10 +503,9 @@ def _run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[st
         prov["skipped_records"] = skipped
         run_dir.mkdir(parents=True, exist_ok=True)
         write_text_checked(run_dir / "provenance.json", json.dumps(prov, indent=1))
-        if dataset is not None and not merged.get("scores_dir"):
-            # score once here; every notebook of the run reads the same stored scores
-            _score_once(dataset, run_dir / "scores", params=merged, verdicts=verdicts)
-            merged = {**merged, "scores_dir": str(run_dir / "scores")}
+        if store_for is not None and not merged.get("scores_dir"):
+            # scored once here; every notebook of the run reads the same stored scores
+            merged = {**merged, "scores_dir": str(store_for(run_dir, merged))}
         for spec in specs:
             reason = skip_reason(spec, facts)
             if reason:

@@ -1,0 +1,140 @@
+"""``accordkit report`` on a large input: 200k AcCoRD + 100k goal-shift episodes (issue 13).
+
+The embedded sample (``data/sample/accord``, 576 episodes; ``data/sample/goalshift``, 216)
+is replicated into two canonical parquet files: copy ``k`` of an episode gets the episode
+id ``<id>/copy<k>`` and the scenario (and task) id ``<id>/copy<k>``, so the clusters grow
+with the data as they would in a bigger benchmark. Then, in a fresh process and with an
+empty episode cache::
+
+    accordkit report --source accord.parquet goalshift.parquet --out OUT
+
+is timed from launch to exit; the peak RSS of the largest process among the command, its
+notebook workers and their kernels is read from ``getrusage(RUSAGE_CHILDREN)`` (every one
+of them is waited for). Per-notebook times come from ``results.json``.
+
+Usage::
+
+    HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/report_scale.py \
+        [--accord 200000] [--goalshift 100000] [--data /tmp/accordkit-report-scale] \
+        [--out benchmarks/results/report_scale.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+PY = sys.executable
+
+#: Goals of issue 13 for this run.
+GOAL_SECONDS = 120
+GOAL_RSS_MB = 2048
+
+
+def replicate_sample(name: str, n: int, path: Path) -> int:
+    """Write ``n`` episodes made of copies of the sample ``name`` to ``path`` (parquet)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    import accordkit as ak
+    from accordkit._arrow import arrow_table, episode_dataset
+
+    base = arrow_table(ak.load(str(REPO / "data" / "sample" / name), cache=False))
+    copies = []
+    for k in range(-(-n // base.num_rows)):
+        table = base
+        for column in ("episode_id", "scenario_id", "task_id"):
+            idx = table.schema.get_field_index(column)
+            renamed = pc.binary_join_element_wise(table.column(column), pa.scalar(f"copy{k}"),
+                                                  "/")
+            table = table.set_column(idx, column, renamed)
+        copies.append(table)
+    big = pa.concat_tables(copies).slice(0, n).combine_chunks()
+    ak.save(episode_dataset(big), str(path))
+    return big.num_rows
+
+
+_TIMED = (
+    "import json, resource, subprocess, sys, time\n"
+    "t = time.perf_counter()\n"
+    "p = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+    "dt = time.perf_counter() - t\n"
+    "rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024\n"
+    "print(json.dumps({'seconds': dt, 'rss_mb': rss, 'code': p.returncode,\n"
+    "                  'out': p.stdout[-3000:], 'err': p.stderr[-3000:]}))\n")
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> dict:
+    """Run ``cmd`` in a fresh process: wall seconds and the largest descendant's peak RSS."""
+    res = subprocess.run([PY, "-c", _TIMED, *cmd], capture_output=True, text=True, env=env,
+                         check=True)
+    return json.loads(res.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--accord", type=int, default=200_000)
+    ap.add_argument("--goalshift", type=int, default=100_000)
+    ap.add_argument("--data", type=Path, default=Path("/tmp/accordkit-report-scale"))
+    ap.add_argument("--out", type=Path, default=REPO / "benchmarks/results/report_scale.md")
+    args = ap.parse_args()
+    args.data.mkdir(parents=True, exist_ok=True)
+    inputs = {"accord": (args.data / f"accord-{args.accord}.parquet", args.accord),
+              "goalshift": (args.data / f"goalshift-{args.goalshift}.parquet", args.goalshift)}
+    for name, (path, n) in inputs.items():
+        if not path.exists():
+            replicate_sample(name, n, path)
+    sizes = {name: path.stat().st_size / 1e6 for name, (path, _) in inputs.items()}
+    report = args.data / "report"
+    cache = args.data / "cache"
+    shutil.rmtree(report, ignore_errors=True)
+    shutil.rmtree(cache, ignore_errors=True)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "ACCORDKIT_CACHE_DIR": str(cache),
+           "LITELLM_LOCAL_MODEL_COST_MAP": "True", "MPLBACKEND": "Agg"}
+    cmd = [PY, "-m", "accordkit.cli", "report", "--source",
+           *[str(p) for p, _ in inputs.values()], "--out", str(report)]
+    run = timed(cmd, env)
+    if run["code"]:
+        raise SystemExit(f"report failed ({run['code']}):\n{run['err']}")
+    results = json.loads((report / "results.json").read_text())
+    notebooks = results["notebooks"]
+    met = run["seconds"] <= GOAL_SECONDS and run["rss_mb"] <= GOAL_RSS_MB
+    lines = [
+        "# `accordkit report` on 200k AcCoRD + 100k goal-shift episodes",
+        "",
+        f"Run {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {platform.machine()}, "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}; "
+        f"`python benchmarks/report_scale.py --accord {args.accord} "
+        f"--goalshift {args.goalshift}`.",
+        f"Inputs: the sample replicated with new episode and scenario ids, as canonical "
+        f"parquet: {args.accord:,} AcCoRD episodes ({sizes['accord']:.0f} MB), "
+        f"{args.goalshift:,} goal-shift episodes ({sizes['goalshift']:.0f} MB); empty episode "
+        "cache; default settings (10,000 resamples, 2 notebooks at a time).",
+        "",
+        "| measure | value | goal |",
+        "|---|---:|---:|",
+        f"| wall time, launch to exit | {run['seconds']:.1f} s | <= {GOAL_SECONDS} s |",
+        f"| peak RSS of the largest process (command, workers, kernels) | "
+        f"{run['rss_mb']:,.0f} MB | <= {GOAL_RSS_MB:,} MB |",
+        "",
+        f"Goal met: **{'yes' if met else 'no'}**.",
+        "",
+        "| notebook | status | seconds (own run, 2 at a time) |",
+        "|---|---|---:|",
+        *[f"| {r['notebook']} | {r['status']} | {r['seconds']:.1f} |" for r in notebooks],
+        "",
+    ]
+    args.out.write_text("\n".join(lines), encoding="utf-8")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
