@@ -11,6 +11,7 @@ byte, whatever the number of processes. The folder is a local dataset (a README 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -75,6 +76,11 @@ def _shard(seed: int, domain: str, start: int, stop: int, path: str) -> tuple[st
     schema = EPISODE_FEATURES.arrow_schema
     writer = None
     n = 0
+    # written beside its final name and renamed when complete: a reader (or a second run)
+    # never sees half a shard; readers of a folder skip dot-files
+    final = Path(path)
+    tmp = final.with_name(f".tmp-{os.getpid()}-{final.name}")
+    path = str(tmp)
     try:
         batch: list[dict] = []
         for i, scn in zip(range(start, stop), scenario_range(seed, domain, start, stop),
@@ -96,10 +102,17 @@ def _shard(seed: int, domain: str, start: int, stop: int, path: str) -> tuple[st
             writer.write_table(pa.Table.from_pylist(batch, schema=schema),
                                row_group_size=ROW_GROUP_SIZE)
             n += len(batch)
+    except BaseException:
+        if writer is not None:
+            writer.close()
+            writer = None
+        tmp.unlink(missing_ok=True)
+        raise
     finally:
         if writer is not None:
             writer.close()
-    return path, n
+    os.replace(tmp, final)
+    return str(final), n
 
 
 def _readme(configs: dict[str, list[str]], n_episodes: int, seed: int) -> str:

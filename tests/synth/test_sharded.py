@@ -59,3 +59,28 @@ def test_the_folder_loads_and_scores_with_distinct_episodes(tmp_path):
     assert len(set(ds["scenario_id"])) == 240 // EPISODES_PER_SCENARIO
     scores = ak.score(ds)
     assert scores["completed"].notna().all()
+
+
+def test_a_shard_appears_whole_or_not_at_all(tmp_path, monkeypatch):
+    # a failure after a first row group was written leaves neither the shard nor a temp file
+    from accordkit.synth import sharded
+
+    real = accord._episode
+    calls = {"n": 0}
+
+    def failing(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] > 3 * EPISODES_PER_SCENARIO:
+            raise OSError("disk full")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sharded, "ROW_GROUP_SIZE", 2 * EPISODES_PER_SCENARIO)
+    monkeypatch.setattr(accord, "_episode", failing)
+    path = tmp_path / "test-00000-of-00001.parquet"
+    with pytest.raises(OSError, match="disk full"):
+        sharded._shard(0, "shop", 0, 10, str(path))
+    assert calls["n"] > 2 * EPISODES_PER_SCENARIO       # a row group had been written
+    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setattr(accord, "_episode", real)
+    assert sharded._shard(0, "shop", 0, 10, str(path)) == (str(path), 10 * EPISODES_PER_SCENARIO)
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]
