@@ -27,11 +27,13 @@ $(UV_HOME)/bin/uv:
 
 # --compile-bytecode: this machine sets PYTHONDONTWRITEBYTECODE=1, so without compiled files
 # every interpreter (CLI, papermill kernel, test subprocess) recompiles pandas, litellm ... on import.
+# `setup` compiles accordkit's own modules the same way (only changed files; 0.15 s per process).
 $(VENV)/.synced: pyproject.toml uv.lock | $(UV)
 	$(UV) sync --frozen --extra dev --compile-bytecode --python $(PYTHON)
 	@touch $@
 
 setup: $(VENV)/.synced  ## create .venv from uv.lock (once)
+	@$(VENV)/bin/python -m compileall -q accordkit >/dev/null
 
 test: setup  ## run the test suite (offline)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest $(PYTEST_ARGS)

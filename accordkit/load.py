@@ -35,6 +35,7 @@ import pyarrow.compute as pc
 
 from . import readers
 from ._arrow import canonical_schema, episode_dataset
+from ._gc import gc_paused
 from .adapters.tau2 import iter_episodes
 from .cache import CacheEntry, cache_key, known_digest, read_entry, remember_digest, write_entry
 from .readers.hub import is_hub_id
@@ -544,12 +545,13 @@ def load_with_report(
     reader = _Reader(errors, report, config=config, split=split, revision=revision,
                      cache=cache, metadata=metadata)
     parts = []
-    for src in sources:
-        part = reader.source(src)
-        report.counts[str(src)] = 0 if part is None else part.num_rows
-        if part is not None:
-            parts.append(part)
-    ds = episode_dataset(_drop_duplicates(_concat(parts), reader))
+    with gc_paused():
+        for src in sources:
+            part = reader.source(src)
+            report.counts[str(src)] = 0 if part is None else part.num_rows
+            if part is not None:
+                parts.append(part)
+        ds = episode_dataset(_drop_duplicates(_concat(parts), reader))
     return ds, report
 
 

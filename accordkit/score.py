@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._arrow import arrow_table
+from ._gc import gc_paused
 from .schema import ID_COLUMNS
 
 __all__ = ["score", "LEVELS"]
@@ -116,6 +117,13 @@ def score(
     """
     if level not in LEVELS:
         raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+    with gc_paused():
+        return _score(ds, level=level, shop_type_gate=shop_type_gate, tcrr_mode=tcrr_mode,
+                      action_mode=action_mode, verdicts=verdicts)
+
+
+def _score(ds: datasets.Dataset, *, level: str, shop_type_gate: bool, tcrr_mode: str,
+           action_mode: str, verdicts: pd.DataFrame | None) -> pd.DataFrame:
     from .metrics import accord, goalshift
 
     table = arrow_table(ds)
