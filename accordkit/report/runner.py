@@ -262,8 +262,11 @@ def build_report(
     scores : str or Path, optional
         A score store (``accordkit score --out``): every table is built from the stored
         scores without loading transcripts; drill-down pages read only the episodes they
-        show. ``sources`` default to the store's inputs. Without it, the sources are loaded
-        and scored once here, and the notebooks read that store.
+        show. ``sources`` default to the store's inputs. Without it, the sources are
+        scored here once per run, batch by batch, into the run's ``scores/`` store (memory
+        bounded by the batch, not the data; inputs holding one episode twice, such as two
+        checkpoints of a run, are loaded at once instead, to merge them as
+        :func:`accordkit.load` does), and the notebooks read that store.
 
     Returns
     -------
