@@ -56,6 +56,7 @@ _EXPORTS = {
     "compare_modes": "accordkit.metrics.compare_modes",
     "write_scores": "accordkit.store",
     "read_scores": "accordkit.store",
+    "read_modes": "accordkit.store",
     # judges
     "judge": "accordkit.judges",
     "run_judge": "accordkit.judges",
