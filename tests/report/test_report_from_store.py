@@ -9,7 +9,7 @@ import pytest
 
 import accordkit as ak
 from accordkit.report.runner import build_report
-from accordkit.store import fetch_episodes
+from accordkit.store import fetch_episodes, read_manifest
 
 pytestmark = pytest.mark.slow
 SMALL = {"n_resamples": 200, "seed": 1}
@@ -45,11 +45,17 @@ def test_score_tables_need_no_transcripts_and_drill_down_fetches_by_id(store, tm
     moved = tmp_path / "elsewhere"
     shutil.move(str(store / "inputs"), moved)
     try:
+        nbs = ["accord_results", "goalshift_results", "tau2_results", "compare_models",
+               "reliability"]
         res = build_report(out=tmp_path / "rep", params=SMALL, progress=False,
-                           scores=store / "scores",
-                           notebooks=["accord_results", "compare_models", "reliability"])
-        assert {r.notebook: r.status for r in res} == {
-            "accord_results": "ok", "compare_models": "ok", "reliability": "ok"}
+                           scores=store / "scores", notebooks=nbs)
+        assert {r.notebook: r.status for r in res} == dict.fromkeys(nbs, "ok"), \
+            [(r.notebook, r.reason) for r in res if r.status != "ok"]
+        # the tables that once read transcripts: upstream modes and tau2's stored checks
+        tables = tmp_path / "rep" / "tables"
+        modes = pd.read_csv(tables / "goalshift_results__default_vs_upstream.csv")
+        assert len(modes) and {"tcrr", "tsr"} <= set(modes["metric"])
+        assert len(pd.read_csv(tables / "tau2_results__reward_checks.csv"))
     finally:
         shutil.move(str(moved), store / "inputs")
     # with the transcripts back, only the episodes asked for are read
@@ -57,6 +63,36 @@ def test_score_tables_need_no_transcripts_and_drill_down_fetches_by_id(store, tm
     got = fetch_episodes(store / "scores", ids)
     assert got["episode_id"] == ids
     assert len(got[0]["messages"]) > 0
+
+
+def test_a_report_from_sources_scores_them_into_its_store_by_batches(store, tmp_path):
+    src = [str(store / "inputs" / "accord"), str(store / "inputs" / "goalshift")]
+    res = build_report(src, out=tmp_path / "rep", params=SMALL, progress=False, verdicts=[],
+                       notebooks=["accord_results"])
+    assert [r.status for r in res] == ["ok"]
+    manifest = read_manifest(tmp_path / "rep" / "scores")
+    assert manifest["engine"] == "local" and manifest["episodes"] == 576 + 216
+    # the same scores as the store written by `accordkit score`
+    pd.testing.assert_frame_equal(ak.read_scores(tmp_path / "rep" / "scores"),
+                                  ak.read_scores(store / "scores"))
+    assert len(ak.read_modes(tmp_path / "rep" / "scores"))
+    skipped = {e["source"]: e for e in res.skipped}
+    assert set(skipped) == set(src) and skipped[src[0]]["episodes"] == 576
+
+
+def test_inputs_holding_one_episode_twice_are_merged_as_ak_load_does(tmp_path, tau2_dir):
+    # the same run under two names (checkpoints of one run): the episodes count once
+    one = sorted(tau2_dir.glob("*.json"))[0]
+    copy = tmp_path / "copy" / one.name
+    copy.parent.mkdir()
+    copy.write_bytes(one.read_bytes())
+    res = build_report([str(one), str(copy)], out=tmp_path / "rep", params=SMALL,
+                       progress=False, notebooks=["tau2_results"])
+    assert [r.status for r in res] == ["ok"]
+    store = tmp_path / "rep" / "scores"
+    assert read_manifest(store)["engine"] == "report"
+    ids = ak.read_scores(store)["episode_id"]
+    assert not ids.duplicated().any() and len(ids) == len(ak.load(str(one)))
 
 
 def test_a_folder_that_is_not_a_store_is_refused(tmp_path):
