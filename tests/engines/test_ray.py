@@ -11,7 +11,7 @@ import pytest
 
 from accordkit.engines import score_to_store
 from accordkit.engines.run import RayUnreachableError
-from accordkit.store import read_manifest, read_scores
+from accordkit.store import read_manifest, read_modes, read_scores
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'accordkit[ray]')")
 pytestmark = pytest.mark.slow
@@ -42,6 +42,9 @@ def test_ray_store_equals_local_store_row_for_row(tmp_path, shards, monkeypatch)
     for level in ("episode", "preference", "shift"):
         pd.testing.assert_frame_equal(read_scores(tmp_path / "ray", level=level),
                                       read_scores(tmp_path / "local", level=level))
+    modes = read_modes(tmp_path / "ray")
+    assert len(modes)                                     # the goal-shift shards' table
+    pd.testing.assert_frame_equal(modes, read_modes(tmp_path / "local"))
     broken = [r for r in read_manifest(tmp_path / "ray")["inputs"]
               if r["source"].endswith("broken.parquet")]
     assert broken and "unreadable parquet file" in broken[0]["error"]
