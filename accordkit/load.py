@@ -37,7 +37,15 @@ from . import readers
 from ._arrow import canonical_schema, episode_dataset
 from ._gc import gc_paused
 from .adapters.tau2 import iter_episodes
-from .cache import CacheEntry, cache_key, known_digest, read_entry, remember_digest, write_entry
+from .cache import (
+    CacheEntry,
+    cache_key,
+    file_digest,
+    known_digest,
+    read_entry,
+    remember_digest,
+    write_entry,
+)
 from .readers.hub import is_hub_id
 from .readers.json_file import _describe
 from .schema import (
@@ -194,9 +202,7 @@ class _Reader:
                 return reader.read(self, path, None)
         if not self.cache:
             return self.text_file(path.read_bytes(), source)
-        options = {"config": self.config, "split": self.split,
-                   "metadata": sorted((self.metadata or {}).items()),
-                   "readers": [r.name for r in readers.registered()]}
+        options = self.cache_options()
         # An unchanged file is found by its remembered digest, without reading it; any
         # other file is read once, for its digest and (on a miss) its episodes.
         known = known_digest(path)
@@ -208,7 +214,42 @@ class _Reader:
             key = cache_key(None, path=source, options=options, digest=digest)
             entry = read_entry(key) if digest != known else None
             if entry is None:
-                entry = self.capture(data, source)
+                entry = self.capture(lambda sub: sub.text_file(data, source), source)
+                write_entry(key, entry)
+        return self.replay(entry, source)
+
+    def cache_options(self) -> dict[str, Any]:
+        """The reader options that are part of every cache key."""
+        return {"config": self.config, "split": self.split,
+                "metadata": sorted((self.metadata or {}).items()),
+                "readers": [r.name for r in readers.registered()]}
+
+    def cached_files(self, source: str, files: Sequence[Path],
+                     build: Any) -> pa.Table:
+        """A source made of several files (a dir-format run), cached as one entry.
+
+        The key covers every file's sha256 (remembered by stat, as for single files) and
+        its name; ``build(reader)`` reads the source. The digests are taken again after
+        the read, and the entry is written only if no file changed meanwhile.
+        """
+        if not self.cache:
+            return build(self)
+        options = self.cache_options()
+
+        def digest() -> bytes:
+            import hashlib
+
+            h = hashlib.sha256()
+            for f in files:
+                h.update(str(f.relative_to(source)).encode() + b"\0" + file_digest(f))
+            return h.digest()
+
+        before = digest()
+        key = cache_key(None, path=source, options=options, digest=before)
+        entry = read_entry(key)
+        if entry is None:
+            entry = self.capture(build, source)
+            if digest() == before:
                 write_entry(key, entry)
         return self.replay(entry, source)
 
@@ -226,12 +267,13 @@ class _Reader:
 
     # ----------------------------------------------------------------- cache
 
-    def capture(self, data: bytes, source: str) -> CacheEntry:
-        """Read a text file with errors="skip" and keep everything the read reported."""
+    def capture(self, build: Any, source: str) -> CacheEntry:
+        """Read a source (``build(reader)``) with errors="skip" and keep everything the
+        read reported."""
         sub = _Reader("skip", LoadReport(), config=self.config, split=self.split,
                       revision=self.revision, cache=False, metadata=self.metadata)
         try:
-            ds = sub.text_file(data, source)
+            ds = build(sub)
         except EpisodeValidationError as exc:
             sub.problem(EpisodeValidationError(exc.reason, source=exc.source or source,
                                                record=exc.record or _WHOLE_FILE,

@@ -270,3 +270,50 @@ def test_cache_info_and_clear(tmp_path, cache_dir, capsys):
     assert "removed 1 cache entry" in capsys.readouterr().out
     assert not list((cache_dir / "episodes").glob("*/*"))
     assert cache_mod.cache_info().entries == 0
+
+
+def test_a_dir_format_run_is_one_entry_renewed_when_any_of_its_files_changes(
+        tmp_path, cache_dir, monkeypatch):
+    from accordkit.readers import results as results_reader
+
+    from .test_load_errors import _dir_run
+
+    run = _dir_run(tmp_path, _sim("a"), _sim("b", trial=1))
+    built: list[str] = []
+    real = results_reader.read_results_dir
+
+    def spy(folder):
+        built.append(str(folder))
+        return real(folder)
+
+    monkeypatch.setattr(results_reader, "read_results_dir", spy)
+    first, _, _ = _load(run)
+    again, _, _ = _load(run / "results.json")               # the same run, named by its file
+    assert built == [str(run)] and len(_entries(cache_dir)) == 1
+    assert arrow_table(again).equals(arrow_table(first))
+    # one simulation file changes: a new key, read afresh, the new content served
+    sim = run / "simulations" / "b.json"
+    sim.write_text(json.dumps(_sim("b", trial=2)))
+    changed, _, _ = _load(run)
+    assert built == [str(run)] * 2 and changed["rollout"] != first["rollout"]
+    # a simulation added to the folder (and its index) also changes the key
+    meta = json.loads((run / "results.json").read_text())
+    meta["simulation_index"].append({"id": "c", "task_id": "t1"})
+    (run / "results.json").write_text(json.dumps(meta))
+    (run / "simulations" / "c.json").write_text(json.dumps(_sim("c", trial=3)))
+    grown, _, _ = _load(run)
+    assert len(built) == 3 and len(grown) == 3
+
+
+def test_a_cached_dir_format_run_reports_its_problems_again(tmp_path, cache_dir):
+    from .test_load_errors import _dir_run
+
+    run = _dir_run(tmp_path, _sim("a"), _sim("b", trial=1))
+    sim_file = run / "simulations" / "b.json"
+    sim_file.write_text(sim_file.read_text()[:40])
+    for _ in range(2):                                       # a fresh read, then the entry
+        _, report, _ = _load(run, errors="skip")
+        assert [(s.source, s.record) for s in report.skipped] == [(str(sim_file), "b")]
+        with pytest.raises(ak.EpisodeValidationError, match="record b"):
+            ak.load(run)
+    assert len(_entries(cache_dir)) == 1

@@ -49,7 +49,10 @@ class ResultsFolder:
 
     def read(self, loader: Any, path: Path) -> pa.Table:
         folder = path if path.is_dir() else path.parent
-        return loader.results(read_results_dir(folder), str(folder))
+        files = [folder / "results.json", *sorted((folder / "simulations").glob("*.json"))]
+        return loader.cached_files(
+            str(folder), files,
+            lambda reader: reader.results(read_results_dir(folder), str(folder)))
 
 
 class ResultsDocument:
