@@ -31,8 +31,10 @@ if TYPE_CHECKING:
 __all__ = ["cache_dir", "cache_key", "file_digest", "known_digest", "remember_digest", "read_entry", "write_entry", "cache_info", "cache_clear",
            "CacheEntry", "CacheInfo", "CacheWarning"]
 
-#: Format of an entry; a change makes old entries foreign (ignored and rebuilt).
-ENTRY_FORMAT = "accordkit.episode-cache/2"
+#: Format of an entry; a change makes old entries foreign (ignored and rebuilt). Also bumped
+#: when the loader's rules change (3: ``reward_info_json`` must be a JSON object), since an
+#: entry holds only the rows that passed them.
+ENTRY_FORMAT = "accordkit.episode-cache/3"
 _META = b"accordkit.cache"
 _SUFFIX = ".arrow"
 

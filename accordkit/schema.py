@@ -409,6 +409,8 @@ RULES: tuple[Rule, ...] = (
     Rule("messages[].tool_calls[].arguments_json", "json_object"),
     Rule("criteria.actions[].arguments_json", "json_object"),
     Rule("criteria.action_sets[].allowed_tools[].params_json", "json_object"),
+    # read by scoring (the stored reward checks): a bad one is this record's problem
+    Rule("reward_info_json", "json_object"),
 )
 
 

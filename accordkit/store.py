@@ -346,7 +346,12 @@ def _read_categorical(parts: Sequence[Path], want: Sequence[str] | None) -> Any:
             if not cats.is_monotonic_increasing:
                 frame[col] = series.cat.reorder_categories(cats.sort_values())
         elif col in dtypes and dtypes[col] != "object" and str(series.dtype) != dtypes[col]:
-            frame[col] = series.astype(dtypes[col])
+            target = dtypes[col]
+            if series.isna().any() and (target == "bool" or target.startswith(("int", "uint"))):
+                # a column some parts lack: its missing values keep a type that holds them
+                # (as pandas' concat of the parts would)
+                continue
+            frame[col] = series.astype(target)
     return frame
 
 

@@ -441,6 +441,20 @@ def test_jsonl_unknown_nested_field(tmp_path, rows):
                             "'tool_calls', 'turn_idx']")
 
 
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_reward_info_that_is_not_a_json_object_is_the_record_problem(tmp_path, rows, fmt):
+    # scoring reads it (tau2's stored checks): one bad record, not a failed batch
+    bad = dict(rows[1], reward_info_json="{not json")
+    path = (_jsonl if fmt == "jsonl" else _parquet)(tmp_path, [rows[0], bad, rows[2]])
+    where = f"{bad['episode_id']} (line 2)" if fmt == "jsonl" else f"{bad['episode_id']} (row 1)"
+    err = _error(path)
+    assert (err.record, err.field) == (where, "reward_info_json")
+    ds, skipped = _skipped(path)
+    assert len(ds) == 2 and [(s.record, s.field) for s in skipped] == [
+        (where, "reward_info_json")]
+    assert len(ak.score(ds)) == 2
+
+
 def test_jsonl_broken_line_is_numbered(tmp_path, rows):
     path = tmp_path / "episodes.jsonl"
     path.write_text(json.dumps(rows[0]) + "\n\n" + json.dumps(rows[1])[:50] + "\n"

@@ -37,8 +37,9 @@ class WorkItem:
     kind : {"parquet", "file", "modes"}
         ``"parquet"`` reads ``row_groups`` of a canonical parquet file; ``"file"`` loads the
         whole source with :func:`accordkit.load`; ``"modes"`` computes the
-        :func:`accordkit.compare_modes` table of a parquet file, one source group at a time
-        (its goal-shift episodes, if any: the upstream modes pool a whole source file).
+        :func:`accordkit.compare_modes` table of the goal-shift episodes of all parquet
+        inputs (``sources``), one ``source`` group at a time across them: the upstream
+        modes pool a whole source file, whose rows may lie in several shards.
     row_groups : tuple of int
         For parquet items: the row groups to read.
     rows : int
@@ -51,6 +52,7 @@ class WorkItem:
     kind: str
     row_groups: tuple[int, ...] = ()
     rows: int = 0
+    sources: tuple[str, ...] = ()
 
 
 def is_url(source: str) -> bool:
@@ -150,6 +152,7 @@ def plan_work(sources: Sequence[str], *, batch_size: int = 20_000,
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     items: list[WorkItem] = []
     inputs: list[InputRecord] = []
+    parquet: list[tuple[int, int, str]] = []
     for index, source in enumerate(expand_sources(sources)):
         record = InputRecord(index=index, source=source)
         inputs.append(record)
@@ -187,5 +190,10 @@ def plan_work(sources: Sequence[str], *, batch_size: int = 20_000,
             items.append(WorkItem(index, b, source, "parquet",
                                   tuple(g for g, _ in batch), sum(n for _, n in batch)))
         if groups:
-            items.append(WorkItem(index, len(batches), source, "modes"))
+            parquet.append((index, len(batches), source))
+    if parquet:
+        # one item for the compare_modes table of every parquet input, named after the first
+        index, batch, source = parquet[0]
+        items.append(WorkItem(index, batch, source, "modes",
+                              sources=tuple(src for _, _, src in parquet)))
     return items, inputs

@@ -64,21 +64,36 @@ def _load_batch(item: WorkItem, *, errors: str, metadata: Mapping[str, Any] | No
     return ds, report.skipped
 
 
-@functools.lru_cache(maxsize=4)
-def _verdict_table(paths: tuple[str, ...]) -> Any:
-    """Stored judge verdicts, read once per worker process."""
+def _verdict_table(paths: Sequence[str]) -> Any:
+    """Stored judge verdicts, read once per worker process while the files are unchanged."""
+    if not paths:
+        return None
+    stamps = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+            stamps.append((str(p), st.st_size, st.st_mtime_ns, st.st_ino))
+        except OSError:
+            stamps.append((str(p), None, None, None))    # read_verdicts names the problem
+    return _read_verdicts(tuple(stamps))
+
+
+@functools.lru_cache(maxsize=1)
+def _read_verdicts(stamps: tuple[tuple[Any, ...], ...]) -> Any:
     from ..judges.verdicts import read_verdicts
 
-    return read_verdicts(list(paths)) if paths else None
+    return read_verdicts([s[0] for s in stamps])
 
 
 def _parquet_modes(item: WorkItem, *, split: str | None) -> Any:
-    """:func:`accordkit.compare_modes` of a parquet input, one ``source`` group at a time.
+    """:func:`accordkit.compare_modes` of the parquet inputs, one ``source`` group at a time.
 
     The upstream TCRR pools the conversations of a source file, so each group is scored
-    whole; a pass over two small columns finds the groups, and row groups are then read in
-    order, each group scored (and freed) as soon as its last row group has been read.
-    Records the score batches skipped are skipped here too, without counting them again.
+    whole, wherever its rows lie (shards of one data set may split a source file). A pass
+    over two small columns of every file finds the groups; each group's rows are then read
+    row group by row group and scored, and freed before the next: memory holds one group and
+    one row group. Records the score batches skipped are skipped here too, without being
+    counted again.
     """
     import numpy as np
     import pandas as pd
@@ -89,39 +104,37 @@ def _parquet_modes(item: WorkItem, *, split: str | None) -> Any:
     from ..metrics.compare_modes import COMPARE_COLUMNS, compare_modes
     from ..score import GOALSHIFT_BENCHMARKS
 
-    pf = _open_parquet(item.source)
-    names = pf.schema_arrow.names
-    if "benchmark" not in names or "source" not in names:
-        return pd.DataFrame(columns=COMPARE_COLUMNS)
-    keys = pf.read(columns=["benchmark", "source"])
-    goal = pc.fill_null(pc.is_in(keys.column("benchmark"),
-                                 value_set=pa.array(GOALSHIFT_BENCHMARKS)), False)
-    goal = goal.to_numpy(zero_copy_only=False)
-    if not goal.any():
-        return pd.DataFrame(columns=COMPARE_COLUMNS)
-    sources = np.asarray(pc.fill_null(keys.column("source"), "").to_pylist(), dtype=object)
-    del keys
-    sizes = [pf.metadata.row_group(g).num_rows for g in range(pf.metadata.num_row_groups)]
-    starts = np.concatenate([[0], np.cumsum(sizes)])
-    rows = np.flatnonzero(goal)
-    group_of_row = np.searchsorted(starts, rows, side="right") - 1
-    order = list(dict.fromkeys(sources[rows].tolist()))
-    last_group = {src: int(group_of_row[sources[rows] == src].max()) for src in order}
-    pending: dict[str, list[pa.Table]] = {src: [] for src in order}
-    results: dict[str, Any] = {}
-    for g, size in enumerate(sizes):
-        in_group = rows[(rows >= starts[g]) & (rows < starts[g] + size)]
-        if len(in_group):
-            table = pf.read_row_group(g)
-            for src in dict.fromkeys(sources[in_group].tolist()):
-                local = in_group[sources[in_group] == src] - starts[g]
-                pending[src].append(table.take(pa.array(local)))
-            del table
-        for src in [s for s in order if last_group[s] == g and s not in results]:
-            joined = pa.concat_tables(pending.pop(src))
-            ds, _ = load_table(joined, source=item.source, errors="skip", split=split)
-            results[src] = compare_modes(ds)
-    frames = [results[src] for src in order if len(results[src])]
+    files = list(item.sources or (item.source,))
+    # source value -> [(file, row group, rows within it)], in order of first appearance
+    where: dict[str, list[tuple[int, int, np.ndarray]]] = {}
+    for f, path in enumerate(files):
+        pf = _open_parquet(path)
+        if not {"benchmark", "source"} <= set(pf.schema_arrow.names):
+            continue
+        for g in range(pf.metadata.num_row_groups):
+            keys = pf.read_row_group(g, columns=["benchmark", "source"])
+            goal = pc.fill_null(pc.is_in(keys.column("benchmark"),
+                                         value_set=pa.array(GOALSHIFT_BENCHMARKS)), False)
+            rows = np.flatnonzero(goal.to_numpy(zero_copy_only=False))
+            if len(rows):
+                values = pc.fill_null(keys.column("source"), "").take(pa.array(rows))
+                codes, uniques = pd.factorize(np.asarray(values.to_pylist(), dtype=object))
+                for k, src in enumerate(uniques):
+                    where.setdefault(src, []).append((f, g, rows[codes == k]))
+    frames = []
+    cached: tuple[tuple[int, int], pa.Table] | None = None
+    for pieces in where.values():
+        parts = []
+        for f, g, rows in pieces:
+            if cached is None or cached[0] != (f, g):
+                cached = ((f, g), _open_parquet(files[f]).read_row_group(g))
+            parts.append(cached[1].take(pa.array(rows)))
+        ds, _ = load_table(pa.concat_tables(parts), source=files[pieces[0][0]],
+                           errors="skip", split=split)
+        del parts
+        frame = compare_modes(ds)
+        if len(frame):
+            frames.append(frame)
     return (pd.concat(frames, ignore_index=True) if frames
             else pd.DataFrame(columns=COMPARE_COLUMNS))
 
@@ -159,7 +172,7 @@ def score_item(item: WorkItem, *, out: str, modes: Mapping[str, Any],
         result["skipped"] = len(skipped)
         result["problems"] = [str(s) for s in skipped[:MAX_PROBLEMS]]
         result["episodes"] = len(ds)
-        table = _verdict_table(tuple(str(v) for v in verdicts))
+        table = _verdict_table([str(v) for v in verdicts])
         for level in LEVELS:
             frame = score(ds, level=level, verdicts=table, **dict(modes))
             if write_part(out, level, frame, input_index=item.input_index,
@@ -228,6 +241,7 @@ def _ray_score_batch(batch: Any, *, out: str, options: Mapping[str, Any]) -> Any
     rows = []
     for rec in batch.to_dict("records"):
         rec["row_groups"] = tuple(int(g) for g in (rec.get("row_groups") or ()))
+        rec["sources"] = tuple(str(p) for p in (rec.get("sources") or ()))
         item = WorkItem(**{k: rec[k] for k in WorkItem.__dataclass_fields__})
         res = score_item(item, out=out, **options)
         res["problems"] = "\n".join(res["problems"])

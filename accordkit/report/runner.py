@@ -310,8 +310,8 @@ def build_report(
             # the same episode in several inputs (checkpoints of one run): only a load of
             # everything at once can merge them, as ak.load does
             return _report_in_memory(stage, specs, sources=sources, verdicts=verdicts,
-                                     params=params, jobs=jobs, show_code=show_code,
-                                     progress=progress, strict=strict)
+                                     params=params, first=first, jobs=jobs,
+                                     show_code=show_code, progress=progress, strict=strict)
         manifest = read_manifest(store)
         skipped = store_skipped_summary(manifest, sources)
         if strict and any(e["skipped"] or e["reasons"] for e in skipped):
@@ -323,8 +323,13 @@ def build_report(
         def store_for(run_dir: Path, merged: Mapping[str, Any]) -> Path:
             key = _scoring_key(merged)
             if key not in stores:
-                stores[key] = _stream_scores(sources, run_dir / "scores", params=merged,
-                                             verdicts=verdicts, jobs=jobs, dedupe=False)
+                store = _stream_scores(sources, run_dir / "scores", params=merged,
+                                       verdicts=verdicts, jobs=jobs)
+                if store is None:   # this run's revision / split repeats an episode
+                    ds, _ = _load_sources(sources, merged)
+                    store = _score_once(ds, run_dir / "scores", params=merged,
+                                        verdicts=verdicts)
+                stores[key] = store
             return stores[key]
 
         return _run_notebooks(stage, specs, sources=sources, verdicts=verdicts, params=params,
@@ -382,7 +387,9 @@ def store_skipped_summary(manifest: Mapping[str, Any],
 
     With ``sources`` (as given to the report), the store's inputs (files found in them) are
     counted under the source they came from; otherwise one entry per input. An input that
-    could not be read at all adds ``whole input: <error>`` to the reasons.
+    could not be read at all (or a batch of it that could not be scored) counts as one
+    skipped record with the reason ``whole input: <error>``, as a file the loader cannot
+    read does: the report lists it and ``strict`` refuses it.
     """
     inputs = manifest["inputs"]
     sources = list(sources) if sources else [r["source"] for r in inputs]
@@ -393,29 +400,46 @@ def store_skipped_summary(manifest: Mapping[str, Any],
         entry = entries.setdefault(src, {"source": src, "episodes": 0, "skipped": 0,
                                          "reasons": []})
         entry["episodes"] += int(r["episodes"])
-        entry["skipped"] += int(r["skipped"])
+        entry["skipped"] += int(r["skipped"]) + (1 if r["error"] else 0)
         reasons = list(r["problems"]) + ([f"whole input: {r['error']}"] if r["error"] else [])
         entry["reasons"] += reasons[:max(0, MAX_REASONS - len(entry["reasons"]))]
     return list(entries.values())
 
 
-def _report_in_memory(stage: Path, specs: Sequence[NotebookSpec], *, sources: list[str],
-                      verdicts: list[str], params: dict[str, Any], jobs: int, show_code: bool,
-                      progress: bool, strict: bool) -> ReportResults:
-    """The report of sources loaded as one dataset (duplicates across inputs merged)."""
+def _load_sources(sources: Sequence[str], params: Mapping[str, Any]) -> tuple[Any, Any]:
+    """All sources as one dataset (duplicates merged), with a run's load options."""
     from ..load import load_with_report
 
-    ds, load_report = load_with_report(sources, revision=params.get("revision"),
-                                       split=params.get("split"), errors="skip",
-                                       metadata=params.get("metadata"))
+    return load_with_report(list(sources), revision=params.get("revision"),
+                            split=params.get("split"), errors="skip",
+                            metadata=params.get("metadata"))
+
+
+def _report_in_memory(stage: Path, specs: Sequence[NotebookSpec], *, sources: list[str],
+                      verdicts: list[str], params: dict[str, Any], first: Mapping[str, Any],
+                      jobs: int, show_code: bool, progress: bool,
+                      strict: bool) -> ReportResults:
+    """The report of sources loaded as one dataset (duplicates across inputs merged);
+    ``first`` holds the first run's parameters (a run with other load options loads
+    again)."""
+    loaded: dict[str, tuple[Any, Any]] = {}
+
+    def dataset_for(run: Mapping[str, Any]) -> tuple[Any, Any]:
+        key = json.dumps({k: run.get(k) for k in ("revision", "split", "metadata")},
+                         sort_keys=True, default=str)
+        if key not in loaded:
+            loaded[key] = _load_sources(sources, run)
+        return loaded[key]
+
+    ds, load_report = dataset_for(first)
     skipped = skipped_summary(sources, load_report.counts, load_report.skipped)
     if strict and load_report.skipped:
         raise SkippedRecordsError(skipped)
     facts = InputFacts.from_sources(ds, verdicts)
 
     def store_for(run_dir: Path, merged: Mapping[str, Any]) -> Path:
-        _score_once(ds, run_dir / "scores", params=merged, verdicts=verdicts)
-        return run_dir / "scores"
+        return _score_once(dataset_for(merged)[0], run_dir / "scores", params=merged,
+                           verdicts=verdicts)
 
     return _run_notebooks(stage, specs, sources=sources, verdicts=verdicts, params=params,
                           facts=facts, skipped=skipped, jobs=jobs, show_code=show_code,
@@ -459,7 +483,7 @@ def _wanted(notebooks: Sequence[str] | None, params: Mapping[str, Any]) -> list[
 
 
 def _score_once(ds: Any, store: Path, *, params: Mapping[str, Any],
-                verdicts: Sequence[str]) -> None:
+                verdicts: Sequence[str]) -> Path:
     """Score the loaded episodes once (the run's modes and stored verdicts) into a store."""
     from ..metrics.compare_modes import compare_modes
     from ..score import score
@@ -479,6 +503,7 @@ def _score_once(ds: Any, store: Path, *, params: Mapping[str, Any],
     write_manifest(store, [InputRecord(0, "(the report's sources, loaded as one dataset)",
                                        episodes=len(ds))], modes=modes, engine="report",
                    extra={"verdicts": list(verdicts)})
+    return store
 
 
 def _run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[str],

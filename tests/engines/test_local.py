@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -47,10 +48,10 @@ def test_plan_batches_whole_row_groups_and_keeps_files_whole_when_asked(shards):
     items, inputs = plan_work([str(shards)], batch_size=120)
     first = [i for i in items if i.input_index == 0 and i.kind == "parquet"]
     assert [i.rows for i in first] == [150, 138]          # 288 rows in groups of 50
-    # and one item per parquet input for its compare_modes table, after its batches
-    modes = [i for i in items if i.kind == "modes"]
-    assert [(i.input_index, i.batch_index) for i in modes][:1] == [(0, 2)]
-    assert len(modes) == len(inputs) == 5
+    # and one item for the compare_modes table of all parquet inputs, after the first's batches
+    (modes,) = [i for i in items if i.kind == "modes"]
+    assert (modes.input_index, modes.batch_index) == (0, 2)
+    assert modes.sources == tuple(r.source for r in inputs) and len(inputs) == 5
     whole, _ = plan_work([str(shards)], batch_size=120, whole_files=True)
     whole = [i for i in whole if i.kind == "parquet"]
     assert len(whole) == len(inputs) == 5
@@ -147,6 +148,30 @@ def test_the_store_holds_compare_modes_of_every_source_file(tmp_path, shards, ac
     assert empty.empty and list(empty.columns) == list(want.columns)
 
 
+def test_a_source_file_split_across_shards_is_one_row_group_of_the_modes_table(tmp_path,
+                                                                             sample_dir):
+    # one data set's shards may split an original results file: its upstream numbers pool
+    # the whole file, as compare_modes of everything loaded at once does
+    table = pq.read_table(sorted((sample_dir / "goalshift").rglob("*.parquet"))[0])
+    order = np.random.default_rng(0).permutation(table.num_rows)
+    table = table.take(pa.array(order))
+    src = tmp_path / "shards"
+    src.mkdir()
+    half = table.num_rows // 2
+    pq.write_table(table.slice(0, half), src / "a.parquet", row_group_size=10)
+    pq.write_table(table.slice(half), src / "b.parquet", row_group_size=10)
+    score_to_store([str(src)], out=tmp_path / "store", batch_size=15, progress=False)
+    got = read_modes(tmp_path / "store")
+    want = ak.compare_modes(ak.load(str(src)))
+    per_file = pd.concat([ak.compare_modes(ak.load(str(src / n)))
+                          for n in ("a.parquet", "b.parquet")])
+    assert len(per_file) > len(want) == len(got)          # file by file would split sources
+    key = ["source", "metric", "upstream_mode"]
+    pd.testing.assert_frame_equal(got.sort_values(key).reset_index(drop=True),
+                                  want.sort_values(key).reset_index(drop=True),
+                                  check_dtype=False)
+
+
 def test_verdicts_and_split_reach_the_batches(tmp_path, sample_dir):
     verdicts = sample_dir / "verdicts" / "usersim_tests.parquet"
     source = str(sample_dir / "accord")
@@ -159,3 +184,16 @@ def test_verdicts_and_split_reach_the_batches(tmp_path, sample_dir):
     manifest = score_to_store([source], out=tmp_path / "none", split="no-such-split",
                               progress=False)
     assert manifest["episodes"] == 0 and manifest["split"] == "no-such-split"
+
+
+def test_verdicts_are_read_again_when_their_file_changes(tmp_path, sample_dir):
+    from accordkit.engines.run import _verdict_table
+
+    path = tmp_path / "verdicts.parquet"
+    full = pd.read_parquet(sample_dir / "verdicts" / "usersim_tests.parquet")
+    full.to_parquet(path)
+    first = _verdict_table([str(path)])
+    assert _verdict_table([str(path)]) is first            # unchanged: read once
+    full.head(5).to_parquet(path)
+    assert len(_verdict_table([str(path)])) == 5 < len(first)
+    assert _verdict_table([]) is None

@@ -246,3 +246,47 @@ def test_header_only_tau2_file_reports_with_exit_0(tmp_path, tau2_dir):
     saved = json.loads((tmp_path / "rep" / "results.json").read_text())
     assert {r["status"] for r in saved["notebooks"]} == {"skipped"}
     assert saved["skipped_records"][0]["episodes"] == 0
+
+
+def test_store_skipped_summary_counts_an_unreadable_input_and_groups_by_source(tmp_path):
+    from accordkit.report.runner import store_skipped_summary
+
+    folder = tmp_path / "runs"
+    (folder / "sub").mkdir(parents=True)
+    good, bad = folder / "a.parquet", folder / "sub" / "b.parquet"
+    good.write_bytes(b"x")
+    bad.write_bytes(b"y")
+    manifest = {"inputs": [
+        {"source": str(good), "episodes": 10, "skipped": 2, "error": None,
+         "problems": ["file a, record r1, field f: why", "file a, record r2, field f: why"]},
+        {"source": str(bad), "episodes": 0, "skipped": 0, "error": "unreadable parquet file",
+         "problems": []},
+        {"source": "org/name", "episodes": 3, "skipped": 0, "error": None, "problems": []}]}
+    by_source = store_skipped_summary(manifest, [str(folder), "org/name"])
+    assert by_source == [
+        {"source": str(folder), "episodes": 10, "skipped": 3,
+         "reasons": ["file a, record r1, field f: why", "file a, record r2, field f: why",
+                     "whole input: unreadable parquet file"]},
+        {"source": "org/name", "episodes": 3, "skipped": 0, "reasons": []}]
+    per_input = store_skipped_summary(manifest)
+    assert [e["skipped"] for e in per_input] == [2, 1, 0]
+
+
+def test_a_report_of_an_unreadable_input_lists_it_and_strict_refuses_it(tmp_path, sample_dir):
+    from accordkit.report.runner import SkippedRecordsError
+
+    src = tmp_path / "in"
+    src.mkdir()
+    good = sorted((sample_dir / "goalshift").rglob("*.parquet"))[0]
+    (src / "good.parquet").write_bytes(good.read_bytes())
+    (src / "broken.parquet").write_bytes(b"PAR1 not really")
+    res = build_report([str(src)], out=tmp_path / "rep", params={"n_resamples": 100},
+                       notebooks=["reliability"], progress=False)
+    assert res.n_skipped == 1
+    (entry,) = res.skipped
+    assert entry["skipped"] == 1 and "whole input: unreadable parquet file" in entry["reasons"][0]
+    assert "broken.parquet" in (tmp_path / "rep" / "index.html").read_text()
+    with pytest.raises(SkippedRecordsError, match="1 bad record"):
+        build_report([str(src)], out=tmp_path / "strict", params={"n_resamples": 100},
+                     notebooks=["reliability"], progress=False, strict=True)
+    assert not (tmp_path / "strict").exists()
