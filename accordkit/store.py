@@ -327,8 +327,8 @@ def _read_categorical(parts: Sequence[Path], want: Sequence[str] | None) -> Any:
         for col, dtype in json.loads((schema.metadata or {}).get(_DTYPES_KEY, b"{}")).items():
             dtypes.setdefault(col, dtype)
     if not in_order:  # a store not written part by part in order: sort its rows
-        tables = [pq.read_table(p, columns=[c for c in t.column_names]
-                                + [c for c in ORDER_COLUMNS if c not in t.column_names],
+        tables = [pq.read_table(p, columns=list(dict.fromkeys([*t.column_names,
+                                                               *ORDER_COLUMNS])),
                                 read_dictionary=[f.name for f in t.schema
                                                  if pa.types.is_dictionary(f.type)])
                   for p, t in zip(parts, tables, strict=True)]

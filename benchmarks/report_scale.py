@@ -8,9 +8,9 @@ empty episode cache::
 
     accordkit report --source accord.parquet goalshift.parquet --out OUT
 
-is timed from launch to exit; the peak RSS of the largest process among the command, its
-notebook workers and their kernels is read from ``getrusage(RUSAGE_CHILDREN)`` (every one
-of them is waited for). Per-notebook times come from ``results.json``.
+is timed from launch to exit with ``scale.py``'s runner; the peak RSS of the largest process
+among the command, its notebook workers and their kernels is read from
+``getrusage(RUSAGE_CHILDREN)`` (every one of them is waited for). Per-notebook times come from ``results.json``.
 
 Usage::
 
@@ -27,9 +27,10 @@ import json
 import os
 import platform
 import shutil
-import subprocess
 import sys
 from pathlib import Path
+
+from scale import run_timed  # one way to time a command and its largest process
 
 REPO = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -62,23 +63,6 @@ def replicate_sample(name: str, n: int, path: Path) -> int:
     return big.num_rows
 
 
-_TIMED = (
-    "import json, resource, subprocess, sys, time\n"
-    "t = time.perf_counter()\n"
-    "p = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
-    "dt = time.perf_counter() - t\n"
-    "rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024\n"
-    "print(json.dumps({'seconds': dt, 'rss_mb': rss, 'code': p.returncode,\n"
-    "                  'out': p.stdout[-3000:], 'err': p.stderr[-3000:]}))\n")
-
-
-def timed(cmd: list[str], env: dict[str, str]) -> dict:
-    """Run ``cmd`` in a fresh process: wall seconds and the largest descendant's peak RSS."""
-    res = subprocess.run([PY, "-c", _TIMED, *cmd], capture_output=True, text=True, env=env,
-                         check=True)
-    return json.loads(res.stdout.strip().splitlines()[-1])
-
-
 def measure(accord: int, goalshift: int, data: Path) -> dict:
     """Build the inputs (once) and time one report over them: the figures of the run."""
     data.mkdir(parents=True, exist_ok=True)
@@ -91,16 +75,14 @@ def measure(accord: int, goalshift: int, data: Path) -> dict:
     cache = data / "cache"
     shutil.rmtree(report, ignore_errors=True)
     shutil.rmtree(cache, ignore_errors=True)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "ACCORDKIT_CACHE_DIR": str(cache),
+    env = {"HF_HUB_OFFLINE": "1", "ACCORDKIT_CACHE_DIR": str(cache),
            "LITELLM_LOCAL_MODEL_COST_MAP": "True", "MPLBACKEND": "Agg"}
     cmd = [PY, "-m", "accordkit.cli", "report", "--source",
            *[str(p) for p, _ in inputs.values()], "--out", str(report)]
-    run = timed(cmd, env)
-    if run["code"]:
-        raise SystemExit(f"report failed ({run['code']}):\n{run['err']}")
-    run["notebooks"] = json.loads((report / "results.json").read_text())["notebooks"]
-    run["sizes_mb"] = {name: path.stat().st_size / 1e6 for name, (path, _) in inputs.items()}
-    return run
+    seconds, rss_mb, _ = run_timed(cmd, env=env)
+    return {"seconds": seconds, "rss_mb": rss_mb,
+            "notebooks": json.loads((report / "results.json").read_text())["notebooks"],
+            "sizes_mb": {name: path.stat().st_size / 1e6 for name, (path, _) in inputs.items()}}
 
 
 def main() -> None:

@@ -35,7 +35,7 @@ PY = sys.executable
 CLI = [PY, "-m", "accordkit.cli"]
 
 
-def _run(cmd: list[str], *, env: dict | None = None) -> tuple[float, float, str]:
+def run_timed(cmd: list[str], *, env: dict | None = None) -> tuple[float, float, str]:
     """Run a command in a new process; (seconds, peak RSS of its largest process in MB)."""
     script = (
         "import json, resource, subprocess, sys, time\n"
@@ -80,7 +80,7 @@ def main() -> None:
     data = Path(args.data) / f"accord-{args.episodes}"
     rows = []
     if not (data / "README.md").exists():
-        secs, rss, _ = _run([*CLI, "synth", "--episodes", str(args.episodes), "--shards",
+        secs, rss, _ = run_timed([*CLI, "synth", "--episodes", str(args.episodes), "--shards",
                              str(args.shards), "--num-proc", "2", "--out", str(data)])
         rows.append(("synth (simulate + write shards), 2 processes", secs, rss, ""))
     size = sum(p.stat().st_size for p in data.rglob("*.parquet")) / 2**20
@@ -90,7 +90,7 @@ def main() -> None:
             continue
         store = Path(args.data) / f"store-{engine}"
         shutil.rmtree(store, ignore_errors=True)
-        secs, rss, out = _run([*CLI, "score", str(data), "--out", str(store), "--num-proc", "2",
+        secs, rss, out = run_timed([*CLI, "score", str(data), "--out", str(store), "--num-proc", "2",
                                "--engine", engine, "--quiet"], env={"RAY_ADDRESS": ""})
         manifest = json.loads((store / "manifest.json").read_text())
         n = manifest["episodes"]
@@ -120,7 +120,7 @@ def main() -> None:
     if "report" not in args.skip and "local" in stores:
         out = Path(args.data) / "report"
         shutil.rmtree(out, ignore_errors=True)
-        secs, rss, _ = _run([*CLI, "report", "--scores", str(stores["local"][0]), "--out",
+        secs, rss, _ = run_timed([*CLI, "report", "--scores", str(stores["local"][0]), "--out",
                              str(out)], env={"OPENBLAS_NUM_THREADS": "1"})
         results = json.loads((out / "results.json").read_text())["notebooks"]
         ran = [r for r in results if r["status"] != "skipped"]

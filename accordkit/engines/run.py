@@ -17,7 +17,8 @@ from typing import Any
 from ..store import InputRecord, write_manifest, write_part
 from .plan import WorkItem, _open_parquet, is_url, plan_work
 
-__all__ = ["ENGINES", "score_to_store", "score_item", "RayUnreachableError"]
+__all__ = ["ENGINES", "score_to_store", "score_item", "write_scored", "verdict_table",
+           "RayUnreachableError"]
 
 ENGINES = ("local", "ray")
 LEVELS = ("episode", "preference", "shift")
@@ -64,7 +65,7 @@ def _load_batch(item: WorkItem, *, errors: str, metadata: Mapping[str, Any] | No
     return ds, report.skipped
 
 
-def _verdict_table(paths: Sequence[str]) -> Any:
+def verdict_table(paths: Sequence[str]) -> Any:
     """Stored judge verdicts, read once per worker process while the files are unchanged."""
     if not paths:
         return None
@@ -105,10 +106,10 @@ def _parquet_modes(item: WorkItem, *, split: str | None) -> Any:
     from ..score import GOALSHIFT_BENCHMARKS
 
     files = list(item.sources or (item.source,))
+    opened = [_open_parquet(path) for path in files]
     # source value -> [(file, row group, rows within it)], in order of first appearance
     where: dict[str, list[tuple[int, int, np.ndarray]]] = {}
-    for f, path in enumerate(files):
-        pf = _open_parquet(path)
+    for f, pf in enumerate(opened):
         if not {"benchmark", "source"} <= set(pf.schema_arrow.names):
             continue
         for g in range(pf.metadata.num_row_groups):
@@ -127,7 +128,7 @@ def _parquet_modes(item: WorkItem, *, split: str | None) -> Any:
         parts = []
         for f, g, rows in pieces:
             if cached is None or cached[0] != (f, g):
-                cached = ((f, g), _open_parquet(files[f]).read_row_group(g))
+                cached = ((f, g), opened[f].read_row_group(g))
             parts.append(cached[1].take(pa.array(rows)))
         ds, _ = load_table(pa.concat_tables(parts), source=files[pieces[0][0]],
                            errors="skip", split=split)
@@ -137,6 +138,29 @@ def _parquet_modes(item: WorkItem, *, split: str | None) -> Any:
             frames.append(frame)
     return (pd.concat(frames, ignore_index=True) if frames
             else pd.DataFrame(columns=COMPARE_COLUMNS))
+
+
+def write_scored(ds: Any, out: str | Path, *, input_index: int, batch_index: int,
+                 modes: Mapping[str, Any], verdicts: Any = None,
+                 with_modes: bool = True) -> int:
+    """Score ``ds`` at every level into parts of the store ``out``; returns the parts written.
+
+    ``with_modes`` also writes its :func:`accordkit.compare_modes` table, which is right only
+    when ``ds`` holds whole source files (a results file, everything loaded at once).
+    """
+    from ..score import score
+
+    parts = 0
+    for level in LEVELS:
+        frame = score(ds, level=level, verdicts=verdicts, **dict(modes))
+        parts += write_part(out, level, frame, input_index=input_index,
+                            batch_index=batch_index) is not None
+    if with_modes:
+        from ..metrics.compare_modes import compare_modes
+
+        parts += write_part(out, "modes", compare_modes(ds), input_index=input_index,
+                            batch_index=batch_index) is not None
+    return parts
 
 
 def score_item(item: WorkItem, *, out: str, modes: Mapping[str, Any],
@@ -155,8 +179,6 @@ def score_item(item: WorkItem, *, out: str, modes: Mapping[str, Any],
         ``input_index``, ``batch_index``, ``kind``, ``episodes``, ``skipped``, ``problems``
         (first reasons) and ``error`` (why the item could not be scored at all, or None).
     """
-    from ..score import score
-
     result = {"input_index": item.input_index, "batch_index": item.batch_index,
               "kind": item.kind, "episodes": 0, "skipped": 0, "problems": [], "error": None,
               "parts": 0}
@@ -172,18 +194,10 @@ def score_item(item: WorkItem, *, out: str, modes: Mapping[str, Any],
         result["skipped"] = len(skipped)
         result["problems"] = [str(s) for s in skipped[:MAX_PROBLEMS]]
         result["episodes"] = len(ds)
-        table = _verdict_table([str(v) for v in verdicts])
-        for level in LEVELS:
-            frame = score(ds, level=level, verdicts=table, **dict(modes))
-            if write_part(out, level, frame, input_index=item.input_index,
-                          batch_index=item.batch_index) is not None:
-                result["parts"] += 1
-        if item.kind == "file":
-            from ..metrics.compare_modes import compare_modes
-
-            if write_part(out, "modes", compare_modes(ds), input_index=item.input_index,
-                          batch_index=item.batch_index) is not None:
-                result["parts"] += 1
+        result["parts"] += write_scored(
+            ds, out, input_index=item.input_index, batch_index=item.batch_index, modes=modes,
+            verdicts=verdict_table([str(v) for v in verdicts]),
+            with_modes=item.kind == "file")
     except Exception as exc:  # noqa: BLE001 - one bad input never stops the others
         result["error"] = f"{type(exc).__name__}: {exc}"
         result["episodes"] = 0

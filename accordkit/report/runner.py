@@ -283,7 +283,7 @@ def build_report(
     accordkit.report.outdir.ReportIncompleteError
         When writing failed (e.g. a full disk); ``out`` is left as it was.
     """
-    from ..store import read_manifest, read_scores
+    from ..store import read_manifest
     from .outdir import staged_output
 
     final_out = Path(out).resolve()
@@ -304,32 +304,33 @@ def build_report(
     with staged_output(final_out) as stage:
         first_dir = stage if len(runs) == 1 else stage / runs[0][0]
         first = {**DEFAULT_PARAMETERS, **runs[0][1]}
-        store = _stream_scores(sources, first_dir / "scores", params=first, verdicts=verdicts,
-                               jobs=jobs)
-        if store is None:
+        scored = _stream_scores(sources, first_dir / "scores", params=first,
+                                verdicts=verdicts, jobs=jobs)
+        if scored is None:
             # the same episode in several inputs (checkpoints of one run): only a load of
             # everything at once can merge them, as ak.load does
             return _report_in_memory(stage, specs, sources=sources, verdicts=verdicts,
                                      params=params, first=first, jobs=jobs,
                                      show_code=show_code, progress=progress, strict=strict)
-        manifest = read_manifest(store)
-        skipped = store_skipped_summary(manifest, sources)
+        store, ids = scored
+        skipped = store_skipped_summary(read_manifest(store), sources)
         if strict and any(e["skipped"] or e["reasons"] for e in skipped):
             raise SkippedRecordsError(skipped)
-        facts = InputFacts.from_frame(read_scores(store, level="episode", columns=[]),
-                                      verdicts)
-        stores = {_scoring_key(first): store}
+        facts = InputFacts.from_frame(ids, verdicts)
+        del ids
+        stores = {_key(first, _SCORING_PARAMETERS): store}
 
         def store_for(run_dir: Path, merged: Mapping[str, Any]) -> Path:
-            key = _scoring_key(merged)
+            key = _key(merged, _SCORING_PARAMETERS)
             if key not in stores:
-                store = _stream_scores(sources, run_dir / "scores", params=merged,
-                                       verdicts=verdicts, jobs=jobs)
-                if store is None:   # this run's revision / split repeats an episode
+                scored = _stream_scores(sources, run_dir / "scores", params=merged,
+                                        verdicts=verdicts, jobs=jobs)
+                if scored is None:   # this run's revision / split repeats an episode
                     ds, _ = _load_sources(sources, merged)
-                    store = _score_once(ds, run_dir / "scores", params=merged,
-                                        verdicts=verdicts)
-                stores[key] = store
+                    stores[key] = _score_once(ds, run_dir / "scores", params=merged,
+                                              verdicts=verdicts)
+                else:
+                    stores[key] = scored[0]
             return stores[key]
 
         return _run_notebooks(stage, specs, sources=sources, verdicts=verdicts, params=params,
@@ -337,22 +338,29 @@ def build_report(
                               progress=progress, store_for=store_for)
 
 
-#: Run parameters that change the stored scores (runs that share them share one store).
-_SCORING_PARAMETERS = ("tcrr_mode", "action_mode", "revision", "split", "metadata")
+#: Run parameters that change what is loaded, and (with the modes) the stored scores: runs
+#: that share them share one dataset, or one store.
+_LOAD_PARAMETERS = ("revision", "split", "metadata")
+_SCORING_PARAMETERS = ("tcrr_mode", "action_mode", *_LOAD_PARAMETERS)
 
 
-def _scoring_key(params: Mapping[str, Any]) -> str:
-    return json.dumps({k: params.get(k) for k in _SCORING_PARAMETERS}, sort_keys=True,
-                      default=str)
+def _key(params: Mapping[str, Any], names: Sequence[str]) -> str:
+    return json.dumps({k: params.get(k) for k in names}, sort_keys=True, default=str)
+
+
+def _run_modes(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The scoring modes of a run's parameters."""
+    return {"tcrr_mode": params.get("tcrr_mode", "episode"),
+            "action_mode": params.get("action_mode", "best_match")}
 
 
 def _stream_scores(sources: Sequence[str], store: Path, *, params: Mapping[str, Any],
-                   verdicts: Sequence[str], jobs: int, dedupe: bool = True) -> Path | None:
+                   verdicts: Sequence[str], jobs: int) -> tuple[Path, Any] | None:
     """Score the sources batch by batch into ``store`` (the run's modes and verdicts).
 
-    Memory is bounded by the batch size, not by the data. Returns None (and removes the
-    store) when ``dedupe`` and an episode id occurs more than once: merging checkpoints needs
-    every episode at once.
+    Memory is bounded by the batch size, not by the data. Returns the store and its episode
+    id columns, or None (removing the store) when an episode id occurs more than once:
+    merging checkpoints needs every episode at once.
     """
     import shutil
 
@@ -364,17 +372,15 @@ def _stream_scores(sources: Sequence[str], store: Path, *, params: Mapping[str, 
     size = sum(f.stat().st_size for f in files if f.is_file())
     # worker processes pay for their start-up (about 3 s each): only for large inputs
     num_proc = max(1, jobs) if size > _PARALLEL_SCORING_BYTES else 1
-    modes = {"tcrr_mode": params.get("tcrr_mode", "episode"),
-             "action_mode": params.get("action_mode", "best_match")}
-    score_to_store(list(sources), out=store, num_proc=num_proc, modes=modes, errors="skip",
-                   progress=False, verdicts=verdicts, metadata=params.get("metadata"),
-                   revision=params.get("revision"), split=params.get("split"))
-    if dedupe:
-        ids = read_scores(store, level="episode", columns=[])["episode_id"]
-        if ids.duplicated().any():
-            shutil.rmtree(store)
-            return None
-    return store
+    score_to_store(list(sources), out=store, num_proc=num_proc, modes=_run_modes(params),
+                   errors="skip", progress=False, verdicts=verdicts,
+                   metadata=params.get("metadata"), revision=params.get("revision"),
+                   split=params.get("split"))
+    ids = read_scores(store, level="episode", columns=[])
+    if ids["episode_id"].duplicated().any():
+        shutil.rmtree(store)
+        return None
+    return store, ids
 
 
 #: Inputs larger than this (bytes on disk) are scored by ``jobs`` worker processes.
@@ -425,8 +431,7 @@ def _report_in_memory(stage: Path, specs: Sequence[NotebookSpec], *, sources: li
     loaded: dict[str, tuple[Any, Any]] = {}
 
     def dataset_for(run: Mapping[str, Any]) -> tuple[Any, Any]:
-        key = json.dumps({k: run.get(k) for k in ("revision", "split", "metadata")},
-                         sort_keys=True, default=str)
+        key = _key(run, _LOAD_PARAMETERS)
         if key not in loaded:
             loaded[key] = _load_sources(sources, run)
         return loaded[key]
@@ -485,21 +490,12 @@ def _wanted(notebooks: Sequence[str] | None, params: Mapping[str, Any]) -> list[
 def _score_once(ds: Any, store: Path, *, params: Mapping[str, Any],
                 verdicts: Sequence[str]) -> Path:
     """Score the loaded episodes once (the run's modes and stored verdicts) into a store."""
-    from ..metrics.compare_modes import compare_modes
-    from ..score import score
-    from ..store import InputRecord, write_manifest, write_part
+    from ..engines.run import verdict_table, write_scored
+    from ..store import InputRecord, write_manifest
 
-    table = None
-    if verdicts:
-        from ..judges.verdicts import read_verdicts
-
-        table = read_verdicts(list(verdicts))
-    modes = {"tcrr_mode": params.get("tcrr_mode", "episode"),
-             "action_mode": params.get("action_mode", "best_match")}
-    for level in ("episode", "preference", "shift"):
-        write_part(store, level, score(ds, level=level, verdicts=table, **modes),
-                   input_index=0, batch_index=0)
-    write_part(store, "modes", compare_modes(ds), input_index=0, batch_index=0)
+    modes = _run_modes(params)
+    write_scored(ds, store, input_index=0, batch_index=0, modes=modes,
+                 verdicts=verdict_table(list(verdicts)))
     write_manifest(store, [InputRecord(0, "(the report's sources, loaded as one dataset)",
                                        episodes=len(ds))], modes=modes, engine="report",
                    extra={"verdicts": list(verdicts)})

@@ -204,9 +204,7 @@ class MedianEstimator:
         the whole count table. The caller can stack ``columns`` with other estimators'
         (one pass over the counts for a whole table cell).
         """
-        lo, hi = self._window
-        first = max(int(inverse[min(lo, self._n_rows - 1)]) - 1, 0)
-        last = min(int(inverse[min(hi, self._n_rows - 1)]) + 1, len(self.uniq) - 1)
+        first, last = _window_values(inverse, self._window, len(self.uniq))
         cum = np.cumsum(self._table, axis=1)
         self._win = (first, last + 1)
         # column 0: the cluster's rows below the window; then one column per window value
@@ -289,9 +287,19 @@ def _prefer_table(n_uniq: int, n_clusters: int, n_rows: int, window: tuple[int, 
         return True
     if n_clusters < 1000 or n_rows == 0 or n_uniq * n_clusters > _TABLE_MAX_ELEMENTS:
         return False
+    first, last = _window_values(inverse, window, n_uniq)
+    width = last - first + 2        # the window's values, and the columns before and total
+    return n_clusters * width <= 20 * (window[1] - window[0])
+
+
+def _window_values(inverse: np.ndarray, window: tuple[int, int],
+                   n_uniq: int) -> tuple[int, int]:
+    """First and last distinct value (positions in the sorted distinct values) of the
+    window of sorted rows, one value wider on each side."""
+    n_rows = len(inverse)
     lo, hi = window
-    width = int(inverse[min(hi, n_rows - 1)]) - int(inverse[min(lo, n_rows - 1)]) + 4
-    return n_clusters * width <= 20 * (hi - lo)
+    return (max(int(inverse[min(lo, n_rows - 1)]) - 1, 0),
+            min(int(inverse[min(hi, n_rows - 1)]) + 1, n_uniq - 1))
 
 
 def _weighted_median(weights: np.ndarray, values: np.ndarray) -> np.ndarray:

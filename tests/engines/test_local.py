@@ -187,13 +187,13 @@ def test_verdicts_and_split_reach_the_batches(tmp_path, sample_dir):
 
 
 def test_verdicts_are_read_again_when_their_file_changes(tmp_path, sample_dir):
-    from accordkit.engines.run import _verdict_table
+    from accordkit.engines.run import verdict_table
 
     path = tmp_path / "verdicts.parquet"
     full = pd.read_parquet(sample_dir / "verdicts" / "usersim_tests.parquet")
     full.to_parquet(path)
-    first = _verdict_table([str(path)])
-    assert _verdict_table([str(path)]) is first            # unchanged: read once
+    first = verdict_table([str(path)])
+    assert verdict_table([str(path)]) is first            # unchanged: read once
     full.head(5).to_parquet(path)
-    assert len(_verdict_table([str(path)])) == 5 < len(first)
-    assert _verdict_table([]) is None
+    assert len(verdict_table([str(path)])) == 5 < len(first)
+    assert verdict_table([]) is None
