@@ -394,8 +394,8 @@ def store_skipped_summary(manifest: Mapping[str, Any],
     With ``sources`` (as given to the report), the store's inputs (files found in them) are
     counted under the source they came from; otherwise one entry per input. An input that
     could not be read at all (or a batch of it that could not be scored) counts as one
-    skipped record with the reason ``whole input: <error>``, as a file the loader cannot
-    read does: the report lists it and ``strict`` refuses it.
+    skipped record with the reason ``file <input>, whole input: <error>``, as a file the
+    loader cannot read does: the report lists it and ``strict`` refuses it.
     """
     inputs = manifest["inputs"]
     sources = list(sources) if sources else [r["source"] for r in inputs]
@@ -407,7 +407,8 @@ def store_skipped_summary(manifest: Mapping[str, Any],
                                          "reasons": []})
         entry["episodes"] += int(r["episodes"])
         entry["skipped"] += int(r["skipped"]) + (1 if r["error"] else 0)
-        reasons = list(r["problems"]) + ([f"whole input: {r['error']}"] if r["error"] else [])
+        reasons = list(r["problems"]) + (
+            [f"file {r['source']}, whole input: {r['error']}"] if r["error"] else [])
         entry["reasons"] += reasons[:max(0, MAX_REASONS - len(entry["reasons"]))]
     return list(entries.values())
 

@@ -266,7 +266,7 @@ def test_store_skipped_summary_counts_an_unreadable_input_and_groups_by_source(t
     assert by_source == [
         {"source": str(folder), "episodes": 10, "skipped": 3,
          "reasons": ["file a, record r1, field f: why", "file a, record r2, field f: why",
-                     "whole input: unreadable parquet file"]},
+                     f"file {bad}, whole input: unreadable parquet file"]},
         {"source": "org/name", "episodes": 3, "skipped": 0, "reasons": []}]
     per_input = store_skipped_summary(manifest)
     assert [e["skipped"] for e in per_input] == [2, 1, 0]
@@ -284,7 +284,8 @@ def test_a_report_of_an_unreadable_input_lists_it_and_strict_refuses_it(tmp_path
                        notebooks=["reliability"], progress=False)
     assert res.n_skipped == 1
     (entry,) = res.skipped
-    assert entry["skipped"] == 1 and "whole input: unreadable parquet file" in entry["reasons"][0]
+    assert entry["skipped"] == 1 and entry["reasons"][0].startswith(
+        f"file {src / 'broken.parquet'}, whole input: unreadable parquet file")
     assert "broken.parquet" in (tmp_path / "rep" / "index.html").read_text()
     with pytest.raises(SkippedRecordsError, match="1 bad record"):
         build_report([str(src)], out=tmp_path / "strict", params={"n_resamples": 100},
