@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["cache_dir", "cache_key", "file_digest", "known_digest", "remember_digest", "read_entry", "write_entry", "cache_info", "cache_clear",
+__all__ = ["cache_dir", "cache_key", "file_digest", "known_digest", "remember_digest", "read_entry", "write_entry",
+           "store_entry", "warn_unwritable", "cache_info", "cache_clear",
            "CacheEntry", "CacheInfo", "CacheWarning"]
 
 #: Format of an entry; a change makes old entries foreign (ignored and rebuilt). Also bumped
@@ -174,6 +175,20 @@ _warned: set[str] = set()
 
 def write_entry(key: str, entry: CacheEntry) -> bool:
     """Store ``entry`` atomically (temp file + rename); False (with one warning) on failure."""
+    try:
+        store_entry(key, entry)
+    except OSError as exc:
+        warn_unwritable(exc)
+        return False
+    return True
+
+
+def store_entry(key: str, entry: CacheEntry) -> None:
+    """Store ``entry`` atomically (temp file + rename), raising ``OSError`` on failure.
+
+    The table is written through a native Arrow file, so the write runs without holding
+    the interpreter lock (the loader writes entries on a background thread).
+    """
     import pyarrow as pa
 
     path = _path_for(key)
@@ -184,21 +199,28 @@ def write_entry(key: str, entry: CacheEntry) -> bool:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=_SUFFIX, dir=path.parent)
-        with os.fdopen(fd, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
-            writer.write_table(table)
+        os.close(fd)
+        try:
+            with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+                writer.write_table(table)
+        except pa.ArrowException as exc:  # Arrow reports a failed write (e.g. a full disk)
+            raise OSError(str(exc)) from exc
         os.replace(tmp, path)
-        return True
-    except OSError as exc:
+    except OSError:
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
-        folder = str(cache_dir())
-        if folder not in _warned:
-            _warned.add(folder)
-            warnings.warn(CacheWarning(
-                f"episode cache folder {folder} cannot be written ({exc.strerror or exc}); "
-                "loading without the cache (set ACCORDKIT_CACHE_DIR, or pass cache=False)"),
-                stacklevel=2)
-        return False
+        raise
+
+
+def warn_unwritable(exc: OSError) -> None:
+    """Warn, once per cache folder, that an entry could not be written."""
+    folder = str(cache_dir())
+    if folder not in _warned:
+        _warned.add(folder)
+        warnings.warn(CacheWarning(
+            f"episode cache folder {folder} cannot be written ({exc.strerror or exc}); "
+            "loading without the cache (set ACCORDKIT_CACHE_DIR, or pass cache=False)"),
+            stacklevel=3)
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -36,7 +37,7 @@ import pyarrow.compute as pc
 from . import readers
 from ._arrow import canonical_schema, episode_dataset
 from ._gc import gc_paused
-from .adapters.tau2 import iter_episodes
+from .adapters.tau2 import converted_simulations
 from .cache import (
     CacheEntry,
     cache_key,
@@ -44,6 +45,8 @@ from .cache import (
     known_digest,
     read_entry,
     remember_digest,
+    store_entry,
+    warn_unwritable,
     write_entry,
 )
 from .readers.hub import is_hub_id
@@ -126,6 +129,9 @@ class _Reader:
         self.config, self.split, self.revision = config, split, revision
         #: (file, record) of every row produced so far, in row order, to name duplicates.
         self.where: list[tuple[str, str]] = []
+        #: hashing and cache writes run here, beside the reading (see :meth:`finish`)
+        self.pool: ThreadPoolExecutor | None = None
+        self.pending: list[Future] = []
 
     def emit(self, ds: pa.Table, source: str,
              labels: Sequence[str]) -> pa.Table:
@@ -215,8 +221,33 @@ class _Reader:
             entry = read_entry(key) if digest != known else None
             if entry is None:
                 entry = self.capture(lambda sub: sub.text_file(data, source), source)
-                write_entry(key, entry)
+                # written on another core while the next file is read (Arrow writes
+                # without holding the interpreter lock); load waits for it at the end
+                self.pending.append(self.in_background(store_entry, key, entry))
         return self.replay(entry, source)
+
+    def in_background(self, fn: Any, *args: Any) -> Future:
+        """Run ``fn(*args)`` on the reader's one background thread."""
+        if self.pool is None:
+            self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="accordkit-cache")
+        return self.pool.submit(fn, *args)
+
+    def finish(self, *, warn: bool = True) -> None:
+        """Wait for the cache entries being written; a folder that cannot be written
+        gives one warning (the rows were read all the same)."""
+        if self.pool is None:
+            return
+        try:
+            for job in self.pending:
+                exc = job.exception()
+                if isinstance(exc, OSError) and warn:
+                    warn_unwritable(exc)
+                elif exc is not None and not isinstance(exc, OSError):
+                    raise exc
+        finally:
+            self.pending = []
+            self.pool.shutdown(wait=True)
+            self.pool = None
 
     def cache_options(self) -> dict[str, Any]:
         """The reader options that are part of every cache key."""
@@ -357,29 +388,74 @@ class _Reader:
                 "config= and split= select parts of hub datasets and canonical files; a results "
                 "file has neither", source=source, record=_WHOLE_FILE, field="(config/split)")
         # Records are turned into Arrow a batch at a time, so that a large file never holds
-        # all its episodes as Python objects at once.
+        # all its episodes as Python objects at once, and each batch is checked as a table
+        # (the rules of schema.RULES, column-wise) rather than record by record.
         parts: list[pa.Table] = []
         labels: list[str] = []
         batch: list[dict[str, Any]] = []
+        names: list[str] = []
         n_sims = 0
+
+        def flush() -> None:
+            if batch:
+                table, kept = self.checked_batch(batch, names, source=source)
+                parts.append(table)
+                labels.extend(str(rec["episode_id"]) for rec in kept)
+                batch.clear()
+                names.clear()
+
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            for item in iter_episodes(obj, source=source):
+            for name, item, _typed in converted_simulations(obj, source=source):
                 n_sims += 1
                 if isinstance(item, EpisodeValidationError):
+                    flush()  # problems are reported in simulation order
                     self.problem(item)
                     continue
                 batch.append(item)
-                labels.append(str(item["episode_id"]))
+                names.append(name)
                 if len(batch) == _RESULTS_BATCH:
-                    parts.append(_records_to_dataset(batch, source=source))
-                    batch = []
+                    flush()
+            flush()
         self.report.notes.extend(str(w.message) for w in caught)
-        parts.append(_records_to_dataset(batch, source=source))
         ds = _concat(parts) if labels else _empty()
         self.emit(ds, source, labels)
         self.report.files[source].simulations = n_sims
         return ds
+
+    def checked_batch(self, records: list[dict[str, Any]], names: list[str], *,
+                      source: str) -> tuple[pa.Table, list[dict[str, Any]]]:
+        """The Arrow table of converted records that keep the rules, and those records.
+
+        ``names`` are the records' names in errors. Types are checked by building the table
+        with the canonical schema (a record that does not fit is found and named by
+        :func:`~accordkit.validate.record_problem`); the rules by
+        :func:`~accordkit.validate.table_problems`. Problems go to :meth:`problem`.
+        """
+        try:
+            table = pa.Table.from_pylist(records, schema=canonical_schema())
+        except (pa.ArrowException, TypeError, ValueError, OverflowError):
+            table = None
+        if table is None:
+            keep = []
+            for rec, name in zip(records, names, strict=True):
+                problem = record_problem(rec)
+                if problem:
+                    self.problem(EpisodeValidationError(problem[1], source=source,
+                                                        record=name,
+                                                        field=problem[0] or "(simulation)"))
+                else:
+                    keep.append((rec, name))
+            records, names = [r for r, _ in keep], [n for _, n in keep]
+            table = _records_to_dataset(records, source=source)
+        problems = table_problems(table, source=source, records=names)
+        if not problems:
+            return table, records
+        for _, err in problems:
+            self.problem(err)
+        bad = {r for r, _ in problems}
+        mask = np.array([i not in bad for i in range(table.num_rows)], dtype=bool)
+        return table.filter(pa.array(mask)), [r for i, r in enumerate(records) if i not in bad]
 
     # ----------------------------------------------------------------- tables
 
@@ -587,13 +663,18 @@ def load_with_report(
     reader = _Reader(errors, report, config=config, split=split, revision=revision,
                      cache=cache, metadata=metadata)
     parts = []
-    with gc_paused():
-        for src in sources:
-            part = reader.source(src)
-            report.counts[str(src)] = 0 if part is None else part.num_rows
-            if part is not None:
-                parts.append(part)
-        ds = episode_dataset(_drop_duplicates(_concat(parts), reader))
+    finished = False
+    try:
+        with gc_paused():
+            for src in sources:
+                part = reader.source(src)
+                report.counts[str(src)] = 0 if part is None else part.num_rows
+                if part is not None:
+                    parts.append(part)
+            ds = episode_dataset(_drop_duplicates(_concat(parts), reader))
+        finished = True
+    finally:
+        reader.finish(warn=finished)
     return ds, report
 
 

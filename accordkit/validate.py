@@ -354,6 +354,38 @@ def _reach(table: pa.Table, path: str) -> tuple[pa.Array, np.ndarray, list[np.nd
     return array, rows, positions
 
 
+def _values(table: pa.Table, path: str, reached: dict[str, pa.Array]) -> pa.Array:
+    """The values a rule path reaches (as :func:`_reach`, without rows and positions);
+    ``reached`` keeps every prefix, so rules under one list flatten it once."""
+    if path not in reached:
+        head, _, step = path.rpartition(".")
+        name = step.removesuffix("[]")
+        array = (pc.struct_field(_values(table, head, reached), name) if head
+                 else table.column(name).combine_chunks())
+        reached[path] = pc.list_flatten(array) if step.endswith("[]") else array
+    return reached[path]
+
+
+def _any_breaks(rule: Rule, values: pa.Array) -> bool:
+    """Whether any of ``values`` breaks ``rule``: :func:`_rule_mask`'s ``any``, in fewer
+    Arrow calls (most tables break no rule)."""
+    n = len(values)
+    if not n:
+        return False
+    if rule.test == "present":
+        return values.null_count > 0
+    if rule.test == "required":
+        return values.null_count > 0 or pc.min(pc.utf8_length(values)).as_py() == 0
+    if rule.test == "non_empty":
+        return values.null_count > 0 or pc.min(pc.list_value_length(values)).as_py() == 0
+    if rule.test == "one_of":
+        known = pc.sum(pc.is_in(values, value_set=pa.array(rule.allowed))).as_py() or 0
+        return known + (values.null_count if rule.null_ok else 0) < n
+    if rule.test == "finite":
+        return bool(pc.any(pc.invert(pc.is_finite(values))).as_py())
+    return bool(_rule_mask(rule, values).any())
+
+
 def _rule_mask(rule: Rule, values: pa.Array) -> np.ndarray:
     """Which of ``values`` break ``rule`` (the Arrow form of :meth:`Rule.fails`)."""
     if rule.test == "required":
@@ -381,12 +413,23 @@ def _rule_mask(rule: Rule, values: pa.Array) -> np.ndarray:
     raise ValueError(f"unknown rule test {rule.test!r}")  # pragma: no cover
 
 
-def table_problems(table: pa.Table, *, source: str) -> list[tuple[int, EpisodeValidationError]]:
+def table_problems(table: pa.Table, *, source: str,
+                   records: Sequence[str] | None = None) -> list[tuple[int, EpisodeValidationError]]:
     """Find rows of a canonical table that break the rules of :data:`accordkit.schema.RULES`.
 
     The same rules, in the same order, as :func:`accordkit.schema.validate_episode` checks
     on one record, evaluated column-wise with Arrow compute: a row's problem is the first
     rule it breaks, at its first position.
+
+    Parameters
+    ----------
+    table : pyarrow.Table
+        Rows with the canonical columns and types.
+    source : str
+        The file the rows came from, named in errors.
+    records : sequence of str, optional
+        The name of each row in errors (e.g. a simulation id); default: its episode id and
+        row number.
 
     Returns
     -------
@@ -394,10 +437,11 @@ def table_problems(table: pa.Table, *, source: str) -> list[tuple[int, EpisodeVa
         At most one error per row, in row order.
     """
     found: dict[int, tuple[str, str]] = {}
+    reached: dict[str, pa.Array] = {}
     for rule in RULES:
+        if not _any_breaks(rule, _values(table, rule.path, reached)):
+            continue  # the common case: no row to locate
         values, rows, positions = _reach(table, rule.path)
-        if not len(values):
-            continue
         for j in np.flatnonzero(_rule_mask(rule, values)):
             row = int(rows[j])
             if row not in found:  # values come in row order, positions in list order
@@ -408,4 +452,5 @@ def table_problems(table: pa.Table, *, source: str) -> list[tuple[int, EpisodeVa
     rows = np.array(sorted(found), dtype=np.int64)
     return [(int(r), EpisodeValidationError(found[int(r)][1], source=source, record=rid,
                                             field=found[int(r)][0]))
-            for r, rid in zip(rows, _row_ids(table, rows), strict=True)]
+            for r, rid in zip(rows, _row_ids(table, rows) if records is None
+                              else [records[int(r)] for r in rows], strict=True)]

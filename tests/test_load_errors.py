@@ -301,6 +301,17 @@ def test_skip_lists_every_bad_simulation_once(tmp_path):
         ("bad-trial", "trial"), ("bad-role", "messages[0].role"), ("bad-empty", "messages")]
 
 
+def test_first_bad_simulation_is_raised_whichever_check_finds_it(tmp_path):
+    # A rule (checked on the batch's table) before a conversion problem (found at once):
+    # errors="raise" still stops at the first bad simulation of the file.
+    bad_role = _sim("bad-role")
+    bad_role["messages"][0]["role"] = "narrator"
+    path = _write(tmp_path, _results(_sim("ok-1"), bad_role, _sim("bad-trial", trial=None)))
+    assert (_error(path).record, _error(path).field) == ("bad-role", "messages[0].role")
+    path = _write(tmp_path, _results(_sim("ok-1"), _sim("bad-trial", trial=None), bad_role))
+    assert (_error(path).record, _error(path).field) == ("bad-trial", "trial")
+
+
 # --------------------------------------------------------------------------- dir format
 
 

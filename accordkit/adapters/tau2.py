@@ -83,8 +83,12 @@ class _Context:
         return value
 
 
+#: ``json.dumps(value, ensure_ascii=False)``, without building an encoder on each call
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def _json_text(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
+    return _ENCODE(value)
 
 
 def _arguments_json(value: Any, ctx: _Context, field: str) -> str:
@@ -386,7 +390,7 @@ def _task_lookup(tasks: list[Any], sims: list[Any], source: str) -> dict[int, An
             warnings.warn(
                 f"{source}: task {tid!r} is defined {len(defs)} times with different content; "
                 "its simulations are matched to the definitions in file order",
-                stacklevel=4,
+                stacklevel=5,
             )
     if missing:
         ids = sorted(missing)
@@ -395,7 +399,7 @@ def _task_lookup(tasks: list[Any], sims: list[Any], source: str) -> dict[int, An
         warnings.warn(
             f"{source}: {sum(missing.values())} simulation(s) name a task id missing from "
             f"'tasks' ({shown}); they are loaded without criteria, goals or persona",
-            stacklevel=4,
+            stacklevel=5,
         )
     return out
 
@@ -429,6 +433,32 @@ def iter_episodes(obj: Any, *, source: str) -> Iterator[dict[str, Any] | Episode
     EpisodeValidationError
         When the object as a whole is not a results object (raised on the first ``next``).
     """
+    for label, item, typed in converted_simulations(obj, source=source):
+        if not isinstance(item, EpisodeValidationError):
+            ctx = _Context(source, label)
+            try:
+                check_converted(item, ctx.error, whole="(simulation)", messages_typed=typed)
+            except EpisodeValidationError as exc:
+                item = exc
+            except RecursionError:
+                item = ctx.error("data nested too deeply to read", "(simulation)")
+        yield item
+
+
+def converted_simulations(obj: Any, *, source: str
+                          ) -> Iterator[tuple[str, dict[str, Any] | EpisodeValidationError, bool]]:
+    """Convert a ``Results`` object's simulations without checking the records built.
+
+    The unchecked form of :func:`iter_episodes`, for a caller that checks whole tables of
+    records at once (:func:`accordkit.validate.table_problems`, the rules
+    :func:`~accordkit.validate.check_converted` applies to one record).
+
+    Yields
+    ------
+    tuple of (str, dict or EpisodeValidationError, bool)
+        The simulation's name in errors (its id, else ``simulations[i]``), its record or the
+        error that stopped it, and whether its messages came from the typed decoder.
+    """
     if isinstance(obj, Results):
         obj = obj.as_object()
     if not is_results_object(obj):
@@ -455,9 +485,11 @@ def iter_episodes(obj: Any, *, source: str) -> Iterator[dict[str, Any] | Episode
                                  "an integer")
     benchmark = "agentchangebench" if _is_acb(info, tasks) else "tau2"
     task_for = _task_lookup(tasks, sims, source)
+    #: each task's converted criteria, shared by the records of its trials
+    criteria: dict[int, Any] = {}
     for i, sim in enumerate(sims):
         if isinstance(sim, EpisodeValidationError):  # an unreadable dir-format sim file
-            yield sim
+            yield str(sim.record), sim, False
             continue
         label = (sim.get("id") if isinstance(sim, Mapping | Simulation) and sim.get("id")
                  else f"simulations[{i}]")
@@ -465,24 +497,29 @@ def iter_episodes(obj: Any, *, source: str) -> Iterator[dict[str, Any] | Episode
         try:
             rec, typed = _convert_simulation(sim, task_for.get(i), ctx, benchmark=benchmark,
                                              domain=domain, agent=agent, user=user,
-                                             num_trials=num_trials)
-            check_converted(rec, ctx.error, whole="(simulation)", messages_typed=typed)
-            yield rec
+                                             num_trials=num_trials, criteria=criteria)
         except EpisodeValidationError as exc:
-            yield exc
+            yield ctx.record, exc, False
         except RecursionError:
-            yield ctx.error("data nested too deeply to read", "(simulation)")
+            yield ctx.record, ctx.error("data nested too deeply to read", "(simulation)"), False
         except (KeyboardInterrupt, MemoryError):
             raise
         except Exception as exc:  # noqa: BLE001 - one simulation never stops the others
-            yield ctx.error(f"could not be converted ({type(exc).__name__}: {exc})",
-                            "(simulation)")
+            yield ctx.record, ctx.error(f"could not be converted ({type(exc).__name__}: {exc})",
+                                        "(simulation)"), False
+        else:
+            yield ctx.record, rec, typed
 
 
 def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, domain: str,
                         agent: Mapping[str, Any], user: Mapping[str, Any],
-                        num_trials: Any) -> tuple[dict[str, Any], bool]:
-    """One simulation's canonical record, and whether its messages came typed."""
+                        num_trials: Any, criteria: dict[int, Any] | None = None
+                        ) -> tuple[dict[str, Any], bool]:
+    """One simulation's canonical record, and whether its messages came typed.
+
+    ``criteria`` memoizes converted evaluation criteria by task object (the trials of a task
+    share them; a task whose criteria fail is converted, and fails, again for each trial).
+    """
     if not isinstance(sim, Simulation):
         ctx.expect(sim, (Mapping,), "(simulation)", "a simulation object", optional=False)
     sim_id = ctx.expect(sim.get("id"), (str,), "id", "a simulation id", optional=False)
@@ -568,7 +605,7 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
         required_shifts=ctx.expect(shifts.get("required_shifts"), (int,),
                                    "task.user_scenario.goal_shifts.required_shifts", "an integer"),
         num_trials=num_trials,
-        criteria=_convert_criteria(task.get("evaluation_criteria"), ctx),
+        criteria=_task_criteria(task, ctx, {} if criteria is None else criteria),
         termination_reason=_text(sim.get("termination_reason"), ctx, "termination_reason"),
         reward=None if reward is None else float(reward),
         reward_basis=_str_list(reward_info.get("reward_basis"), ctx, "reward_info.reward_basis"),
@@ -581,6 +618,15 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
         user_cost=_cost(sim.get("user_cost"), ctx, "user_cost"),
     )
     return rec, typed is not None
+
+
+def _task_criteria(task: Mapping[str, Any], ctx: _Context, memo: dict[int, Any]) -> Any:
+    if not task:  # no task (a fresh empty mapping, whose id may be reused)
+        return None
+    key = id(task)  # tasks live as long as the object being converted
+    if key not in memo:
+        memo[key] = _convert_criteria(task.get("evaluation_criteria"), ctx)
+    return memo[key]
 
 
 def _cost(value: Any, ctx: _Context, field: str) -> float | None:
