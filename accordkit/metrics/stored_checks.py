@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 import numpy as np
 import pandas as pd
 
@@ -34,6 +35,10 @@ _PASS_KEYS = {"db_check": "db_match", "env_assertions": "met", "action_checks": 
               "communicate_checks": "met", "nl_assertions": "met"}
 
 
+#: JSON text -> Python values, as ``json.loads`` gives them, several times faster
+_decode = msgspec.json.Decoder().decode
+
+
 def _check_score(value: Any, key: str) -> float:
     """Share of the checks of one kind that passed (NaN when the run has none)."""
     if value is None:
@@ -47,7 +52,7 @@ def _check_score(value: Any, key: str) -> float:
         return np.nan
     flags = [item.get(_PASS_KEYS[key]) for item in value if isinstance(item, dict)]
     flags = [f for f in flags if f is not None]
-    return float(np.mean([bool(f) for f in flags])) if flags else np.nan
+    return sum(1 for f in flags if f) / len(flags) if flags else np.nan
 
 
 def reward_checks(episode_ids: Any, reward_info_json: Any) -> pd.DataFrame:
@@ -83,10 +88,13 @@ def reward_checks(episode_ids: Any, reward_info_json: Any) -> pd.DataFrame:
         info: Any = None
         if isinstance(text, str) and text:
             try:
-                info = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"episode {episode_id}: field reward_info_json is not JSON "
-                                 f"({exc.msg})") from exc
+                info = _decode(text)
+            except msgspec.DecodeError:  # json.loads says what is wrong (and reads NaN)
+                try:
+                    info = json.loads(text)
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"episode {episode_id}: field reward_info_json is not "
+                                     f"JSON ({exc.msg})") from exc
         info = info if isinstance(info, dict) else {}
         rows.append([_check_score(info.get(k), k) for k in CHECK_COLUMNS])
     return pd.DataFrame(np.array(rows, dtype=float).reshape(len(rows), len(CHECK_COLUMNS)),
