@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from functools import cache
+from typing import TYPE_CHECKING
 
-import datasets
 import pyarrow as pa
+
+if TYPE_CHECKING:
+    import datasets
 
 
 @cache
@@ -14,6 +17,17 @@ def canonical_schema() -> pa.Schema:
     from .schema import EPISODE_FEATURES
 
     return EPISODE_FEATURES.arrow_schema
+
+
+def one_array(column: pa.ChunkedArray | pa.Array) -> pa.Array:
+    """A column as one Arrow array, without a copy when it is one chunk already.
+
+    ``ChunkedArray.combine_chunks`` copies even a single chunk: on the messages column of a
+    large table that is a copy of every transcript.
+    """
+    if isinstance(column, pa.Array):
+        return column
+    return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
 def arrow_table(ds: datasets.Dataset) -> pa.Table:
@@ -32,6 +46,7 @@ def episode_dataset(table: pa.Table) -> datasets.Dataset:
     A random fingerprint is given: without one, ``datasets`` hashes the whole table (with
     dill) on construction, which costs more than reading the data.
     """
+    import datasets
     from datasets.fingerprint import generate_random_fingerprint
 
     from .schema import EPISODE_FEATURES

@@ -129,7 +129,7 @@ class _Reader:
         self.config, self.split, self.revision = config, split, revision
         #: (file, record) of every row produced so far, in row order, to name duplicates.
         self.where: list[tuple[str, str]] = []
-        #: hashing and cache writes run here, beside the reading (see :meth:`finish`)
+        #: cache entries are written here, beside the reading (see :meth:`finish`)
         self.pool: ThreadPoolExecutor | None = None
         self.pending: list[Future] = []
 

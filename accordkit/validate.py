@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._arrow import canonical_schema
+from ._arrow import canonical_schema, one_array
 from .schema import (
     _REQUIRED_STR,
     EPISODE_FEATURES,
@@ -338,7 +338,7 @@ def _reach(table: pa.Table, path: str) -> tuple[pa.Array, np.ndarray, list[np.nd
     list, so that a problem is named like ``messages[3].tool_calls[0].name``.
     """
     steps = path.split(".")
-    array: pa.Array = table.column(steps[0].removesuffix("[]")).combine_chunks()
+    array: pa.Array = one_array(table.column(steps[0].removesuffix("[]")))
     rows = np.arange(len(array))
     positions: list[np.ndarray] = []
     for i, step in enumerate(steps):
@@ -361,7 +361,7 @@ def _values(table: pa.Table, path: str, reached: dict[str, pa.Array]) -> pa.Arra
         head, _, step = path.rpartition(".")
         name = step.removesuffix("[]")
         array = (pc.struct_field(_values(table, head, reached), name) if head
-                 else table.column(name).combine_chunks())
+                 else one_array(table.column(name)))
         reached[path] = pc.list_flatten(array) if step.endswith("[]") else array
     return reached[path]
 

@@ -21,12 +21,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._arrow import one_array
+
 __all__ = ["Transcripts", "group_starts"]
 
 
 def _combined(table: pa.Table, name: str) -> pa.Array:
-    col = table.column(name)
-    return col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+    return one_array(table.column(name))
 
 
 def _np(arr: pa.Array, *, fill=None) -> np.ndarray:

@@ -29,6 +29,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._arrow import one_array
 from ._calls import Transcripts
 from .goalshift import score_episodes
 from .gsrt import shift_rows
@@ -71,7 +72,7 @@ def _median(values: np.ndarray) -> float:
 
 
 def _stored_tsr(table: pa.Table, rows: np.ndarray) -> dict[str, float]:
-    details = table.column("tsr_details").combine_chunks().take(pa.array(rows))
+    details = one_array(table.column("tsr_details")).take(pa.array(rows))
     if details.null_count or not len(rows):
         return dict.fromkeys(("tsr", "tsr_action", "tsr_nl", "tsr_communicate"), -1.0)
     out = {"tsr": float(np.mean(pc.struct_field(details, "overall_tsr").to_numpy(
@@ -152,7 +153,7 @@ def compare_modes(ds) -> pd.DataFrame:
     first_call = score_episodes(table, tcrr_mode="upstream_a6a9157", action_mode="upstream")
     b2 = tcrr_counts(table, mode="upstream_b2cc83c", transcripts=tr)
     shifts, _ = shift_rows(table, transcripts=tr)
-    has_judge = table.column("gsrt_judge").combine_chunks().is_valid().to_numpy(
+    has_judge = one_array(table.column("gsrt_judge")).is_valid().to_numpy(
         zero_copy_only=False)
     sources = pc.fill_null(table.column("source"), "").to_pylist()
     domains = table.column("domain").to_pylist()

@@ -30,6 +30,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._arrow import one_array
 from ._calls import Transcripts
 
 __all__ = ["SHIFT_COLUMNS", "shift_rows", "episode_gsrt"]
@@ -52,7 +53,7 @@ def _int_or_nan(arr: pa.Array) -> np.ndarray:
 
 def shift_sources(table: pa.Table, tr: Transcripts) -> tuple[np.ndarray, np.ndarray]:
     """``shift_source`` per episode and the indices of the meta-marker messages used."""
-    judge = table.column("gsrt_judge").combine_chunks()
+    judge = one_array(table.column("gsrt_judge"))
     has_judge = _np(judge.is_valid()).astype(bool)
     event = _np(tr.message_field("event"), "")
     marker = (event == "GOAL_SHIFT") & tr.role_is("user") & ~has_judge[tr.msg_episode]
@@ -64,7 +65,7 @@ def shift_sources(table: pa.Table, tr: Transcripts) -> tuple[np.ndarray, np.ndar
 
 
 def _judge_shifts(table: pa.Table) -> pd.DataFrame:
-    judge = table.column("gsrt_judge").combine_chunks()
+    judge = one_array(table.column("gsrt_judge"))
     shifts = pc.struct_field(judge, "shifts")
     row = _np(pc.list_parent_indices(shifts)).astype(np.int64)
     flat = pc.list_flatten(shifts)

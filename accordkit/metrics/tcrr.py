@@ -38,6 +38,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._arrow import one_array
 from ._calls import Transcripts
 
 __all__ = [
@@ -321,9 +322,9 @@ def _pooling(table: pa.Table, tr: Transcripts) -> tuple[np.ndarray, np.ndarray]:
     first appearance), simulations in file order within a task.
     """
     n_rows = table.num_rows
-    source = pc.fill_null(table.column("source"), "").combine_chunks().dictionary_encode()
+    source = one_array(pc.fill_null(table.column("source"), "")).dictionary_encode()
     src = source.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    task = pc.fill_null(table.column("task_id"), "").combine_chunks().dictionary_encode()
+    task = one_array(pc.fill_null(table.column("task_id"), "")).dictionary_encode()
     tsk = task.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     rows = np.arange(n_rows)
     frame = pd.DataFrame({"src": src, "task": tsk, "row": rows})

@@ -35,6 +35,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._arrow import one_array
 from ._calls import Transcripts, group_starts
 
 __all__ = [
@@ -125,7 +126,7 @@ def _np(arr: pa.Array | pa.ChunkedArray, fill: Any = None) -> np.ndarray:
 
 
 def _col(table: pa.Table, name: str) -> pa.Array:
-    return table.column(name).combine_chunks()
+    return one_array(table.column(name))
 
 
 def _expected_tools(criteria: pa.Array) -> tuple[np.ndarray, pd.DataFrame]:
