@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["cache_dir", "cache_key", "file_digest", "known_digest", "remember_digest", "read_entry", "write_entry",
+__all__ = ["cache_dir", "cache_key", "files_key", "file_digest", "known_digest", "remember_digest", "read_entry", "write_entry",
            "store_entry", "warn_unwritable", "cache_info", "cache_clear",
            "CacheEntry", "CacheInfo", "CacheWarning"]
 
@@ -67,6 +67,17 @@ def cache_key(data: bytes | None, *, path: str, options: dict[str, Any],
     h.update(digest if digest is not None else hashlib.sha256(data).digest())
     h.update(json.dumps({"path": path, "schema": SCHEMA_VERSION, "format": ENTRY_FORMAT,
                          "options": options}, sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+def files_key(keys: list[str]) -> str:
+    """The key of the entry holding one load of several files, in order, from their keys.
+
+    Such an entry is a shortcut for loads of the same files again: the rows and report of
+    the whole load in one read. Each file keeps its own entry too.
+    """
+    h = hashlib.sha256(f"{ENTRY_FORMAT}\nfiles\n".encode())
+    h.update("\n".join(keys).encode())
     return h.hexdigest()
 
 
@@ -137,6 +148,9 @@ class CacheEntry:
     skipped: list[dict[str, Any]]
     notes: list[str]
     simulations: int | None
+    #: for an entry of several files (:func:`files_key`): what each file gave,
+    #: ``{"files": {source: [episodes, simulations]}, "counts": {source: rows}}``
+    files: dict[str, Any] | None = None
 
 
 def _path_for(key: str) -> Path:
@@ -165,7 +179,8 @@ def read_entry(key: str) -> CacheEntry | None:
         if len(labels) != table.num_rows:
             return None
         return CacheEntry(table.replace_schema_metadata(schema.metadata), list(labels),
-                          list(meta["skipped"]), list(meta["notes"]), meta["simulations"])
+                          list(meta["skipped"]), list(meta["notes"]), meta["simulations"],
+                          meta.get("files"))
     except (OSError, pa.ArrowException, KeyError, TypeError, ValueError):
         return None
 
@@ -194,6 +209,8 @@ def store_entry(key: str, entry: CacheEntry) -> None:
     path = _path_for(key)
     meta = {"format": ENTRY_FORMAT, "key": key, "labels": entry.labels,
             "skipped": entry.skipped, "notes": entry.notes, "simulations": entry.simulations}
+    if entry.files is not None:
+        meta["files"] = entry.files
     table = entry.table.replace_schema_metadata({_META: json.dumps(meta).encode()})
     tmp = None
     try:

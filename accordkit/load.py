@@ -42,6 +42,7 @@ from .cache import (
     CacheEntry,
     cache_key,
     file_digest,
+    files_key,
     known_digest,
     read_entry,
     remember_digest,
@@ -135,6 +136,8 @@ class _Reader:
         #: cache entries are written here, beside the reading (see :meth:`finish`)
         self.pool: ThreadPoolExecutor | None = None
         self.pending: list[Future] = []
+        #: the entry key of each file read through the cache (see :meth:`remembered_load`)
+        self.keys: dict[str, str] = {}
 
     def emit(self, ds: pa.Table, source: str,
              labels: Sequence[str]) -> pa.Table:
@@ -215,8 +218,9 @@ class _Reader:
         # An unchanged file is found by its remembered digest, without reading it; any
         # other file is read once, for its digest and (on a miss) its episodes.
         known = known_digest(path)
-        entry = None if known is None else read_entry(
-            cache_key(None, path=source, options=options, digest=known))
+        key = None if known is None else cache_key(None, path=source, options=options,
+                                                   digest=known)
+        entry = None if key is None else read_entry(key)
         if entry is None:
             data = path.read_bytes()
             digest = remember_digest(path, data)
@@ -227,7 +231,53 @@ class _Reader:
                 # written on another core while the next file is read (Arrow writes
                 # without holding the interpreter lock); load waits for it at the end
                 self.pending.append(self.in_background(store_entry, key, entry))
+        self.keys[source] = key
         return self.replay(entry, source)
+
+    def remembered_load(self, sources: Sequence[Source]) -> pa.Table | None:
+        """The rows of a load of these same files, when one was stored; fills the report.
+
+        Only a load of several files whose digests are all remembered can be found this
+        way (a new or changed file means reading it), and only a clean one was stored (see
+        :meth:`remember_load`).
+        """
+        if not self.cache or len(sources) < 2:
+            return None
+        options = self.cache_options()
+        keys = []
+        for src in sources:
+            path = Path(src)
+            known = known_digest(path) if path.is_file() else None
+            if known is None:
+                return None
+            keys.append(cache_key(None, path=str(path), options=options, digest=known))
+        entry = read_entry(files_key(keys))
+        if entry is None or entry.files is None or entry.skipped:
+            return None
+        try:
+            files = {src: FileRead(int(n), None if sims is None else int(sims))
+                     for src, (n, sims) in entry.files["files"].items()}
+            counts = {src: int(n) for src, n in entry.files["counts"].items()}
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+        self.report.files.update(files)
+        self.report.counts.update(counts)
+        self.report.notes.extend(entry.notes)
+        return entry.table
+
+    def remember_load(self, sources: Sequence[Source], table: pa.Table) -> None:
+        """Store a clean load of several files, each read through the cache, as one entry."""
+        report = self.report
+        if not self.cache or len(sources) < 2 or report.skipped or report.duplicates \
+                or any(str(Path(src)) not in self.keys for src in sources) \
+                or len(self.where) != table.num_rows:
+            return
+        entry = CacheEntry(table, [label for _, label in self.where], [], list(report.notes),
+                           None, {"files": {src: [f.episodes, f.simulations]
+                                            for src, f in report.files.items()},
+                                  "counts": dict(report.counts)})
+        key = files_key([self.keys[str(Path(src))] for src in sources])
+        self.pending.append(self.in_background(store_entry, key, entry))
 
     def in_background(self, fn: Any, *args: Any) -> Future:
         """Run ``fn(*args)`` on the reader's one background thread."""
@@ -675,12 +725,16 @@ def load_with_report(
     finished = False
     try:
         with gc_paused():
-            for src in sources:
-                part = reader.source(src)
-                report.counts[str(src)] = 0 if part is None else part.num_rows
-                if part is not None:
-                    parts.append(part)
-            ds = episode_dataset(_drop_duplicates(_concat(parts), reader))
+            table = reader.remembered_load(sources)
+            if table is None:
+                for src in sources:
+                    part = reader.source(src)
+                    report.counts[str(src)] = 0 if part is None else part.num_rows
+                    if part is not None:
+                        parts.append(part)
+                table = _drop_duplicates(_concat(parts), reader)
+                reader.remember_load(sources, table)
+            ds = episode_dataset(table)
         finished = True
     finally:
         reader.finish(warn=finished)

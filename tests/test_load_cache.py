@@ -317,3 +317,56 @@ def test_a_cached_dir_format_run_reports_its_problems_again(tmp_path, cache_dir)
         with pytest.raises(ak.EpisodeValidationError, match="record b"):
             ak.load(run)
     assert len(_entries(cache_dir)) == 1
+
+
+# --------------------------------------------------------------------------- several files
+
+
+def _two_files(tmp_path):
+    a = _write(tmp_path, _results(_sim("a1"), _sim("a2")), "a.json")
+    b = _write(tmp_path, _results(_sim("b1"), _sim("b2", task_id="missing")), "b.json")
+    for path in (a, b):
+        _age(path)
+    return a, b
+
+
+def test_a_load_of_several_files_is_served_by_one_entry(tmp_path, cache_dir, file_reads,
+                                                         monkeypatch):
+    a, b = _two_files(tmp_path)
+    first, report1, caught1 = _load([a, b])
+    assert len(_entries(cache_dir)) == 3, "one entry per file and one for the load"
+    opened: list[str] = []
+    real = cache_mod.read_entry
+    monkeypatch.setattr(sys.modules["accordkit.load"], "read_entry",
+                        lambda key: opened.append(key) or real(key))
+    second, report2, caught2 = _load([a, b])
+    assert file_reads == ["a.json", "b.json"], "the second load reads neither file"
+    assert len(opened) == 1, "one entry for the whole load"
+    assert arrow_table(second).equals(arrow_table(first))
+    assert report2 == report1  # counts, episodes and simulations per file, notes
+    assert [str(w.message) for w in caught2] == [str(w.message) for w in caught1]
+    assert any("missing from 'tasks'" in note for note in report2.notes)
+
+
+def test_a_changed_file_or_order_is_not_served_by_the_load_entry(tmp_path, cache_dir):
+    a, b = _two_files(tmp_path)
+    _load([a, b])
+    assert _load([b, a])[0]["episode_id"] == ["tau2/b1", "tau2/b2", "tau2/a1", "tau2/a2"]
+    _write(tmp_path, _results(_sim("a9")), "a.json")
+    _age(a)
+    assert _load([a, b])[0]["episode_id"] == ["tau2/a9", "tau2/b1", "tau2/b2"]
+
+
+def test_a_load_with_problems_or_duplicates_is_not_stored_as_one_entry(tmp_path, cache_dir):
+    a, b = _two_files(tmp_path)
+    bad = _write(tmp_path, _results(_sim("c1", trial=None), _sim("c2")), "c.json")
+    same = _write(tmp_path, _results(_sim("a1"), _sim("a2")), "d.json")
+    for path in (bad, same):
+        _age(path)
+    _, report, _ = _load([a, bad], errors="skip")
+    assert len(report.skipped) == 1
+    _, report, _ = _load([a, same])
+    assert report.duplicates
+    assert len(_entries(cache_dir)) == 3, "the three files' entries, no load entry"
+    ds, report, _ = _load([a, bad], errors="skip")  # the problem is reported again
+    assert [s.record for s in report.skipped] == ["c1"] and len(ds) == 3
