@@ -70,14 +70,15 @@ def cache_key(data: bytes | None, *, path: str, options: dict[str, Any],
     return h.hexdigest()
 
 
-def files_key(keys: list[str]) -> str:
-    """The key of the entry holding one load of several files, in order, from their keys.
+def files_key(keys: list[str], *, sources: list[str]) -> str:
+    """The key of the entry holding one load of several files, in order, from their keys
+    and the sources as they were given (the report names them so).
 
     Such an entry is a shortcut for loads of the same files again: the rows and report of
     the whole load in one read. Each file keeps its own entry too.
     """
     h = hashlib.sha256(f"{ENTRY_FORMAT}\nfiles\n".encode())
-    h.update("\n".join(keys).encode())
+    h.update(json.dumps([keys, sources]).encode())
     return h.hexdigest()
 
 

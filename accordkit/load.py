@@ -251,7 +251,7 @@ class _Reader:
             if known is None:
                 return None
             keys.append(cache_key(None, path=str(path), options=options, digest=known))
-        entry = read_entry(files_key(keys))
+        entry = read_entry(files_key(keys, sources=[str(src) for src in sources]))
         if entry is None or entry.files is None or entry.skipped:
             return None
         try:
@@ -276,7 +276,8 @@ class _Reader:
                            None, {"files": {src: [f.episodes, f.simulations]
                                             for src, f in report.files.items()},
                                   "counts": dict(report.counts)})
-        key = files_key([self.keys[str(Path(src))] for src in sources])
+        key = files_key([self.keys[str(Path(src))] for src in sources],
+                        sources=[str(src) for src in sources])
         self.pending.append(self.in_background(store_entry, key, entry))
 
     def in_background(self, fn: Any, *args: Any) -> Future:

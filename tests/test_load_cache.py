@@ -370,3 +370,11 @@ def test_a_load_with_problems_or_duplicates_is_not_stored_as_one_entry(tmp_path,
     assert len(_entries(cache_dir)) == 3, "the three files' entries, no load entry"
     ds, report, _ = _load([a, bad], errors="skip")  # the problem is reported again
     assert [s.record for s in report.skipped] == ["c1"] and len(ds) == 3
+
+
+def test_the_load_entry_reports_sources_as_they_were_given(tmp_path, cache_dir, monkeypatch):
+    a, b = _two_files(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    _load(["a.json", "b.json"])
+    _, report, _ = _load(["./a.json", "b.json"])
+    assert list(report.counts) == ["./a.json", "b.json"]
