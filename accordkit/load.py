@@ -136,8 +136,9 @@ class _Reader:
         #: cache entries are written here, beside the reading (see :meth:`finish`)
         self.pool: ThreadPoolExecutor | None = None
         self.pending: list[Future] = []
-        #: the entry key of each file read through the cache (see :meth:`remembered_load`)
-        self.keys: dict[str, str] = {}
+        #: (file, entry key) of each file read through the cache, in the order read (see
+        #: :meth:`remember_load`)
+        self.keys: list[tuple[str, str]] = []
 
     def emit(self, ds: pa.Table, source: str,
              labels: Sequence[str]) -> pa.Table:
@@ -199,19 +200,15 @@ class _Reader:
 
     def path(self, path: Path) -> pa.Table:
         """A local path: the first *folder* reader that knows it, else a file."""
-        for reader in readers.formats("folder"):
-            if reader.sniff(path):
-                return reader.read(self, path)
-        return self.file(path)
+        reader = _folder_reader(path)
+        return self.file(path) if reader is None else reader.read(self, path)
 
     def file(self, path: Path) -> pa.Table:
         """A file: uncached readers (parquet) by its first bytes, else the cached text path."""
         source = str(path)
-        with path.open("rb") as fh:
-            head = fh.read(readers.HEAD_BYTES)
-        for reader in readers.formats("file"):
-            if not reader.cached and reader.sniff(path, head):
-                return reader.read(self, path, None)
+        reader = _uncached_file_reader(path)
+        if reader is not None:
+            return reader.read(self, path, None)
         if not self.cache:
             return self.text_file(path.read_bytes(), source)
         options = self.cache_options()
@@ -231,14 +228,15 @@ class _Reader:
                 # written on another core while the next file is read (Arrow writes
                 # without holding the interpreter lock); load waits for it at the end
                 self.pending.append(self.in_background(store_entry, key, entry))
-        self.keys[source] = key
+        self.keys.append((source, key))
         return self.replay(entry, source)
 
     def remembered_load(self, sources: Sequence[Source]) -> pa.Table | None:
         """The rows of a load of these same files, when one was stored; fills the report.
 
-        Only a load of several files whose digests are all remembered can be found this
-        way (a new or changed file means reading it), and only a clean one was stored (see
+        Only a load of several files that the cached text path reads (no folder or parquet
+        reader takes them) and whose digests are all remembered can be found this way (a new
+        or changed file means reading it), and only a clean one was stored (see
         :meth:`remember_load`).
         """
         if not self.cache or len(sources) < 2:
@@ -248,7 +246,8 @@ class _Reader:
         for src in sources:
             path = Path(src)
             known = known_digest(path) if path.is_file() else None
-            if known is None:
+            if known is None or _folder_reader(path) is not None \
+                    or _uncached_file_reader(path) is not None:
                 return None
             keys.append(cache_key(None, path=str(path), options=options, digest=known))
         entry = read_entry(files_key(keys, sources=[str(src) for src in sources]))
@@ -268,16 +267,16 @@ class _Reader:
     def remember_load(self, sources: Sequence[Source], table: pa.Table) -> None:
         """Store a clean load of several files, each read through the cache, as one entry."""
         report = self.report
+        # each source read once, through the cache, in order (its key is what was read)
         if not self.cache or len(sources) < 2 or report.skipped or report.duplicates \
-                or any(str(Path(src)) not in self.keys for src in sources) \
+                or [f for f, _ in self.keys] != [str(Path(src)) for src in sources] \
                 or len(self.where) != table.num_rows:
             return
         entry = CacheEntry(table, [label for _, label in self.where], [], list(report.notes),
                            None, {"files": {src: [f.episodes, f.simulations]
                                             for src, f in report.files.items()},
                                   "counts": dict(report.counts)})
-        key = files_key([self.keys[str(Path(src))] for src in sources],
-                        sources=[str(src) for src in sources])
+        key = files_key([k for _, k in self.keys], sources=[str(src) for src in sources])
         self.pending.append(self.in_background(store_entry, key, entry))
 
     def in_background(self, fn: Any, *args: Any) -> Future:
@@ -296,8 +295,8 @@ class _Reader:
                 exc = job.exception()
                 if isinstance(exc, OSError) and warn:
                     warn_unwritable(exc)
-                elif exc is not None and not isinstance(exc, OSError):
-                    raise exc
+                elif exc is not None and not isinstance(exc, OSError) and warn:
+                    raise exc  # (after a failed load, its own error is the one to see)
         finally:
             self.pending = []
             self.pool.shutdown(wait=True)
@@ -460,7 +459,8 @@ class _Reader:
 
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            for name, item, _typed in converted_simulations(obj, source=source):
+            for name, item, _typed in converted_simulations(obj, source=source,
+                                                            shared_criteria=True):
                 n_sims += 1
                 if isinstance(item, EpisodeValidationError):
                     flush()  # problems are reported in simulation order
@@ -473,6 +473,8 @@ class _Reader:
             flush()
         self.report.notes.extend(str(w.message) for w in caught)
         ds = _concat(parts) if labels else _empty()
+        if len(parts) > 8:  # many bad simulations split the file into many small parts
+            ds = ds.combine_chunks()
         self.emit(ds, source, labels)
         self.report.files[source].simulations = n_sims
         return ds
@@ -490,18 +492,17 @@ class _Reader:
             table = pa.Table.from_pylist(records, schema=canonical_schema())
         except (pa.ArrowException, TypeError, ValueError, OverflowError):
             table = None
-        if table is None:
+        if table is None:  # a record does not fit: check each in order, as one at a time
             keep = []
             for rec, name in zip(records, names, strict=True):
-                problem = record_problem(rec)
+                problem = record_problem(rec) or rule_problem(rec)
                 if problem:
                     self.problem(EpisodeValidationError(problem[1], source=source,
                                                         record=name,
                                                         field=problem[0] or "(simulation)"))
                 else:
-                    keep.append((rec, name))
-            records, names = [r for r, _ in keep], [n for _, n in keep]
-            table = _records_to_dataset(records, source=source)
+                    keep.append(rec)
+            return _records_to_dataset(keep, source=source), keep
         if len(records) < _RECORD_CHECKS_BELOW:  # the same rules, without per-call costs
             problems = [(i, EpisodeValidationError(found[1], source=source, record=name,
                                                    field=found[0]))
@@ -557,6 +558,19 @@ class _Reader:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _folder_reader(path: Path) -> Any:
+    """The first *folder* reader that knows ``path``, else None."""
+    return next((r for r in readers.formats("folder") if r.sniff(path)), None)
+
+
+def _uncached_file_reader(path: Path) -> Any:
+    """The first uncached *file* reader (parquet) that knows the file by its first bytes."""
+    with path.open("rb") as fh:
+        head = fh.read(readers.HEAD_BYTES)
+    return next((r for r in readers.formats("file") if not r.cached and r.sniff(path, head)),
+                None)
 
 
 def _dataset(table: pa.Table) -> pa.Table:

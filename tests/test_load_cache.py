@@ -378,3 +378,43 @@ def test_the_load_entry_reports_sources_as_they_were_given(tmp_path, cache_dir, 
     _load(["a.json", "b.json"])
     _, report, _ = _load(["./a.json", "b.json"])
     assert list(report.counts) == ["./a.json", "b.json"]
+
+
+def test_the_load_entry_asks_the_folder_readers_first(tmp_path, cache_dir):
+    # A dir-format run's results.json, before its simulations/ folder exists, reads as a
+    # results file; once the folder appears, the run's reader takes it.
+    run = tmp_path / "run"
+    run.mkdir()
+    header = _results()
+    del header["simulations"]
+    first = _write(run, header, "results.json")
+    b = _write(tmp_path, _results(_sim("b1")), "b.json")
+    for path in (first, b):
+        _age(path)
+    assert _load([first, b])[0]["episode_id"] == ["tau2/b1"]
+    (run / "simulations").mkdir()
+    _age(_write(run / "simulations", _sim("s1"), "s1.json"))
+    assert _load([first, b])[0]["episode_id"] == ["tau2/s1", "tau2/b1"]
+
+
+def test_a_file_listed_twice_and_changed_between_reads_is_not_kept_as_one_load(
+        tmp_path, cache_dir, monkeypatch):
+    a = _write(tmp_path, _results(_sim("old1")), "a.json")
+    c = _write(tmp_path, _results(_sim("c1")), "c.json")
+    for path in (a, c):
+        _age(path)
+    reader = sys.modules["accordkit.load"]._Reader
+    real = reader.file
+
+    def file_then_change_a(self, path):
+        out = real(self, path)
+        if path == a and not getattr(self, "_changed", False):
+            self._changed = True
+            _write(tmp_path, _results(_sim("new1")), "a.json")
+            _age(a)
+        return out
+
+    monkeypatch.setattr(reader, "file", file_then_change_a)
+    assert _load([a, c, a])[0]["episode_id"] == ["tau2/old1", "tau2/c1", "tau2/new1"]
+    monkeypatch.setattr(reader, "file", real)
+    assert _load([a, c, a])[0]["episode_id"] == ["tau2/new1", "tau2/c1"]

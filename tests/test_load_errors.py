@@ -310,6 +310,13 @@ def test_first_bad_simulation_is_raised_whichever_check_finds_it(tmp_path):
     assert (_error(path).record, _error(path).field) == ("bad-role", "messages[0].role")
     path = _write(tmp_path, _results(_sim("ok-1"), _sim("bad-trial", trial=None), bad_role))
     assert (_error(path).record, _error(path).field) == ("bad-trial", "trial")
+    # a rule problem before a value that does not fit its column (found building the table)
+    path = _write(tmp_path, _results(_sim("ok-1"), _sim("empty-task", task_id=""),
+                                     _sim("big-trial", trial=2**31)))
+    assert (_error(path).record, _error(path).field) == ("empty-task", "task_id")
+    _, skipped = _skipped(path)
+    assert [(s.record, s.field) for s in skipped] == [("empty-task", "task_id"),
+                                                       ("big-trial", "rollout")]
 
 
 # --------------------------------------------------------------------------- dir format

@@ -445,13 +445,15 @@ def iter_episodes(obj: Any, *, source: str) -> Iterator[dict[str, Any] | Episode
         yield item
 
 
-def converted_simulations(obj: Any, *, source: str
+def converted_simulations(obj: Any, *, source: str, shared_criteria: bool = False
                           ) -> Iterator[tuple[str, dict[str, Any] | EpisodeValidationError, bool]]:
     """Convert a ``Results`` object's simulations without checking the records built.
 
     The unchecked form of :func:`iter_episodes`, for a caller that checks whole tables of
     records at once (:func:`accordkit.validate.table_problems`, the rules
-    :func:`~accordkit.validate.check_converted` applies to one record).
+    :func:`~accordkit.validate.check_converted` applies to one record). With
+    ``shared_criteria=True`` the trials of a task share one converted ``criteria`` object
+    (converted once), for a caller that turns the records into Arrow at once.
 
     Yields
     ------
@@ -486,7 +488,7 @@ def converted_simulations(obj: Any, *, source: str
     benchmark = "agentchangebench" if _is_acb(info, tasks) else "tau2"
     task_for = _task_lookup(tasks, sims, source)
     #: each task's converted criteria, shared by the records of its trials
-    criteria: dict[int, Any] = {}
+    criteria: dict[int, Any] | None = {} if shared_criteria else None
     for i, sim in enumerate(sims):
         if isinstance(sim, EpisodeValidationError):  # an unreadable dir-format sim file
             yield str(sim.record), sim, False

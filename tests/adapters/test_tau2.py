@@ -198,3 +198,12 @@ def test_header_errors_are_raised_for_the_whole_file():
     assert (exc.value.record, exc.value.field) == ("(file header)", "info.agent_info")
     with pytest.raises(EpisodeValidationError, match="not a tau2/AgentChangeBench results"):
         results_to_episodes({"simulations": []}, source="x.json")
+
+
+def test_records_of_one_task_do_not_share_their_criteria():
+    tasks = [{"id": "7", "user_scenario": {"instructions": "x"},
+              "evaluation_criteria": {"nl_assertions": ["a"]}}]
+    first, second = results_to_episodes(_results([_sim("s1"), dict(_sim("s2"), trial=1)],
+                                                 tasks=tasks), source="x.json")
+    first["criteria"]["nl_assertions"].append("changed")
+    assert second["criteria"]["nl_assertions"] == ["a"]
