@@ -473,8 +473,8 @@ class _Reader:
             flush()
         self.report.notes.extend(str(w.message) for w in caught)
         ds = _concat(parts) if labels else _empty()
-        if len(parts) > 8:  # many bad simulations split the file into many small parts
-            ds = ds.combine_chunks()
+        if len(parts) > 8 and ds.num_rows < len(parts) * _RESULTS_BATCH // 4:
+            ds = ds.combine_chunks()  # bad simulations split the file into many small parts
         self.emit(ds, source, labels)
         self.report.files[source].simulations = n_sims
         return ds

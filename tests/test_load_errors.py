@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import accordkit as ak
+from accordkit._arrow import arrow_table
 from accordkit.load import SourceNotFoundError
 from accordkit.validate import SkippedRecord
 
@@ -566,3 +567,10 @@ def test_parquet_in_a_folder_only_its_file_is_skipped(tmp_path, rows):
     assert len(ds) == 3
     assert [(Path(s.source).name, s.record, s.field) for s in skipped] == [
         ("a.parquet", "(whole file)", "extra")]
+
+
+def test_many_bad_simulations_do_not_split_the_table_into_pieces(tmp_path):
+    sims = [_sim(f"s{i}", trial=None if i % 2 else 0) for i in range(40)]
+    ds, skipped = _skipped(_write(tmp_path, _results(*sims)))
+    assert len(ds) == 20 and len(skipped) == 20
+    assert arrow_table(ds).column("episode_id").num_chunks == 1
