@@ -493,30 +493,21 @@ class _Reader:
         except (pa.ArrowException, TypeError, ValueError, OverflowError):
             table = None
         if table is None:  # a record does not fit: check each in order, as one at a time
-            keep = []
-            for rec, name in zip(records, names, strict=True):
-                problem = record_problem(rec) or rule_problem(rec)
-                if problem:
-                    self.problem(EpisodeValidationError(problem[1], source=source,
-                                                        record=name,
-                                                        field=problem[0] or "(simulation)"))
-                else:
-                    keep.append(rec)
-            return _records_to_dataset(keep, source=source), keep
-        if len(records) < _RECORD_CHECKS_BELOW:  # the same rules, without per-call costs
-            problems = [(i, EpisodeValidationError(found[1], source=source, record=name,
-                                                   field=found[0]))
-                        for i, (rec, name) in enumerate(zip(records, names, strict=True))
-                        if (found := rule_problem(rec))]
+            problems = _record_errors(records, names, source=source,
+                                      check=lambda rec: record_problem(rec) or rule_problem(rec))
+        elif len(records) < _RECORD_CHECKS_BELOW:  # the same rules, without per-call costs
+            problems = _record_errors(records, names, source=source, check=rule_problem)
         else:
             problems = table_problems(table, source=source, records=names)
-        if not problems:
-            return table, records
         for _, err in problems:
             self.problem(err)
         bad = {r for r, _ in problems}
-        mask = np.array([i not in bad for i in range(table.num_rows)], dtype=bool)
-        return table.filter(pa.array(mask)), [r for i, r in enumerate(records) if i not in bad]
+        keep = [rec for i, rec in enumerate(records) if i not in bad]
+        if table is None:
+            return _records_to_dataset(keep, source=source), keep
+        if bad:
+            table = table.filter(pa.array([i not in bad for i in range(len(records))]))
+        return table, keep
 
     # ----------------------------------------------------------------- tables
 
@@ -558,6 +549,18 @@ class _Reader:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _record_errors(records: list[dict[str, Any]], names: list[str], *, source: str,
+                   check: Any) -> list[tuple[int, EpisodeValidationError]]:
+    """``(position, error)`` of each record ``check`` finds a (field, reason) problem in."""
+    out = []
+    for i, (rec, name) in enumerate(zip(records, names, strict=True)):
+        found = check(rec)
+        if found:
+            out.append((i, EpisodeValidationError(found[1], source=source, record=name,
+                                                  field=found[0] or "(simulation)")))
+    return out
 
 
 def _folder_reader(path: Path) -> Any:
