@@ -34,7 +34,8 @@ from ._calls import Transcripts
 from .goalshift import score_episodes
 from .gsrt import shift_rows
 from .passk import pass_hat_k
-from .tcrr import tcrr_counts
+from .tcrr import resolve_mode, tcrr_counts
+from .tsr import tsr_channels
 from .tue import tue_points
 
 __all__ = ["compare_modes", "COMPARE_COLUMNS"]
@@ -150,7 +151,11 @@ def compare_modes(ds) -> pd.DataFrame:
         return pd.DataFrame(columns=COMPARE_COLUMNS)
     tr = Transcripts(table)
     default = score_episodes(table)
-    first_call = score_episodes(table, tcrr_mode="upstream_a6a9157", action_mode="upstream")
+    # what upstream's compute_metrics re-scores: TSR by its first-call action rule and its
+    # pooled TCRR (only these columns are read, so the rest of score_episodes is not run)
+    first_call = pd.concat(
+        [tsr_channels(table, action_mode="upstream", transcripts=tr),
+         tcrr_counts(table, mode=resolve_mode("upstream_a6a9157"), transcripts=tr)], axis=1)
     b2 = tcrr_counts(table, mode="upstream_b2cc83c", transcripts=tr)
     shifts, _ = shift_rows(table, transcripts=tr)
     has_judge = one_array(table.column("gsrt_judge")).is_valid().to_numpy(
