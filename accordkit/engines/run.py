@@ -219,9 +219,12 @@ def _run_local(items: Sequence[WorkItem], *, out: str, num_proc: int, progress: 
     else:
         import multiprocessing as mp
 
+        # the compare_modes item reads and scores every goal-shift row of the parquet
+        # inputs: the longest single item, so it starts first, beside the batches
+        ordered = sorted(items, key=lambda item: item.kind != "modes")
         with ProcessPoolExecutor(max_workers=num_proc,
                                  mp_context=mp.get_context("spawn")) as pool:
-            futures = [pool.submit(score_item, item, out=out, **options) for item in items]
+            futures = [pool.submit(score_item, item, out=out, **options) for item in ordered]
             for fut in as_completed(futures):
                 results.append(fut.result())
                 bar.update()

@@ -197,3 +197,38 @@ def test_verdicts_are_read_again_when_their_file_changes(tmp_path, sample_dir):
     full.head(5).to_parquet(path)
     assert len(verdict_table([str(path)])) == 5 < len(first)
     assert verdict_table([]) is None
+
+
+def test_worker_processes_start_the_modes_item_first(monkeypatch):
+    """The compare_modes item reads every goal-shift row: it is the longest, so it must
+    not wait for a free worker behind the batches."""
+    from concurrent.futures import Future
+
+    from accordkit.engines import run
+    from accordkit.engines.plan import WorkItem
+
+    submitted = []
+
+    class Pool:
+        def __init__(self, **_):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def submit(self, fn, item, **_):
+            submitted.append(item.kind)
+            fut = Future()
+            fut.set_result({"input_index": item.input_index, "batch_index": item.batch_index})
+            return fut
+
+    monkeypatch.setattr(run, "ProcessPoolExecutor", Pool)
+    items = [WorkItem(0, 0, "a.parquet", "parquet", (0,), 10),
+             WorkItem(0, 1, "a.parquet", "parquet", (1,), 10),
+             WorkItem(0, 2, "a.parquet", "modes", sources=("a.parquet",))]
+    results = run._run_local(items, out="unused", num_proc=2, progress=False)
+    assert submitted == ["modes", "parquet", "parquet"]
+    assert len(results) == 3
