@@ -369,9 +369,7 @@ def _stream_scores(sources: Sequence[str], store: Path, *, params: Mapping[str, 
     from ..store import read_scores
 
     files = [Path(f) for f in expand_sources(sources)]
-    size = sum(f.stat().st_size for f in files if f.is_file())
-    # worker processes pay for their start-up (about 3 s each): only for large inputs
-    num_proc = max(1, jobs) if size > _PARALLEL_SCORING_BYTES else 1
+    num_proc = max(1, jobs) if _worth_workers(files) else 1
     score_to_store(list(sources), out=store, num_proc=num_proc, modes=_run_modes(params),
                    errors="skip", progress=False, verdicts=verdicts,
                    metadata=params.get("metadata"), revision=params.get("revision"),
@@ -383,8 +381,31 @@ def _stream_scores(sources: Sequence[str], store: Path, *, params: Mapping[str, 
     return store, ids
 
 
-#: Inputs larger than this (bytes on disk) are scored by ``jobs`` worker processes.
+#: Inputs larger than this (bytes on disk, parquet files aside) are scored by ``jobs``
+#: worker processes.
 _PARALLEL_SCORING_BYTES = 64 * 2**20
+#: ... and so are parquet inputs of more rows than this: parquet is compressed (300,000
+#: episodes of the replicated sample take 8 MB), and one process scores about 15,000
+#: episodes a second, so 50,000 rows are a few seconds of work, the start-up of a worker.
+_PARALLEL_SCORING_ROWS = 50_000
+
+
+def _worth_workers(files: Sequence[Path]) -> bool:
+    """Whether scoring ``files`` pays for worker processes (about 3 s each to start)."""
+    size = rows = 0
+    for f in files:
+        if not f.is_file():
+            continue
+        if f.suffix == ".parquet":
+            try:
+                import pyarrow.parquet as pq
+
+                rows += pq.ParquetFile(f).metadata.num_rows
+            except Exception:  # noqa: BLE001 - the scoring run reports an unreadable file
+                continue
+        else:
+            size += f.stat().st_size
+    return size > _PARALLEL_SCORING_BYTES or rows > _PARALLEL_SCORING_ROWS
 
 
 def store_skipped_summary(manifest: Mapping[str, Any],
