@@ -86,15 +86,37 @@ def _read_verdicts(stamps: tuple[tuple[Any, ...], ...]) -> Any:
     return read_verdicts([s[0] for s in stamps])
 
 
+#: Source groups of a ``compare_modes`` item are read together while their rows add up to
+#: no more than this, so that a row group holding rows of several groups is read once per
+#: pass, not once per group (copies of a data set interleave their source files).
+MODES_PASS_ROWS = 50_000
+
+
+def _modes_passes(groups: list[list[tuple[int, int, Any]]], *,
+                  max_rows: int) -> list[list[list[tuple[int, int, Any]]]]:
+    """Consecutive source groups (lists of ``(file, row group, rows)``) in passes of at most
+    ``max_rows`` rows; a larger group is a pass of its own."""
+    passes: list[list[list[tuple[int, int, Any]]]] = []
+    total = 0
+    for pieces in groups:
+        n = sum(len(rows) for _, _, rows in pieces)
+        if not passes or total + n > max_rows:
+            passes.append([])
+            total = 0
+        passes[-1].append(pieces)
+        total += n
+    return passes
+
+
 def _parquet_modes(item: WorkItem, *, split: str | None) -> Any:
     """:func:`accordkit.compare_modes` of the parquet inputs, one ``source`` group at a time.
 
     The upstream TCRR pools the conversations of a source file, so each group is scored
     whole, wherever its rows lie (shards of one data set may split a source file). A pass
-    over two small columns of every file finds the groups; each group's rows are then read
-    row group by row group and scored, and freed before the next: memory holds one group and
-    one row group. Records the score batches skipped are skipped here too, without being
-    counted again.
+    over two small columns of every file finds the groups; groups are then read in passes of
+    up to :data:`MODES_PASS_ROWS` rows (each row group a pass touches read once), scored one
+    at a time and freed: memory holds one pass (or one larger group) and one row group.
+    Records the score batches skipped are skipped here too, without being counted again.
     """
     import numpy as np
     import pandas as pd
@@ -123,19 +145,22 @@ def _parquet_modes(item: WorkItem, *, split: str | None) -> Any:
                 for k, src in enumerate(uniques):
                     where.setdefault(src, []).append((f, g, rows[codes == k]))
     frames = []
-    cached: tuple[tuple[int, int], pa.Table] | None = None
-    for pieces in where.values():
-        parts = []
-        for f, g, rows in pieces:
-            if cached is None or cached[0] != (f, g):
-                cached = ((f, g), opened[f].read_row_group(g))
-            parts.append(cached[1].take(pa.array(rows)))
-        ds, _ = load_table(pa.concat_tables(parts), source=files[pieces[0][0]],
-                           errors="skip", split=split)
-        del parts
-        frame = compare_modes(ds)
-        if len(frame):
-            frames.append(frame)
+    for groups in _modes_passes(list(where.values()), max_rows=MODES_PASS_ROWS):
+        # one read of each row group the pass touches, its rows split among the groups
+        parts: list[list[pa.Table]] = [[] for _ in groups]
+        for f, g in sorted({(f, g) for pieces in groups for f, g, _ in pieces}):
+            row_group = opened[f].read_row_group(g)
+            for k, pieces in enumerate(groups):
+                parts[k] += [row_group.take(pa.array(rows))
+                             for pf, pg, rows in pieces if (pf, pg) == (f, g)]
+            del row_group
+        for k, pieces in enumerate(groups):
+            ds, _ = load_table(pa.concat_tables(parts[k]), source=files[pieces[0][0]],
+                               errors="skip", split=split)
+            parts[k] = []
+            frame = compare_modes(ds)
+            if len(frame):
+                frames.append(frame)
     return (pd.concat(frames, ignore_index=True) if frames
             else pd.DataFrame(columns=COMPARE_COLUMNS))
 

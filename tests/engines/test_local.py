@@ -172,6 +172,51 @@ def test_a_source_file_split_across_shards_is_one_row_group_of_the_modes_table(t
                                   check_dtype=False)
 
 
+@pytest.mark.parametrize("pass_rows", [1, 10**9])
+def test_interleaved_source_files_read_each_row_group_once_per_pass(tmp_path, sample_dir,
+                                                                     monkeypatch, pass_rows):
+    # shuffled rows: every row group holds rows of every source file
+    from accordkit.engines import run
+
+    table = pq.read_table(sorted((sample_dir / "goalshift").rglob("*.parquet"))[0])
+    table = table.take(pa.array(np.random.default_rng(1).permutation(table.num_rows)))
+    n_sources = len(set(table.column("source").to_pylist()))
+    assert n_sources > 1
+    pq.write_table(table, tmp_path / "mixed.parquet", row_group_size=40)
+    n_groups = pq.ParquetFile(tmp_path / "mixed.parquet").metadata.num_row_groups
+    reads = []
+    real = pq.ParquetFile.read_row_group
+
+    def counted(self, i, columns=None, **kwargs):
+        reads.append((i, columns is None))
+        return real(self, i, columns=columns, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", counted)
+    monkeypatch.setattr(run, "MODES_PASS_ROWS", pass_rows)
+    score_to_store([str(tmp_path / "mixed.parquet")], out=tmp_path / "store", progress=False)
+    full_reads = sum(whole for _, whole in reads)
+    # one group per pass: each row group once per source; one pass: each row group once
+    assert full_reads == (n_groups * n_sources if pass_rows == 1 else n_groups)
+    got = read_modes(tmp_path / "store")
+    want = ak.compare_modes(ak.load(str(tmp_path / "mixed.parquet")))
+    key = ["source", "metric", "upstream_mode"]
+    pd.testing.assert_frame_equal(got.sort_values(key).reset_index(drop=True),
+                                  want.sort_values(key).reset_index(drop=True),
+                                  check_dtype=False)
+
+
+def test_modes_passes_keep_order_and_give_a_large_group_its_own_pass():
+    from accordkit.engines.run import _modes_passes
+
+    def group(n):
+        return [(0, 0, np.arange(n))]
+
+    a, b, c, d = group(3), group(4), group(10), group(2)
+    assert _modes_passes([a, b, c, d], max_rows=8) == [[a, b], [c], [d]]
+    assert _modes_passes([a, b, c, d], max_rows=100) == [[a, b, c, d]]
+    assert _modes_passes([], max_rows=8) == []
+
+
 def test_verdicts_and_split_reach_the_batches(tmp_path, sample_dir):
     verdicts = sample_dir / "verdicts" / "usersim_tests.parquet"
     source = str(sample_dir / "accord")
