@@ -274,6 +274,7 @@ def main() -> None:
                      f"{hit['rss_kb'] * 1024 / size:.1f}x"))
     if not args.skip_report:
         from report_scale import GOAL_RSS_MB, GOAL_SECONDS, measure
+        from scale import QUIET_SPEED_SECONDS
 
         rep = measure(200_000, 100_000, Path(tempfile.gettempdir()) / "accordkit-report-scale")
         name = "`accordkit report`, 200k AcCoRD + 100k goal-shift episodes (parquet)"
@@ -283,6 +284,9 @@ def main() -> None:
         rows.append((name, f"peak RSS of the largest process / goal {GOAL_RSS_MB:,} MB",
                      f"{rep['rss_mb']:,.0f} MB / {GOAL_RSS_MB:,} MB",
                      f"{rep['rss_mb'] / GOAL_RSS_MB:.2f}x"))
+        rows.append((name, "machine speed: a fixed Python loop before / after the report "
+                     f"(quiet VM: {QUIET_SPEED_SECONDS} s)",
+                     f"{rep['speed'][0]:.2f} s / {rep['speed'][1]:.2f} s", ""))
     lines = [
         "# Data path: load, cache, CLI start, memory",
         "",

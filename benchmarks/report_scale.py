@@ -30,7 +30,8 @@ import shutil
 import sys
 from pathlib import Path
 
-from scale import run_timed  # one way to time a command and its largest process
+# one way to time a command and its largest process, and how fast the VM is at the time
+from scale import QUIET_SPEED_SECONDS, machine_speed, run_timed
 
 REPO = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -79,8 +80,10 @@ def measure(accord: int, goalshift: int, data: Path) -> dict:
            "LITELLM_LOCAL_MODEL_COST_MAP": "True", "MPLBACKEND": "Agg"}
     cmd = [PY, "-m", "accordkit.cli", "report", "--source",
            *[str(p) for p, _ in inputs.values()], "--out", str(report)]
+    speed = [machine_speed()]
     seconds, rss_mb, _ = run_timed(cmd, env=env)
-    return {"seconds": seconds, "rss_mb": rss_mb,
+    speed.append(machine_speed())
+    return {"seconds": seconds, "rss_mb": rss_mb, "speed": speed,
             "notebooks": json.loads((report / "results.json").read_text())["notebooks"],
             "sizes_mb": {name: path.stat().st_size / 1e6 for name, (path, _) in inputs.items()}}
 
@@ -108,6 +111,9 @@ def main() -> None:
         "cache; default settings (10,000 resamples, 2 notebooks at a time). The report "
         "scores the sources batch by batch into its store, then every notebook reads that "
         "store; only the drill-down reads transcripts, of the episodes it shows.",
+        f"Machine speed: a fixed pure-Python loop took {run['speed'][0]:.2f} s before the "
+        f"run and {run['speed'][1]:.2f} s after ({QUIET_SPEED_SECONDS} s when this VM is "
+        "quiet); the run's times scale with it.",
         "",
         "| measure | value | goal |",
         "|---|---:|---:|",

@@ -53,6 +53,20 @@ def run_timed(cmd: list[str], *, env: dict | None = None) -> tuple[float, float,
     return data["seconds"], data["rss_mb"], data["out"]
 
 
+#: A pure-Python loop, timed in a fresh process: how fast this shared VM is at the moment.
+_SPEED = ("import time\nt = time.perf_counter()\nx = 0\nfor i in range(20_000_000):\n"
+          "    x += i\nprint(time.perf_counter() - t)\n")
+#: What that loop takes when the VM is quiet (best of this stop's runs).
+QUIET_SPEED_SECONDS = 1.3
+
+
+def machine_speed() -> float:
+    """Seconds of a fixed pure-Python loop now (:data:`QUIET_SPEED_SECONDS` when quiet):
+    the times of a run scale with it, so results record it beside their own times."""
+    out = subprocess.run([PY, "-c", _SPEED], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
+
+
 _SUMMARIZE = r"""
 import json, resource, sys, time, tracemalloc
 import accordkit as ak
