@@ -74,6 +74,7 @@ _EXPORTS = {
     "accord_main": "accordkit.tables",
     "accord_dynamics": "accordkit.tables",
     "accord_cost": "accordkit.tables",
+    "accord_main_and_cost": "accordkit.tables",
     "goalshift_main": "accordkit.tables",
     "goalshift_gsrt": "accordkit.tables",
     "failure_flags": "accordkit.tables",

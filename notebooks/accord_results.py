@@ -65,7 +65,8 @@ episodes.groupby(["domain", *group]).size().rename("episodes").to_frame()
 # per-episode product with completion (0 when not completed).
 
 # %%
-main = views.accord_main(episodes, by=group, **boot)
+# the interaction-cost table (below) has the same cells: one set of resamples for both
+main, cost = views.accord_main_and_cost(episodes, by=group, **boot)
 out.table(main, "table3", rows=group, columns="metric",
           caption="AcCoRD Table 3 (all domains pooled).")
 
@@ -102,7 +103,6 @@ out.table(dyn_domain, "table4_dynamics_by_domain", rows=["domain", *group], colu
 # user per episode, as mean and median.
 
 # %%
-cost = views.accord_cost(episodes, by=group, **boot)
 out.table(cost, "table4_cost", rows=group, columns="metric",
           caption="Interaction cost per episode.")
 

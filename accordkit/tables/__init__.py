@@ -18,6 +18,7 @@ from .builders import (
     accord_cost,
     accord_dynamics,
     accord_main,
+    accord_main_and_cost,
     bootstrap_options,
     failure_flags,
     goalshift_gsrt,
@@ -47,7 +48,8 @@ _PLOTS = ("model_palette", "plot_intervals", "plot_forest", "plot_passk", "plot_
 __all__ = [
     "format_table", "interval_caption", "FORMATS",
     "accord_table", "ACCORD_TABLE_METRICS",
-    "accord_main", "accord_dynamics", "accord_cost", "goalshift_main", "goalshift_gsrt",
+    "accord_main", "accord_dynamics", "accord_cost", "accord_main_and_cost", "goalshift_main",
+    "goalshift_gsrt",
     "failure_flags", "FAILURES", "bootstrap_options", "select", "preference_scores",
     "with_tue_points",
     "ACCORD_MAIN", "ACCORD_DYNAMICS", "ACCORD_PREFERENCE", "ACCORD_COST", "ACCORD_USER_COST",

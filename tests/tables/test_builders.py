@@ -20,6 +20,7 @@ from accordkit.tables import (
     accord_cost,
     accord_dynamics,
     accord_main,
+    accord_main_and_cost,
     failure_flags,
     goalshift_gsrt,
     goalshift_main,
@@ -69,6 +70,13 @@ def test_accord_main_by_hand(episodes):
     assert est(t, agent_model="b", metric="outcome score") == 0.75
     a = t[(t.agent_model == "a") & (t.metric == "outcome score")].iloc[0]
     assert (a.n_clusters, a.n_events) == (3, 3.0) and a.ci_low <= 0.5 <= a.ci_high
+
+
+def test_accord_main_and_cost_draw_once_and_equal_the_separate_tables(episodes):
+    options = {**FAST, "method": "bca"}
+    main, cost = accord_main_and_cost(episodes, by=["agent_model"], **options)
+    pd.testing.assert_frame_equal(main, accord_main(episodes, by=["agent_model"], **options))
+    pd.testing.assert_frame_equal(cost, accord_cost(episodes, by=["agent_model"], **options))
 
 
 def test_accord_cost_by_hand(episodes):
