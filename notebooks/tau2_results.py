@@ -61,7 +61,9 @@ out.frame(episodes.groupby(group).agg(episodes=("episode_id", "size"),
 # a reward within 1e-6 of 1 (tau2's rule).
 
 # %%
-reward = tau2_views.reward_table(episodes, by=group, **boot)
+# reward, checks and cost tables have the same cells: one set of resamples for all three
+tables = tau2_views.episode_tables(episodes, by=group, **boot)
+reward = tables["reward"]
 out.table(reward, "reward", rows=group, columns="metric",
           caption="Mean stored reward and success rate by domain and configuration.")
 
@@ -89,7 +91,7 @@ out.figure(plot_pass_curves(passk, title="pass^k (solid) and pass@k (dashed)"), 
 # assertions met. Only the checks present in the run are shown.
 
 # %%
-checks = tau2_views.check_table(episodes, by=group, **boot)
+checks = tables["checks"]
 if len(checks):
     display(out.table(checks, "reward_checks", rows=group, columns="metric",
                       caption="Stored reward checks: pass rate by domain and configuration."))
@@ -108,7 +110,7 @@ out.frame(tau2_views.termination_table(episodes, by=group), "termination",
 # Mean agent and user (simulator) cost of one episode, then per task.
 
 # %%
-costs = tau2_views.cost_table(episodes, by=group, **boot)
+costs = tables["cost"]
 out.table(costs, "cost", rows=group, columns="metric", digits=4,
           caption="Agent and user cost per episode (USD, as stored).")
 

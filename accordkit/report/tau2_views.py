@@ -27,6 +27,7 @@ __all__ = [
     "tau2_episodes",
     "reward_table",
     "check_table",
+    "episode_tables",
     "termination_table",
     "cost_per_task",
     "cost_table",
@@ -90,15 +91,37 @@ def tau2_episodes(scores: pd.DataFrame) -> pd.DataFrame:
                               .reset_index(drop=True))
 
 
+def _reward_metrics() -> list[Metric]:
+    return [Metric("mean reward", "reward"), Metric("success (reward = 1)", "success")]
+
+
+def _check_metrics(frame: pd.DataFrame) -> list[Metric]:
+    """A metric for each stored reward check some episode of ``frame`` has."""
+    return [Metric(label, key) for label, key in REWARD_CHECKS
+            if key in frame and frame[key].notna().any()]
+
+
+def _cost_metrics() -> list[Metric]:
+    return [Metric("agent cost per episode", "agent_cost", higher_is_better=False),
+            Metric("user cost per episode", "user_cost", higher_is_better=False)]
+
+
+def _no_checks(by: Sequence[str]) -> pd.DataFrame:
+    return pd.DataFrame(columns=[*by, "metric", "estimate", "ci_low", "ci_high",
+                                 "n_clusters", "n_rows"])
+
+
+def _with_float_success(frame: pd.DataFrame) -> pd.DataFrame:
+    return frame.assign(success=frame["success"].astype(float))
+
+
 def reward_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configuration"),
                  **boot: Any) -> pd.DataFrame:
     """Mean stored reward and success rate (reward = 1) with clustered intervals.
 
     ``boot`` holds the :func:`accordkit.summarize` options (cluster = task).
     """
-    metrics = [Metric("mean reward", "reward"), Metric("success (reward = 1)", "success")]
-    return summarize(frame.assign(success=frame["success"].astype(float)), metrics,
-                     by=list(by), **boot)
+    return summarize(_with_float_success(frame), _reward_metrics(), by=list(by), **boot)
 
 
 def check_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configuration"),
@@ -108,13 +131,37 @@ def check_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configur
     Checks no episode of the frame has are left out; an empty frame (or no checks at all)
     gives an empty frame with the summary's columns.
     """
-    present = [(label, key) for label, key in REWARD_CHECKS
-               if key in frame and frame[key].notna().any()]
-    if not present:
-        return pd.DataFrame(columns=[*by, "metric", "estimate", "ci_low", "ci_high",
-                                     "n_clusters", "n_rows"])
-    return summarize(frame, [Metric(label, key) for label, key in present], by=list(by),
-                     **boot)
+    metrics = _check_metrics(frame)
+    if not metrics:
+        return _no_checks(by)
+    return summarize(frame, metrics, by=list(by), **boot)
+
+
+def episode_tables(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configuration"),
+                   **boot: Any) -> dict[str, pd.DataFrame]:
+    """:func:`reward_table`, :func:`check_table` and :func:`cost_table` from one set of
+    resamples.
+
+    The three tables have the same cells over the same tasks, and a cell's resamples are
+    seeded from its key alone: one :func:`accordkit.summarize` over all their metrics draws
+    them once, and gives the tables the separate calls give.
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        ``"reward"``, ``"checks"`` and ``"cost"``.
+    """
+    groups = {"reward": _reward_metrics(), "checks": _check_metrics(frame),
+              "cost": _cost_metrics()}
+    every = [m for metrics in groups.values() for m in metrics]
+    both = summarize(_with_float_success(frame), every, by=list(by), **boot)
+    out = {}
+    for name, metrics in groups.items():
+        rows = both["metric"].isin([m.name for m in metrics]).to_numpy()
+        out[name] = both[rows].reset_index(drop=True)
+    if not groups["checks"]:
+        out["checks"] = _no_checks(by)
+    return out
 
 
 def termination_table(frame: pd.DataFrame, *,
@@ -160,9 +207,7 @@ def cost_per_task(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "config
 def cost_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configuration"),
                **boot: Any) -> pd.DataFrame:
     """Mean agent and user cost per episode, with intervals clustered by task."""
-    metrics = [Metric("agent cost per episode", "agent_cost", higher_is_better=False),
-               Metric("user cost per episode", "user_cost", higher_is_better=False)]
-    return summarize(frame, metrics, by=list(by), **boot)
+    return summarize(frame, _cost_metrics(), by=list(by), **boot)
 
 
 def pass_k_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configuration"),

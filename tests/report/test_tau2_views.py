@@ -95,3 +95,17 @@ def test_tau2_episodes_keeps_tau2_format_rows():
     out = tv.tau2_episodes(scores).set_index("episode_id")
     assert "x" not in out.index and len(out) == 8
     assert set(out["configuration"]) == {"m (llm_agent) | user: u (?)"}
+
+
+@pytest.mark.parametrize("with_checks", [True, False])
+def test_episode_tables_draw_once_and_equal_the_separate_tables(with_checks):
+    frame = _episodes()
+    if with_checks:
+        frame = frame.assign(db_check=[1.0, 0.0, 1.0, 1.0, np.nan, np.nan, 0.0, 0.0])
+    options = {**BOOT, "method": "bca"}
+    got = tv.episode_tables(frame, **options)
+    assert list(got) == ["reward", "checks", "cost"]
+    pd.testing.assert_frame_equal(got["reward"], tv.reward_table(frame, **options))
+    pd.testing.assert_frame_equal(got["checks"], tv.check_table(frame, **options))
+    pd.testing.assert_frame_equal(got["cost"], tv.cost_table(frame, **options))
+    assert got["checks"].empty != with_checks
