@@ -69,6 +69,7 @@ _EXPORTS = {
     # statistics and tables
     "summarize": "accordkit.stats",
     "compare": "accordkit.stats",
+    "compare_metrics": "accordkit.stats",
     "Metric": "accordkit.stats",
     "format_table": "accordkit.tables",
     "accord_main": "accordkit.tables",

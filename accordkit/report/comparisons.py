@@ -116,7 +116,7 @@ def paired_comparisons(frame: pd.DataFrame, metrics: Sequence[Any], *,
     plan : pandas.DataFrame
         :func:`comparison_plan`, listing what was not compared and why.
     """
-    from ..stats import compare
+    from ..stats import compare_metrics
 
     plan = comparison_plan(frame, within=within, between=between, task=task,
                            baseline=baseline)
@@ -133,11 +133,11 @@ def paired_comparisons(frame: pd.DataFrame, metrics: Sequence[Any], *,
             mask &= frame[col].isna() if pd.isna(value) else frame[col] == value
         part = frame[mask]
         base = group_plan["baseline"].iloc[0]
-        for metric in metrics:
-            metric = tuple(metric) if isinstance(metric, list) else metric
-            res = compare(part, metric, between=between, baseline=base, cluster=task,
-                          **options)
-            parts.append(res.assign(**dict(zip(cols, key, strict=True))))
+        # one draw of each cell's resamples for every metric (compare_metrics): the same
+        # rows as comparing the metrics one at a time
+        res = compare_metrics(part, [tuple(m) if isinstance(m, list) else m for m in metrics],
+                              between=between, baseline=base, cluster=task, **options)
+        parts.append(res.assign(**dict(zip(cols, key, strict=True))))
     if not parts:
         return pd.DataFrame(columns=[*cols, "metric", between, "baseline", "delta", "ci_low",
                                      "ci_high", "p_value", "p_adjusted", "paired"]), plan

@@ -18,7 +18,7 @@ Tables are rendered by :func:`accordkit.tables.format_table`.
 """
 
 from ._warnings import BCaFallbackWarning, DegenerateIntervalWarning, UnpairedComparisonWarning
-from .compare import compare
+from .compare import compare, compare_metrics
 from .metrics import Metric
 from .summarize import summarize
 
@@ -32,6 +32,7 @@ from .survival import kaplan_meier, km_median, km_medians, recovery_curves, reco
 __all__ = [
     "summarize",
     "compare",
+    "compare_metrics",
     "Metric",
     "BCaFallbackWarning",
     "DegenerateIntervalWarning",

@@ -27,10 +27,10 @@ from ._options import resolve_aliases
 from ._resample import assignment_chunks, cell_rng, count_chunks, digest, swap_chunks
 from ._validate import COMPARE_COLUMNS, CompareArgs, _compare_iv, metric_values
 from ._warnings import BCaFallbackWarning, DegenerateIntervalWarning, UnpairedComparisonWarning
-from .metrics import MetricLike
+from .metrics import Metric, MetricLike
 from .summarize import SMALL_CLUSTERS, SMALL_EVENTS
 
-__all__ = ["compare"]
+__all__ = ["compare", "compare_metrics"]
 
 Estimator = RatioEstimator | MedianEstimator
 _COMPARE_DTYPES = {
@@ -166,29 +166,120 @@ def compare(
                            {"cluster": "scenario_id", "method": "bca"})
     if isinstance(frame, pd.DataFrame) and frame.empty:
         return _empty_result(by, between)
-    args = _compare_iv(frame, metric, between, baseline, opts["cluster"], by, opts["method"],
-                       confidence, n_resamples, seed, adjust, test)
-    frame = args.frame
-    values = {col: metric_values(frame, col) for col in args.metric.columns}
-    model_codes, model_values = sorted_codes(frame[args.between])
-    scen_codes, scen_values = sorted_codes(frame[args.pair_on])
+    (out,) = _compare_all(frame, [metric], between=between, baseline=baseline,
+                          cluster=opts["cluster"], by=by, method=opts["method"],
+                          confidence=confidence, n_resamples=n_resamples, seed=seed,
+                          adjust=adjust, test=test)
+    return out
 
-    notes: dict[str, list[str]] = {"bca": [], "degenerate": [], "unpaired": [], "baseline": [],
-                                   "median_jackknife": []}
-    rows: list[dict] = []
-    for cell in iter_cells(frame, args.by):
-        label = cell_label(args.by, cell.values)
-        models = _cell_models(cell, model_codes, model_values, scen_codes, scen_values,
-                              values, args)
-        if len(models) < 2:
-            continue
-        if args.baseline is not None and args.baseline not in models:
-            notes["baseline"].append(label)
-            continue
-        cell_rows = _compare_cell(models, cell, args, label, notes)
-        rows.extend({**dict(zip(args.by, cell.values, strict=True)), **r} for r in cell_rows)
 
-    _warn(notes, args)
+def compare_metrics(
+    frame: pd.DataFrame,
+    metrics: Sequence[MetricLike],
+    *,
+    between: str = "agent_model",
+    baseline: Hashable | None = None,
+    cluster: str = "scenario_id",
+    by: str | Sequence[str] | None = None,
+    method: str = "bca",
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    adjust: str = "holm",
+    test: str = "bootstrap",
+) -> pd.DataFrame:
+    """:func:`compare` of several metrics, drawing each cell's resamples once for all.
+
+    A cell's bootstrap resamples are seeded from its key and its scenario set, never from
+    the metric, so every metric of a cell draws the same ones: here they are drawn once and
+    every metric's statistics are computed on them. The result equals the :func:`compare`
+    results of the metrics one at a time, in their order, concatenated (same rows, same
+    warnings per metric), at the cost of about one comparison.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        As in :func:`compare`.
+    metrics : sequence of str, (str, str) or Metric
+        The metrics, each in a form :func:`compare` accepts.
+    between, baseline, cluster, by, method, confidence, n_resamples, seed, adjust, test
+        As in :func:`compare`.
+
+    Returns
+    -------
+    DataFrame
+        The rows of :func:`compare` for each metric in turn.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from accordkit.stats import compare, compare_metrics
+    >>> rng = np.random.default_rng(0)
+    >>> frame = pd.DataFrame({"agent_model": np.repeat(["a", "b"], 60),
+    ...                       "scenario_id": np.tile(np.arange(30).repeat(2), 2),
+    ...                       "success": rng.random(120) < 0.6, "cost": rng.random(120)})
+    >>> both = compare_metrics(frame, ["success", "cost"], baseline="a", n_resamples=500)
+    >>> one = pd.concat([compare(frame, m, baseline="a", n_resamples=500)
+    ...                  for m in ("success", "cost")], ignore_index=True)
+    >>> bool(both.equals(one))
+    True
+    """
+    if isinstance(metrics, str | Metric) or (isinstance(metrics, tuple) and len(metrics) == 2
+                                             and all(isinstance(m, str) for m in metrics)):
+        raise TypeError("`metrics` is a sequence of metrics; for one metric call `compare`")
+    metrics = list(metrics)
+    if not metrics:
+        raise ValueError("`metrics` is empty: give at least one metric")
+    if isinstance(frame, pd.DataFrame) and frame.empty:
+        return pd.concat([_empty_result(by, between) for _ in metrics], ignore_index=True)
+    parts = _compare_all(frame, metrics, between=between, baseline=baseline,
+                         cluster=cluster, by=by, method=method, confidence=confidence,
+                         n_resamples=n_resamples, seed=seed, adjust=adjust, test=test)
+    out = pd.concat(parts, ignore_index=True)
+    out.attrs["provenance"] = {**parts[0].attrs["provenance"], "function": "compare_metrics",
+                               "metric": [p.attrs["provenance"]["metric"] for p in parts]}
+    return out
+
+
+def _compare_all(frame: pd.DataFrame, metrics: list[Any], *, between: Any, baseline: Any,
+                 cluster: Any, by: Any, method: Any, confidence: Any, n_resamples: Any,
+                 seed: Any, adjust: Any, test: Any) -> list[pd.DataFrame]:
+    """The :func:`compare` frame of each metric, from one draw of each cell's resamples."""
+    every = [_compare_iv(frame, m, between, baseline, cluster, by, method, confidence,
+                         n_resamples, seed, adjust, test) for m in metrics]
+    first = every[0]
+    frame = first.frame
+    values = [{col: metric_values(frame, col) for col in args.metric.columns}
+              for args in every]
+    model_codes, model_values = sorted_codes(frame[first.between])
+    scen_codes, scen_values = sorted_codes(frame[first.pair_on])
+
+    notes = [{"bca": [], "degenerate": [], "unpaired": [], "baseline": [],
+              "median_jackknife": []} for _ in every]
+    rows: list[list[dict]] = [[] for _ in every]
+    for cell in iter_cells(frame, first.by):
+        label = cell_label(first.by, cell.values)
+        models = [_cell_models(cell, model_codes, model_values, scen_codes, scen_values,
+                               vals, args) for vals, args in zip(values, every, strict=True)]
+        if len(models[0]) < 2:
+            continue
+        if first.baseline is not None and first.baseline not in models[0]:
+            for note in notes:
+                note["baseline"].append(label)
+            continue
+        _draw_resamples(models, cell, first)
+        keys = dict(zip(first.by, cell.values, strict=True))
+        for k, args in enumerate(every):
+            rows[k].extend({**keys, **r} for r in _compare_cell(models[k], cell, args, label,
+                                                                  notes[k]))
+    out = []
+    for args, note, metric_rows in zip(every, notes, rows, strict=True):
+        _warn(note, args)
+        out.append(_result_frame(metric_rows, args))
+    return out
+
+
+def _result_frame(rows: list[dict], args: CompareArgs) -> pd.DataFrame:
     columns = [*args.by, "metric", args.between, *COMPARE_COLUMNS[1:]]
     out = pd.DataFrame(rows, columns=columns)
     for col in ("tie_group", "baseline_tie_group"):
@@ -244,16 +335,21 @@ def _cell_models(cell, model_codes, model_values, scen_codes, scen_values, value
     return out
 
 
-def _compare_cell(models: dict[Hashable, _Model], cell, args: CompareArgs, label: str,
-                  notes: dict[str, list[str]]) -> list[dict]:
-    # one set of bootstrap draws per distinct scenario set: models that share their
-    # scenarios share the draws (paired); different sets are drawn independently
-    by_set: dict[str, list[_Model]] = {}
-    for model in models.values():
-        by_set.setdefault(model.set_id, []).append(model)
-    for set_id, group in by_set.items():
-        n = len(group[0].scenarios)
+def _draw_resamples(models: list[dict[Hashable, _Model]], cell, args: CompareArgs) -> None:
+    """Every model's bootstrap distribution (``theta_b``), for each metric's models.
+
+    One set of draws per distinct scenario set: models that share their scenarios share the
+    draws (paired); different sets are drawn independently. The draws are seeded from the
+    cell and the scenario set only, so the metrics (``models[k]``, same models and
+    scenarios) share them too: each block of counts serves them all.
+    """
+    by_set: dict[str, list[Hashable]] = {}
+    for name, model in models[0].items():
+        by_set.setdefault(model.set_id, []).append(name)
+    for set_id, names in by_set.items():
+        n = len(models[0][names[0]].scenarios)
         rng = cell_rng(args.seed, cell.key + (("__scenarios__", set_id),))
+        group = [per_metric[name] for per_metric in models for name in names]
         parts: list[list[np.ndarray]] = [[] for _ in group]
         for counts in count_chunks([(rng, np.arange(n))], n, args.n_resamples):
             for part, model in zip(parts, group, strict=True):
@@ -261,6 +357,10 @@ def _compare_cell(models: dict[Hashable, _Model], cell, args: CompareArgs, label
         for part, model in zip(parts, group, strict=True):
             model.theta_b = np.concatenate(part)
 
+
+def _compare_cell(models: dict[Hashable, _Model], cell, args: CompareArgs, label: str,
+                  notes: dict[str, list[str]]) -> list[dict]:
+    """The comparisons of one metric in one cell (the resamples already drawn)."""
     names = list(models)  # sorted order of the between column
     if args.baseline is not None:
         pairs = [(name, args.baseline) for name in names if name != args.baseline]
@@ -455,12 +555,14 @@ def _listing(items: list[str], limit: int = 8) -> str:
 
 
 def _warn(notes: dict[str, list[str]], args: CompareArgs) -> None:
+    # compare / compare_metrics -> _compare_all -> here: point at their caller
+    stacklevel = 4
     if notes["unpaired"]:
         warnings.warn(
             f"scenario sets differ, so these were compared unpaired (each side's "
             f"{args.pair_on!r} values resampled independently): {_listing(notes['unpaired'])}",
             UnpairedComparisonWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
     if notes["median_jackknife"]:
         warnings.warn(
@@ -469,26 +571,26 @@ def _warn(notes: dict[str, list[str]], args: CompareArgs) -> None:
             f"is used instead (the `ci_method` column says so): "
             f"{_listing(notes['median_jackknife'])}",
             BCaFallbackWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
     if notes["bca"]:
         warnings.warn(
             f"BCa interval undefined for {_listing(notes['bca'])}; used the percentile "
             "interval instead (the `ci_method` column says so)",
             BCaFallbackWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
     if notes["degenerate"]:
         warnings.warn(
             "fewer than two contributing scenarios on one side, so no interval or p-value "
             f"for {_listing(notes['degenerate'])}",
             DegenerateIntervalWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
     if notes["baseline"]:
         warnings.warn(
             f"baseline {args.baseline!r} has no rows in {_listing(notes['baseline'])}; "
             "those cells have no comparisons",
             DegenerateIntervalWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )

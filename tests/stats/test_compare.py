@@ -16,6 +16,7 @@ from accordkit.stats import (
     Metric,
     UnpairedComparisonWarning,
     compare,
+    compare_metrics,
 )
 from accordkit.stats._adjust import holm
 from accordkit.stats._resample import cell_rng, digest
@@ -278,3 +279,52 @@ class TestShape:
         row = three[three.agent_model == "b"]
         assert (row.ci_low.iloc[0], row.ci_high.iloc[0]) == (two.ci_low[0], two.ci_high[0])
         assert row.p_value.iloc[0] == two.p_value[0]
+
+
+class TestCompareMetrics:
+    METRICS = ["success", Metric("turns (median)", "turns", stat="median",
+                                 higher_is_better=False),
+               ("n_num", "n_den"), "outcome"]
+
+    @pytest.mark.parametrize(("method", "test", "baseline", "by"), [
+        ("bca", "bootstrap", "a", None),
+        ("percentile", "bootstrap", None, "domain"),
+        ("t", "permutation", "a", "domain"),
+    ])
+    def test_equals_compare_one_metric_at_a_time(self, method, test, baseline, by):
+        frame = clustered_frame(20, 3, models=("a", "b", "c"), effect={"b": 0.1})
+        options = dict(baseline=baseline, by=by, method=method, test=test,
+                       n_resamples=300, seed=3)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            got = compare_metrics(frame, self.METRICS, **options)
+            want = pd.concat([compare(frame, m, **options) for m in self.METRICS],
+                             ignore_index=True)
+        pd.testing.assert_frame_equal(got, want)
+        assert got.attrs["provenance"]["function"] == "compare_metrics"
+        assert got.attrs["provenance"]["metric"] == list(want["metric"].unique())
+
+    def test_unpaired_scenario_sets_and_warnings_per_metric(self):
+        frame = clustered_frame(20, 2, models=("a", "b"))
+        frame = frame[~((frame.agent_model == "b") & (frame.scenario_id == "s000"))]
+        with pytest.warns(UnpairedComparisonWarning) as caught:
+            got = compare_metrics(frame, ["success", "turns"], baseline="a",
+                                  n_resamples=200)
+        assert len([w for w in caught if issubclass(w.category,
+                                                    UnpairedComparisonWarning)]) == 2
+        want = pd.concat([compare(frame, m, baseline="a", n_resamples=200)
+                          for m in ("success", "turns")], ignore_index=True)
+        pd.testing.assert_frame_equal(got, want)
+        assert not got["paired"].any()
+
+    def test_one_metric_or_none_is_refused_and_empty_frames_give_empty_results(self):
+        frame = clustered_frame(5, 2, models=("a", "b"))
+        with pytest.raises(TypeError, match="sequence of metrics"):
+            compare_metrics(frame, "success")
+        with pytest.raises(TypeError, match="sequence of metrics"):
+            compare_metrics(frame, ("n_num", "n_den"))
+        with pytest.raises(ValueError, match="empty"):
+            compare_metrics(frame, [])
+        empty = compare_metrics(frame.iloc[:0], ["success", "turns"])
+        assert empty.empty and list(empty.columns) == list(compare(frame.iloc[:0],
+                                                                   "success").columns)
