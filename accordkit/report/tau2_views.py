@@ -17,10 +17,13 @@ import pandas as pd
 from ..metrics.stored_checks import REWARD_CHECKS
 from ..schema import CONFIG_COLUMNS
 from ..stats import Metric, summarize
+from ..tables.builders import summarize_together
 
 __all__ = [
     "TAU2_BENCHMARKS",
     "REWARD_CHECKS",
+    "REWARD_METRICS",
+    "COST_METRICS",
     "UNKNOWN",
     "configuration_label",
     "with_configuration",
@@ -91,19 +94,17 @@ def tau2_episodes(scores: pd.DataFrame) -> pd.DataFrame:
                               .reset_index(drop=True))
 
 
-def _reward_metrics() -> list[Metric]:
-    return [Metric("mean reward", "reward"), Metric("success (reward = 1)", "success")]
+#: The stored reward and success (reward = 1) of :func:`reward_table`.
+REWARD_METRICS = (Metric("mean reward", "reward"), Metric("success (reward = 1)", "success"))
+#: The costs of :func:`cost_table`.
+COST_METRICS = (Metric("agent cost per episode", "agent_cost", higher_is_better=False),
+                Metric("user cost per episode", "user_cost", higher_is_better=False))
 
 
 def _check_metrics(frame: pd.DataFrame) -> list[Metric]:
     """A metric for each stored reward check some episode of ``frame`` has."""
     return [Metric(label, key) for label, key in REWARD_CHECKS
             if key in frame and frame[key].notna().any()]
-
-
-def _cost_metrics() -> list[Metric]:
-    return [Metric("agent cost per episode", "agent_cost", higher_is_better=False),
-            Metric("user cost per episode", "user_cost", higher_is_better=False)]
 
 
 def _no_checks(by: Sequence[str]) -> pd.DataFrame:
@@ -121,7 +122,7 @@ def reward_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configu
 
     ``boot`` holds the :func:`accordkit.summarize` options (cluster = task).
     """
-    return summarize(_with_float_success(frame), _reward_metrics(), by=list(by), **boot)
+    return summarize(_with_float_success(frame), list(REWARD_METRICS), by=list(by), **boot)
 
 
 def check_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configuration"),
@@ -151,14 +152,9 @@ def episode_tables(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "confi
     dict of str to pandas.DataFrame
         ``"reward"``, ``"checks"`` and ``"cost"``.
     """
-    groups = {"reward": _reward_metrics(), "checks": _check_metrics(frame),
-              "cost": _cost_metrics()}
-    every = [m for metrics in groups.values() for m in metrics]
-    both = summarize(_with_float_success(frame), every, by=list(by), **boot)
-    out = {}
-    for name, metrics in groups.items():
-        rows = both["metric"].isin([m.name for m in metrics]).to_numpy()
-        out[name] = both[rows].reset_index(drop=True)
+    groups = {"reward": REWARD_METRICS, "checks": _check_metrics(frame),
+              "cost": COST_METRICS}
+    out = summarize_together(_with_float_success(frame), groups, by=by, **boot)
     if not groups["checks"]:
         out["checks"] = _no_checks(by)
     return out
@@ -207,7 +203,7 @@ def cost_per_task(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "config
 def cost_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configuration"),
                **boot: Any) -> pd.DataFrame:
     """Mean agent and user cost per episode, with intervals clustered by task."""
-    return summarize(frame, _cost_metrics(), by=list(by), **boot)
+    return summarize(frame, list(COST_METRICS), by=list(by), **boot)
 
 
 def pass_k_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configuration"),

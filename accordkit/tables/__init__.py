@@ -25,6 +25,7 @@ from .builders import (
     goalshift_main,
     preference_scores,
     select,
+    summarize_together,
     with_tue_points,
 )
 from .catalogue import (
@@ -51,7 +52,7 @@ __all__ = [
     "accord_main", "accord_dynamics", "accord_cost", "accord_main_and_cost", "goalshift_main",
     "goalshift_gsrt",
     "failure_flags", "FAILURES", "bootstrap_options", "select", "preference_scores",
-    "with_tue_points",
+    "with_tue_points", "summarize_together",
     "ACCORD_MAIN", "ACCORD_DYNAMICS", "ACCORD_PREFERENCE", "ACCORD_COST", "ACCORD_USER_COST",
     "GOALSHIFT_MAIN", "GOALSHIFT_GSRT", "COMPARISON_METRICS", "CATALOGUE", "paper_id",
     *_PLOTS,

@@ -34,6 +34,7 @@ __all__ = [
     "accord_dynamics",
     "accord_cost",
     "accord_main_and_cost",
+    "summarize_together",
     "goalshift_main",
     "goalshift_gsrt",
     "failure_flags",
@@ -175,9 +176,38 @@ def accord_main_and_cost(episodes: pd.DataFrame, *,
     main, cost : pandas.DataFrame
         As :func:`accord_main` and :func:`accord_cost` give them.
     """
-    both = summarize(episodes, [*ACCORD_MAIN, *ACCORD_COST], list(by), **options)
-    is_main = both["metric"].isin([m.name for m in ACCORD_MAIN]).to_numpy()
-    return (both[is_main].reset_index(drop=True), both[~is_main].reset_index(drop=True))
+    tables = summarize_together(episodes, {"main": ACCORD_MAIN, "cost": ACCORD_COST},
+                                by=by, **options)
+    return tables["main"], tables["cost"]
+
+
+def summarize_together(frame: pd.DataFrame, tables: Mapping[str, Sequence[Any]], *,
+                       by: Sequence[str], **options: Any) -> dict[str, pd.DataFrame]:
+    """Several :func:`accordkit.summarize` tables of ``frame`` with the same cells, from one
+    set of resamples.
+
+    A cell's resamples are seeded from its key alone, whatever the metrics: one summary of
+    every table's metrics draws them once, and its rows, split back by metric, are the
+    tables the separate calls give.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        The rows every table summarises.
+    tables : mapping of str to sequence of Metric
+        Each table's metrics (names unique across the tables).
+    by, **options
+        As in :func:`accordkit.summarize`.
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        Each table, by its key in ``tables``.
+    """
+    every = [m for metrics in tables.values() for m in metrics]
+    both = summarize(frame, every, list(by), **options)
+    return {name: both[both["metric"].isin([m.name for m in metrics]).to_numpy()]
+            .reset_index(drop=True) for name, metrics in tables.items()}
 
 
 def goalshift_main(episodes: pd.DataFrame, *, by: Sequence[str] = ("domain", "agent_model"),
