@@ -147,12 +147,15 @@ def _parquet_modes(item: WorkItem, *, split: str | None) -> Any:
     frames = []
     for groups in _modes_passes(list(where.values()), max_rows=MODES_PASS_ROWS):
         # one read of each row group the pass touches, its rows split among the groups
+        wanted: dict[tuple[int, int], list[tuple[int, Any]]] = {}
+        for k, pieces in enumerate(groups):
+            for f, g, rows in pieces:
+                wanted.setdefault((f, g), []).append((k, rows))
         parts: list[list[pa.Table]] = [[] for _ in groups]
-        for f, g in sorted({(f, g) for pieces in groups for f, g, _ in pieces}):
+        for f, g in sorted(wanted):
             row_group = opened[f].read_row_group(g)
-            for k, pieces in enumerate(groups):
-                parts[k] += [row_group.take(pa.array(rows))
-                             for pf, pg, rows in pieces if (pf, pg) == (f, g)]
+            for k, rows in wanted[(f, g)]:
+                parts[k].append(row_group.take(pa.array(rows)))
             del row_group
         for k, pieces in enumerate(groups):
             ds, _ = load_table(pa.concat_tables(parts[k]), source=files[pieces[0][0]],

@@ -392,14 +392,14 @@ _PARALLEL_SCORING_ROWS = 50_000
 
 def _worth_workers(files: Sequence[Path]) -> bool:
     """Whether scoring ``files`` pays for worker processes (about 3 s each to start)."""
+    import pyarrow.parquet as pq
+
     size = rows = 0
     for f in files:
         if not f.is_file():
             continue
         if f.suffix == ".parquet":
             try:
-                import pyarrow.parquet as pq
-
                 rows += pq.ParquetFile(f).metadata.num_rows
             except Exception:  # noqa: BLE001 - the scoring run reports an unreadable file
                 continue
