@@ -216,15 +216,14 @@ class _Reader:
         options = self.cache_options()
         # An unchanged file is found by its remembered digest, without reading it; any
         # other file is read once, for its digest and (on a miss) its episodes.
-        known = known_digest(path)
-        key = None if known is None else cache_key(None, path=source, options=options,
-                                                   digest=known)
-        entry = None if key is None else read_entry(key)
+        known = _known_key(path, options)
+        entry = None if known is None else read_entry(known)
+        key = known
         if entry is None:
             data = path.read_bytes()
             digest = remember_digest(path, data)
             key = cache_key(None, path=source, options=options, digest=digest)
-            entry = read_entry(key) if digest != known else None
+            entry = read_entry(key) if key != known else None
             if entry is None:
                 entry = self.capture(lambda sub: sub.text_file(data, source), source)
                 # written on another core while the next file is read (Arrow writes
@@ -247,11 +246,11 @@ class _Reader:
         keys = []
         for src in sources:
             path = Path(src)
-            known = known_digest(path) if path.is_file() else None
-            if known is None or _folder_reader(path) is not None \
+            key = _known_key(path, options) if path.is_file() else None
+            if key is None or _folder_reader(path) is not None \
                     or _uncached_file_reader(path) is not None:
                 return None
-            keys.append(cache_key(None, path=str(path), options=options, digest=known))
+            keys.append(key)
         entry = read_entry(files_key(keys, sources=[str(src) for src in sources]))
         if entry is None or entry.files is None or entry.skipped:
             return None
@@ -564,6 +563,13 @@ def _record_errors(records: list[dict[str, Any]], names: list[str], *, source: s
             out.append((i, EpisodeValidationError(found[1], source=source, record=name,
                                                   field=found[0] or "(simulation)")))
     return out
+
+
+def _known_key(path: Path, options: dict[str, Any]) -> str | None:
+    """The cache key of a file whose digest is remembered (no read), else None."""
+    known = known_digest(path)
+    return None if known is None else cache_key(None, path=str(path), options=options,
+                                                digest=known)
 
 
 def _folder_reader(path: Path) -> Any:
