@@ -238,7 +238,9 @@ class _Reader:
         Only a load of several files that the cached text path reads (no folder or parquet
         reader takes them) and whose digests are all remembered can be found this way (a new
         or changed file means reading it), and only a clean one was stored (see
-        :meth:`remember_load`).
+        :meth:`remember_load`). Each key covers the file's path and bytes, so the uncached
+        (parquet) reader, which knows a file by its name and first bytes, is not asked again;
+        a folder reader may know a file by what lies next to it, so those are.
         """
         if not self.cache or len(sources) < 2:
             return None
@@ -247,8 +249,7 @@ class _Reader:
         for src in sources:
             path = Path(src)
             key = _known_key(path, options) if path.is_file() else None
-            if key is None or _folder_reader(path) is not None \
-                    or _uncached_file_reader(path) is not None:
+            if key is None or _folder_reader(path) is not None:
                 return None
             keys.append(key)
         entry = read_entry(files_key(keys, sources=[str(src) for src in sources]))

@@ -60,6 +60,7 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Iterable
+from importlib import import_module
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -81,6 +82,16 @@ class Reader(Protocol):
 
 
 _READERS: list[Reader] = []
+
+#: The built-in readers of each kind, in the order they are asked: (module, class).
+_BUILTIN: dict[str, tuple[tuple[str, str], ...]] = {
+    "folder": (("results", "ResultsFolder"), ("dataset_folder", "DatasetFolder"),
+               ("folder", "Folder")),
+    "file": (("parquet", "Parquet"), ("results", "ResultsFile"), ("json_file", "JsonFile")),
+    "document": (("results", "ResultsDocument"), ("taubench", "TaubenchDocument"),
+                 ("canonical", "CanonicalDocument")),
+    "hub": (("hub", "Hub"),),
+}
 
 
 def register(reader: Reader) -> None:
@@ -107,20 +118,14 @@ def formats(kind: str) -> list[Any]:
     ``kind`` is ``"folder"``, ``"file"``, ``"document"`` or ``"hub"`` (see the module
     docstring); for ``"file"`` the registered user readers come first.
     """
-    from . import canonical, dataset_folder, folder, hub, json_file, parquet, results, taubench
-
-    builtin = {
-        "folder": [results.ResultsFolder(), dataset_folder.DatasetFolder(), folder.Folder()],
-        "file": [parquet.Parquet(), results.ResultsFile(), json_file.JsonFile()],
-        "document": [results.ResultsDocument(), taubench.TaubenchDocument(),
-                     canonical.CanonicalDocument()],
-        "hub": [hub.Hub()],
-    }
-    if kind not in builtin:
-        raise ValueError(f"kind must be one of {sorted(builtin)}, got {kind!r}")
+    if kind not in _BUILTIN:
+        raise ValueError(f"kind must be one of {sorted(_BUILTIN)}, got {kind!r}")
+    # only this kind's modules are imported: a cached load asks the folder readers alone
+    found = [getattr(import_module(f"{__name__}.{module}"), cls)()
+             for module, cls in _BUILTIN[kind]]
     if kind == "file":
-        return [_UserFormat(r) for r in _READERS] + builtin["file"]
-    return builtin[kind]
+        return [_UserFormat(r) for r in _READERS] + found
+    return found
 
 
 class _UserFormat:
