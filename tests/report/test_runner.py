@@ -314,3 +314,26 @@ def test_workers_score_inputs_of_many_parquet_rows_or_many_json_bytes(tmp_path, 
     assert not runner._worth_workers([parquet])                 # its 6 kB do not count
     monkeypatch.setattr(runner, "_PARALLEL_SCORING_BYTES", 200)
     assert runner._worth_workers([json_file])
+
+
+def test_each_kernel_gets_its_share_of_the_cores_for_blas(tmp_path, monkeypatch):
+    """The kernel inherits the worker's environment: the BLAS thread caps are set there,
+    before papermill starts it, and a cap the user chose is kept."""
+    import papermill as pm
+
+    from accordkit.report import runner
+
+    seen = {}
+
+    def fake_execute(notebook, out_ipynb, **kwargs):
+        seen.update({name: os.environ.get(name) for name in runner._BLAS_THREADS})
+
+    monkeypatch.setattr(pm, "execute_notebook", fake_execute)
+    for name in runner._BLAS_THREADS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MKL_NUM_THREADS", "3")
+    out = tmp_path / "nb.ipynb"
+    runner._execute("x", "x.ipynb", str(out), str(tmp_path / "x.html"), {}, str(tmp_path),
+                    False, runner.kernel_threads(2, cpus=2))
+    assert seen == {"OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "3", "OMP_NUM_THREADS": "1"}
+    assert runner.kernel_threads(4, cpus=2) == 1 and runner.kernel_threads(1, cpus=8) == 8
