@@ -24,7 +24,14 @@ from ._estimators import (
 )
 from ._intervals import confidence_interval, robust_se
 from ._options import resolve_aliases
-from ._resample import assignment_chunks, cell_rng, count_chunks, digest, swap_chunks
+from ._resample import (
+    assignment_chunks,
+    cell_rng,
+    count_chunks,
+    digest,
+    resample_totals,
+    swap_chunks,
+)
 from ._validate import COMPARE_COLUMNS, CompareArgs, _compare_iv, metric_values
 from ._warnings import BCaFallbackWarning, DegenerateIntervalWarning, UnpairedComparisonWarning
 from .metrics import Metric, MetricLike
@@ -350,6 +357,15 @@ def _draw_resamples(models: list[dict[Hashable, _Model]], cell, args: CompareArg
         n = len(models[0][names[0]].scenarios)
         rng = cell_rng(args.seed, cell.key + (("__scenarios__", set_id),))
         group = [per_metric[name] for per_metric in models for name in names]
+        if all(model.estimator.kind == "ratio" for model in group):
+            # sums alone: every model's totals from one product per block of resamples
+            columns = [model.estimator.columns for model in group]
+            totals = resample_totals([(rng, np.arange(n))], n, args.n_resamples,
+                                     np.hstack(columns))
+            bounds = np.cumsum([0, *(c.shape[1] for c in columns)])
+            for j, model in enumerate(group):
+                model.theta_b = model.estimator.from_totals(totals[:, bounds[j]:bounds[j + 1]])
+            continue
         parts: list[list[np.ndarray]] = [[] for _ in group]
         for counts in count_chunks([(rng, np.arange(n))], n, args.n_resamples):
             for part, model in zip(parts, group, strict=True):

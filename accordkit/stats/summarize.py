@@ -15,7 +15,7 @@ from ._cells import cell_label, cluster_codes, iter_cells, local_clusters, sorte
 from ._estimators import estimator_for, jackknife_affordable
 from ._intervals import confidence_interval, robust_se
 from ._options import resolve_aliases
-from ._resample import cell_rng, count_chunks
+from ._resample import cell_rng, count_chunks, resample_totals
 from ._validate import SUMMARY_COLUMNS, _summarize_iv, metric_values
 from ._warnings import BCaFallbackWarning, DegenerateIntervalWarning
 from .metrics import MetricLike
@@ -201,7 +201,8 @@ def _bootstrap(estimators, streams, n_clusters, args) -> list[np.ndarray | None]
 
     Every estimator with per-cluster ``columns`` (means and ratios: two sums; medians of
     repeated values: cumulative counts near the median) is stacked into one (clusters x k)
-    matrix, so a block of resamples costs one matrix product for all of them.
+    matrix, so a block of resamples costs one matrix product for all of them. When they are
+    all sums (no median), only those products are kept (:func:`resample_totals`).
     """
     needs = [args.method != "t" or est.kind == "median" for est in estimators]
     if not any(needs):
@@ -212,6 +213,13 @@ def _bootstrap(estimators, streams, n_clusters, args) -> list[np.ndarray | None]
     stacked = (np.hstack([estimators[i].columns for i in stack_idx]) if stack_idx
                else np.empty((n_clusters, 0)))
     bounds = np.cumsum([0, *(estimators[i].columns.shape[1] for i in stack_idx)])
+    if not other_idx and all(estimators[i].kind == "ratio" for i in stack_idx):
+        # sums alone (means, ratios): the counts are never needed whole, only their totals
+        totals = resample_totals(streams, n_clusters, args.n_resamples, stacked)
+        out: list[np.ndarray | None] = [None] * len(estimators)
+        for j, i in enumerate(stack_idx):
+            out[i] = estimators[i].from_totals(totals[:, bounds[j] : bounds[j + 1]])
+        return out
     parts: dict[int, list[np.ndarray]] = {i: [] for i in stack_idx + other_idx}
     for counts in count_chunks(streams, n_clusters, args.n_resamples):
         totals = counts @ stacked

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from numpy.testing import assert_equal
 
 from accordkit.stats import _resample
@@ -10,6 +11,7 @@ from accordkit.stats._resample import (
     assignment_chunks,
     cell_rng,
     count_chunks,
+    resample_totals,
     stable_key,
     swap_chunks,
 )
@@ -44,6 +46,9 @@ def test_chunks_equal_one_big_draw(monkeypatch):
     blocks = list(count_chunks([(cell_rng(2, ()), np.arange(n))], n, b))
     assert len(blocks) == 15
     assert_equal(np.concatenate(blocks), whole)
+    blocks = list(count_chunks([(cell_rng(2, ()), np.arange(n))], n, b, chunk_elements=n))
+    assert len(blocks) == b
+    assert_equal(np.concatenate(blocks), whole)
 
 
 def test_strata_keep_their_cluster_counts():
@@ -77,3 +82,29 @@ def test_many_clusters_are_counted_row_by_row_with_the_same_counts(monkeypatch):
         monkeypatch.undo()
         assert_equal(rows, block)
         assert rows.sum(axis=1).tolist() == [n] * b
+
+
+@pytest.mark.parametrize("n, b", [(13, 101), (5000, 29), (70_000, 3)])
+def test_resample_totals_are_the_products_of_the_counts(monkeypatch, n, b):
+    """The same draws, multiplied block by block, give the whole counts matrix's product;
+    so do blocks of four resamples, whose last block has one row (101, 29, 3 resamples)."""
+    rng = np.random.default_rng(7)
+    columns = np.column_stack([rng.integers(0, 4, n), rng.random(n)])
+    (whole,) = count_chunks([(cell_rng(2, ()), np.arange(n))], n, b,
+                            chunk_elements=n * b)
+    totals = resample_totals([(cell_rng(2, ()), np.arange(n))], n, b, columns)
+    assert totals.shape == (b, 2)
+    assert_equal(totals[:, 0], whole @ columns[:, 0])  # integer sums: exact in any order
+    np.testing.assert_allclose(totals, whole @ columns, rtol=1e-14)
+    monkeypatch.setattr(_resample, "CACHE_ELEMENTS", 4 * n)  # blocks of 4, last of 1 row
+    small = resample_totals([(cell_rng(2, ()), np.arange(n))], n, b, columns)
+    np.testing.assert_allclose(small, totals, rtol=1e-14)
+
+
+def test_resample_totals_keep_the_strata():
+    members = [np.array([0, 2, 4]), np.array([1, 3])]
+    streams = [(cell_rng(3, (("h", h),)), m) for h, m in enumerate(members)]
+    ones = np.ones((5, 1))
+    totals = resample_totals(streams, 5, 300, np.column_stack([ones, [1, 0, 1, 0, 1]]))
+    assert_equal(totals[:, 0], 5.0)   # every resample has all five clusters
+    assert_equal(totals[:, 1], 3.0)   # and three of them from the first stratum
