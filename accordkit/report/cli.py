@@ -75,7 +75,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "without loading transcripts; drill-down pages read only the episodes "
                    "they show")
     p.add_argument("--out", default="reports", help="output folder (default: reports)")
-    p.add_argument("--jobs", type=int, default=2, help="notebooks run in parallel (default 2)")
+    p.add_argument("--jobs", type=int, default=2,
+                   help="notebooks run in parallel (default 2); each kernel gets its share "
+                        "of the cores for BLAS threads")
     p.add_argument("--strict", action="store_true",
                    help="fail (exit 2, nothing written) when any input record is bad")
     p.add_argument("--show-code", action="store_true", help="keep code cells in the HTML")
