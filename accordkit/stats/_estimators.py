@@ -24,7 +24,8 @@ import numpy as np
 from ._resample import CHUNK_ELEMENTS
 from .metrics import Metric
 
-__all__ = ["RatioEstimator", "MedianEstimator", "ratio_from_rows", "estimator_for"]
+__all__ = ["RatioEstimator", "MedianEstimator", "ratio_from_rows", "estimator_for",
+           "totals_suffice"]
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -41,11 +42,14 @@ class RatioEstimator:
     """
 
     kind = "ratio"
+    #: the statistic is a function of ``weights @ totals_columns`` (see :meth:`from_totals`)
+    totals_only = True
 
     def __init__(self, num_c: np.ndarray, den_c: np.ndarray) -> None:
         self.num_c = np.asarray(num_c, dtype=np.float64)
         self.den_c = np.asarray(den_c, dtype=np.float64)
         self.columns = np.column_stack([self.num_c, self.den_c])
+        self.totals_columns = self.columns
 
     @property
     def n_clusters(self) -> int:
@@ -86,6 +90,22 @@ class RatioEstimator:
         if total_den == 0:
             return np.full_like(self.num_c, np.nan)
         return (self.num_c - self.estimate * self.den_c) / total_den
+
+
+def totals_suffice(estimators: Any, n_resamples: int) -> bool:
+    """Whether the bootstrap values of ``estimators`` need only their totals.
+
+    True when every one is a function of ``weights @ totals_columns`` alone
+    (``totals_only``: means, ratios, Kaplan–Meier medians; not medians of rows) and the
+    totals of all resamples, ``n_resamples`` x their columns, fit in one block of
+    :data:`~accordkit.stats._resample.CHUNK_ELEMENTS`: then
+    :func:`~accordkit.stats._resample.resample_totals` gives them without the counts.
+    """
+    estimators = list(estimators)
+    if not all(getattr(e, "totals_only", False) for e in estimators):
+        return False
+    width = sum(e.totals_columns.shape[1] for e in estimators)
+    return width * n_resamples <= CHUNK_ELEMENTS
 
 
 def ratio_from_rows(
@@ -133,6 +153,8 @@ class MedianEstimator:
     WINDOW = (0.35, 0.65)
 
     kind = "median"
+    #: :meth:`from_totals` needs the weights again for medians outside its window
+    totals_only = False
     #: the jackknife is one weighted median per left-out cluster
     dense_jackknife = True
 

@@ -21,6 +21,7 @@ from ._estimators import (
     RatioEstimator,
     estimator_for,
     jackknife_affordable,
+    totals_suffice,
 )
 from ._intervals import confidence_interval, robust_se
 from ._options import resolve_aliases
@@ -357,9 +358,9 @@ def _draw_resamples(models: list[dict[Hashable, _Model]], cell, args: CompareArg
         n = len(models[0][names[0]].scenarios)
         rng = cell_rng(args.seed, cell.key + (("__scenarios__", set_id),))
         group = [per_metric[name] for per_metric in models for name in names]
-        if all(model.estimator.kind == "ratio" for model in group):
-            # sums alone: every model's totals from one product per block of resamples
-            columns = [model.estimator.columns for model in group]
+        if totals_suffice([model.estimator for model in group], args.n_resamples):
+            # totals alone: every model's from one product per block of resamples
+            columns = [model.estimator.totals_columns for model in group]
             totals = resample_totals([(rng, np.arange(n))], n, args.n_resamples,
                                      np.hstack(columns))
             bounds = np.cumsum([0, *(c.shape[1] for c in columns)])

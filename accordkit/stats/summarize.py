@@ -12,7 +12,7 @@ import scipy
 
 from . import _estimators
 from ._cells import cell_label, cluster_codes, iter_cells, local_clusters, sorted_codes
-from ._estimators import estimator_for, jackknife_affordable
+from ._estimators import estimator_for, jackknife_affordable, totals_suffice
 from ._intervals import confidence_interval, robust_se
 from ._options import resolve_aliases
 from ._resample import cell_rng, count_chunks, resample_totals
@@ -201,25 +201,29 @@ def _bootstrap(estimators, streams, n_clusters, args) -> list[np.ndarray | None]
 
     Every estimator with per-cluster ``columns`` (means and ratios: two sums; medians of
     repeated values: cumulative counts near the median) is stacked into one (clusters x k)
-    matrix, so a block of resamples costs one matrix product for all of them. When they are
-    all sums (no median), only those products are kept (:func:`resample_totals`).
+    matrix, so a block of resamples costs one matrix product for all of them. When every
+    metric is a function of such products alone (means, ratios, KM medians; not medians of
+    rows), only the products are kept (:func:`resample_totals`).
     """
     needs = [args.method != "t" or est.kind == "median" for est in estimators]
     if not any(needs):
         return [None] * len(estimators)
-    stack_idx = [i for i, e in enumerate(estimators)
-                 if needs[i] and getattr(e, "columns", None) is not None]
-    other_idx = [i for i, e in enumerate(estimators) if needs[i] and i not in stack_idx]
+    needed = [i for i in range(len(estimators)) if needs[i]]
+    if totals_suffice([estimators[i] for i in needed], args.n_resamples):
+        # totals alone (means, ratios, KM medians): the counts are never needed whole
+        columns = [estimators[i].totals_columns for i in needed]
+        totals = resample_totals(streams, n_clusters, args.n_resamples,
+                                 np.hstack(columns) if columns else np.empty((n_clusters, 0)))
+        edges = np.cumsum([0, *(c.shape[1] for c in columns)])
+        out: list[np.ndarray | None] = [None] * len(estimators)
+        for j, i in enumerate(needed):
+            out[i] = estimators[i].from_totals(totals[:, edges[j] : edges[j + 1]])
+        return out
+    stack_idx = [i for i in needed if getattr(estimators[i], "columns", None) is not None]
+    other_idx = [i for i in needed if i not in stack_idx]
     stacked = (np.hstack([estimators[i].columns for i in stack_idx]) if stack_idx
                else np.empty((n_clusters, 0)))
     bounds = np.cumsum([0, *(estimators[i].columns.shape[1] for i in stack_idx)])
-    if not other_idx and all(estimators[i].kind == "ratio" for i in stack_idx):
-        # sums alone (means, ratios): the counts are never needed whole, only their totals
-        totals = resample_totals(streams, n_clusters, args.n_resamples, stacked)
-        out: list[np.ndarray | None] = [None] * len(estimators)
-        for j, i in enumerate(stack_idx):
-            out[i] = estimators[i].from_totals(totals[:, bounds[j] : bounds[j + 1]])
-        return out
     parts: dict[int, list[np.ndarray]] = {i: [] for i in stack_idx + other_idx}
     for counts in count_chunks(streams, n_clusters, args.n_resamples):
         totals = counts @ stacked

@@ -19,6 +19,7 @@ whole clusters: ``Metric(name, (time, observed), stat="km_median")``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -191,15 +192,29 @@ class KMMedianEstimator:
         """Observed events (recoveries)."""
         return self._n_events
 
-    def on_counts(self, weights: np.ndarray) -> np.ndarray:
-        b = weights.shape[0]
+    #: the statistic is a function of ``weights @ totals_columns`` (see :meth:`from_totals`)
+    totals_only = True
+
+    @cached_property
+    def totals_columns(self) -> np.ndarray:
+        """Per cluster, its events and its rows at risk at each event time: (clusters x 2J).
+
+        Not ``columns``: those join the one product of a block of counts with every
+        metric's, and 2J columns may be many; :func:`~accordkit.stats._resample.
+        resample_totals` takes these only when all resamples' totals are small."""
+        return np.hstack([self._events, self._at_risk])
+
+    def from_totals(self, totals: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        """KM medians from ``weights @ totals_columns``: events ``d`` and rows at risk ``n`` at
+        each time, ``S = cumprod(1 - d / n)``, the first time with ``S <= 1/2``."""
+        b, n_t = totals.shape[0], len(self.times)
         out = np.full(b, np.nan)
-        if not len(self.times):
+        if not n_t:
             return out
-        step = max(1, CHUNK_ELEMENTS // max(len(self.times), 1))
+        step = max(1, CHUNK_ELEMENTS // n_t)
         for start in range(0, b, step):
-            w = weights[start : start + step]
-            d, n = w @ self._events, w @ self._at_risk
+            d = totals[start : start + step, :n_t]
+            n = totals[start : start + step, n_t:]
             with np.errstate(divide="ignore", invalid="ignore"):
                 factor = np.where(n > 0, 1.0 - d / n, 1.0)
             surv = np.cumprod(factor, axis=1)
@@ -208,6 +223,15 @@ class KMMedianEstimator:
             idx = np.argmax(below, axis=1)
             out[start : start + step] = np.where(hit, self.times[idx], np.nan)
         return out
+
+    def on_counts(self, weights: np.ndarray) -> np.ndarray:
+        b = weights.shape[0]
+        if not len(self.times):
+            return np.full(b, np.nan)
+        step = max(1, CHUNK_ELEMENTS // max(len(self.times), 1))
+        return np.concatenate([
+            self.from_totals(np.hstack([w @ self._events, w @ self._at_risk]))
+            for w in (weights[start : start + step] for start in range(0, b, step))])
 
     @property
     def estimate(self) -> float:

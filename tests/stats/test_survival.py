@@ -67,6 +67,47 @@ def test_estimator_matches_scipy_on_repeated_rows():
         assert value == want or (np.isnan(value) and np.isnan(want))
 
 
+def test_km_medians_from_totals_equal_those_from_counts():
+    """The totals path (the products alone) gives what the counts path gives."""
+    rng = np.random.default_rng(3)
+    n_clusters = 15
+    codes = rng.integers(0, n_clusters, 120)
+    time = rng.integers(1, 12, 120).astype(float)
+    observed = (rng.random(120) < 0.6).astype(float)
+    est = KMMedianEstimator(time, observed, codes, n_clusters)
+    weights = rng.integers(0, 4, (50, n_clusters)).astype(float)
+    assert est.totals_columns.shape == (n_clusters, 2 * len(est.times))
+    np.testing.assert_array_equal(est.from_totals(weights @ est.totals_columns),
+                                  est.on_counts(weights))
+
+
+def test_summarize_draws_km_medians_from_totals_when_they_are_few(monkeypatch):
+    """Few event times: totals of all resamples are small, so no counts are kept; many: the
+    counts path, bounded in memory. Both give the same interval."""
+    import importlib
+    import warnings
+
+    from accordkit.stats import _estimators
+
+    summarize_module = importlib.import_module("accordkit.stats.summarize")
+    time, observed = _six_mp()
+    frame = pd.DataFrame({"scenario_id": np.arange(len(time)) // 2, "time": time,
+                          "observed": observed})
+    metric = Metric("km", ("time", "observed"), stat="km_median")
+    calls = []
+    real = summarize_module.resample_totals
+    monkeypatch.setattr(summarize_module, "resample_totals",
+                        lambda *a: calls.append(a) or real(*a))
+    with warnings.catch_warnings():  # resamples with no median are reported, not the point
+        warnings.simplefilter("ignore", DegenerateIntervalWarning)
+        fast = summarize(frame, metric, method="percentile", n_resamples=400, seed=4)
+        assert len(calls) == 1
+        monkeypatch.setattr(_estimators, "CHUNK_ELEMENTS", 100)  # 400 x 14 columns: too many
+        slow = summarize(frame, metric, method="percentile", n_resamples=400, seed=4)
+    assert len(calls) == 1
+    pd.testing.assert_frame_equal(fast, slow)
+
+
 def test_summarize_resamples_the_km_median_by_cluster():
     time, observed = _six_mp()
     frame = pd.DataFrame({"scenario_id": np.arange(len(time)) // 3, "time": time,
