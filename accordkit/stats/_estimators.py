@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from ._resample import CHUNK_ELEMENTS
+from ._resample import CHUNK_ELEMENTS, resample_totals
 from .metrics import Metric
 
 __all__ = ["RatioEstimator", "MedianEstimator", "ratio_from_rows", "estimator_for",
-           "totals_suffice"]
+           "totals_suffice", "distributions_from_totals"]
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -106,6 +106,21 @@ def totals_suffice(estimators: Any, n_resamples: int) -> bool:
         return False
     width = sum(e.totals_columns.shape[1] for e in estimators)
     return width * n_resamples <= CHUNK_ELEMENTS
+
+
+def distributions_from_totals(estimators: Any, streams: Any, n_clusters: int,
+                              n_resamples: int) -> list[np.ndarray]:
+    """Each estimator's bootstrap values, from one :func:`resample_totals` of their columns.
+
+    For estimators that :func:`totals_suffice`: the resamples are those of
+    :func:`~accordkit.stats._resample.count_chunks` for ``streams``, shared by all.
+    """
+    columns = [e.totals_columns for e in estimators]
+    totals = resample_totals(streams, n_clusters, n_resamples,
+                             np.hstack(columns) if columns else np.empty((n_clusters, 0)))
+    edges = np.cumsum([0, *(c.shape[1] for c in columns)])
+    return [e.from_totals(totals[:, edges[j] : edges[j + 1]])
+            for j, e in enumerate(estimators)]
 
 
 def ratio_from_rows(

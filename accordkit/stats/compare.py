@@ -19,6 +19,7 @@ from ._cells import cell_label, iter_cells, sorted_codes
 from ._estimators import (
     MedianEstimator,
     RatioEstimator,
+    distributions_from_totals,
     estimator_for,
     jackknife_affordable,
     totals_suffice,
@@ -30,7 +31,6 @@ from ._resample import (
     cell_rng,
     count_chunks,
     digest,
-    resample_totals,
     swap_chunks,
 )
 from ._validate import COMPARE_COLUMNS, CompareArgs, _compare_iv, metric_values
@@ -358,14 +358,13 @@ def _draw_resamples(models: list[dict[Hashable, _Model]], cell, args: CompareArg
         n = len(models[0][names[0]].scenarios)
         rng = cell_rng(args.seed, cell.key + (("__scenarios__", set_id),))
         group = [per_metric[name] for per_metric in models for name in names]
-        if totals_suffice([model.estimator for model in group], args.n_resamples):
+        estimators = [model.estimator for model in group]
+        if totals_suffice(estimators, args.n_resamples):
             # totals alone: every model's from one product per block of resamples
-            columns = [model.estimator.totals_columns for model in group]
-            totals = resample_totals([(rng, np.arange(n))], n, args.n_resamples,
-                                     np.hstack(columns))
-            bounds = np.cumsum([0, *(c.shape[1] for c in columns)])
-            for j, model in enumerate(group):
-                model.theta_b = model.estimator.from_totals(totals[:, bounds[j]:bounds[j + 1]])
+            found = distributions_from_totals(estimators, [(rng, np.arange(n))], n,
+                                              args.n_resamples)
+            for model, values in zip(group, found, strict=True):
+                model.theta_b = values
             continue
         parts: list[list[np.ndarray]] = [[] for _ in group]
         for counts in count_chunks([(rng, np.arange(n))], n, args.n_resamples):

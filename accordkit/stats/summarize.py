@@ -12,10 +12,15 @@ import scipy
 
 from . import _estimators
 from ._cells import cell_label, cluster_codes, iter_cells, local_clusters, sorted_codes
-from ._estimators import estimator_for, jackknife_affordable, totals_suffice
+from ._estimators import (
+    distributions_from_totals,
+    estimator_for,
+    jackknife_affordable,
+    totals_suffice,
+)
 from ._intervals import confidence_interval, robust_se
 from ._options import resolve_aliases
-from ._resample import cell_rng, count_chunks, resample_totals
+from ._resample import cell_rng, count_chunks
 from ._validate import SUMMARY_COLUMNS, _summarize_iv, metric_values
 from ._warnings import BCaFallbackWarning, DegenerateIntervalWarning
 from .metrics import MetricLike
@@ -211,13 +216,11 @@ def _bootstrap(estimators, streams, n_clusters, args) -> list[np.ndarray | None]
     needed = [i for i in range(len(estimators)) if needs[i]]
     if totals_suffice([estimators[i] for i in needed], args.n_resamples):
         # totals alone (means, ratios, KM medians): the counts are never needed whole
-        columns = [estimators[i].totals_columns for i in needed]
-        totals = resample_totals(streams, n_clusters, args.n_resamples,
-                                 np.hstack(columns) if columns else np.empty((n_clusters, 0)))
-        edges = np.cumsum([0, *(c.shape[1] for c in columns)])
+        found = distributions_from_totals([estimators[i] for i in needed], streams,
+                                          n_clusters, args.n_resamples)
         out: list[np.ndarray | None] = [None] * len(estimators)
-        for j, i in enumerate(needed):
-            out[i] = estimators[i].from_totals(totals[:, edges[j] : edges[j + 1]])
+        for i, values in zip(needed, found, strict=True):
+            out[i] = values
         return out
     stack_idx = [i for i in needed if getattr(estimators[i], "columns", None) is not None]
     other_idx = [i for i in needed if i not in stack_idx]
