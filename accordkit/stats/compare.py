@@ -26,13 +26,7 @@ from ._estimators import (
 )
 from ._intervals import confidence_interval, robust_se
 from ._options import resolve_aliases
-from ._resample import (
-    assignment_chunks,
-    cell_rng,
-    count_chunks,
-    digest,
-    swap_chunks,
-)
+from ._resample import assignment_chunks, cell_rng, count_chunks, digest, swap_chunks
 from ._validate import COMPARE_COLUMNS, CompareArgs, _compare_iv, metric_values
 from ._warnings import BCaFallbackWarning, DegenerateIntervalWarning, UnpairedComparisonWarning
 from .metrics import Metric, MetricLike

@@ -208,7 +208,7 @@ def _bootstrap(estimators, streams, n_clusters, args) -> list[np.ndarray | None]
     repeated values: cumulative counts near the median) is stacked into one (clusters x k)
     matrix, so a block of resamples costs one matrix product for all of them. When every
     metric is a function of such products alone (means, ratios, KM medians; not medians of
-    rows), only the products are kept (:func:`resample_totals`).
+    rows), only the products are kept (:func:`~._estimators.distributions_from_totals`).
     """
     needs = [args.method != "t" or est.kind == "median" for est in estimators]
     if not any(needs):

@@ -200,8 +200,9 @@ class KMMedianEstimator:
         """Per cluster, its events and its rows at risk at each event time: (clusters x 2J).
 
         Not ``columns``: those join the one product of a block of counts with every
-        metric's, and 2J columns may be many; :func:`~accordkit.stats._resample.
-        resample_totals` takes these only when all resamples' totals are small."""
+        metric's, and 2J columns may be many. These are used only when the totals of all
+        resamples are small (:func:`~accordkit.stats._estimators.totals_suffice`).
+        """
         return np.hstack([self._events, self._at_risk])
 
     def from_totals(self, totals: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
