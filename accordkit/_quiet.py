@@ -1,8 +1,9 @@
 """Imported by :mod:`accordkit` itself: keeps a library notice off report pages.
 
-Report notebooks import datasets (and with it ``tqdm.auto``) in their first cell, before
-:func:`~accordkit.report.setup.notebook_setup` runs: tqdm's notice that Jupyter widgets are
-missing (its bars fall back to text) would otherwise land in every page's Notes box.
+Report notebooks may import ``tqdm.auto`` (through datasets or a progress bar) in their
+first cell, before :func:`~accordkit.report.setup.notebook_setup` runs: tqdm's notice that
+Jupyter widgets are missing (its bars fall back to text) would otherwise land in every
+page's Notes box.
 """
 
 import warnings

@@ -27,6 +27,10 @@ from typing import Any
 
 from datasets import Features, List, Value
 
+# the names (benchmarks, roles, dynamics, kinds, id columns) live in a module of their own,
+# free of datasets, and are part of this module's interface
+from ._names import BENCHMARKS, CONFIG_COLUMNS, DYNAMICS, ID_COLUMNS, KINDS, ROLES
+
 __all__ = [
     "EPISODE_FEATURES",
     "ID_COLUMNS",
@@ -47,36 +51,6 @@ __all__ = [
 
 #: Bumped when a column is added, removed or changes meaning.
 SCHEMA_VERSION = "accordkit.episode/2"
-
-#: ``"taubench"`` is τ-bench v1 (sierra-research/tau-bench): its own id because its files,
-#: success rule inputs and pass^k convention differ from tau2's (docs/tau2.md).
-BENCHMARKS = ("accord", "agentchangebench", "tau2", "taubench")
-ROLES = ("system", "user", "assistant", "tool")
-DYNAMICS = ("stated", "hard_underspec", "soft_underspec", "unachievable", "triggered")
-#: Message kinds. ``None`` is allowed too (tau2 messages carry no kind).
-KINDS = ("greeting", "utterance", "thought", "action", "observation")
-
-#: Columns that identify an episode; every scores frame starts with them.
-ID_COLUMNS = (
-    "benchmark",
-    "domain",
-    "scenario_id",
-    "task_id",
-    "rollout",
-    "episode_id",
-    "agent_model",
-    "method",
-    "user_model",
-    "user_implementation",
-    "persona",
-)
-
-#: Columns that together name one agent configuration: the agent model, the agent
-#: implementation (``method``: tau2 ``info.agent_info.implementation``, AcCoRD react/uncreact),
-#: the user-simulator model and the user-simulator implementation. Tables, pass^k and
-#: comparisons group by ``domain`` x these unless asked otherwise. Group with
-#: ``dropna=False``: a canonical dataset may leave some of them null.
-CONFIG_COLUMNS = ("agent_model", "method", "user_model", "user_implementation")
 
 _str = Value("string")
 _bool = Value("bool")

@@ -251,7 +251,7 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     import pandas as pd
     import pyarrow.parquet as pq
 
-    from .schema import ID_COLUMNS
+    from ._names import ID_COLUMNS
 
     if level not in LEVEL_DIRS:
         raise ValueError(f"level must be one of {tuple(LEVEL_DIRS)}, got {level!r}")

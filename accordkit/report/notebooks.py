@@ -91,8 +91,8 @@ class InputFacts:
     def from_sources(cls, ds: Any, verdicts: list[str]) -> InputFacts:
         import pandas as pd
 
+        from .._names import CONFIG_COLUMNS
         from ..frame import to_frame
-        from ..schema import CONFIG_COLUMNS
 
         frame = to_frame(ds) if len(ds) else pd.DataFrame(
             columns=["benchmark", *CONFIG_COLUMNS])
@@ -103,7 +103,7 @@ class InputFacts:
         """From any per-episode frame with the id columns (episodes or their scores)."""
         import pandas as pd
 
-        from ..schema import CONFIG_COLUMNS
+        from .._names import CONFIG_COLUMNS
 
         configs = {}
         for bench, part in frame.groupby("benchmark"):
