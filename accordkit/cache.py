@@ -38,6 +38,8 @@ __all__ = ["cache_dir", "cache_key", "files_key", "file_digest", "known_digest",
 ENTRY_FORMAT = "accordkit.episode-cache/3"
 _META = b"accordkit.cache"
 _SUFFIX = ".arrow"
+#: Bytes an entry is written in at a time.
+_WRITE_BUFFER = 1 << 20
 
 
 class CacheWarning(UserWarning):
@@ -121,23 +123,36 @@ def known_digest(path: Path) -> bytes | None:
     return None
 
 
-def remember_digest(path: Path, data: bytes, st: os.stat_result | None = None) -> bytes:
-    """sha256 of ``data`` (the bytes of ``path``), remembered for :func:`file_digest`."""
+def remember_digest(path: Path, data: bytes, st: os.stat_result | None = None, *,
+                    defer: Any = None) -> bytes:
+    """sha256 of ``data`` (the bytes of ``path``), remembered for :func:`file_digest`.
+
+    ``defer(fn, *args)``, when given, runs the memo's write later (the loader's background
+    thread): the digest is returned at once, and the write is a hint whose failure is
+    ignored either way.
+    """
     digest = hashlib.sha256(data).digest()
     path = Path(path).resolve()
     st = st or path.stat()
     if time.time() - st.st_mtime_ns / 1e9 > _RACY_SECONDS and st.st_size == len(data):
-        memo, tmp = _digest_memo(path), None
-        try:  # a hint, not data: renamed into place but not fsynced
-            memo.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=memo.parent)
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump({"path": str(path), "stat": _stat_key(st), "sha256": digest.hex()}, fh)
-            os.replace(tmp, memo)
-        except OSError:
-            if tmp is not None:
-                Path(tmp).unlink(missing_ok=True)
+        if defer is None:
+            _write_memo(path, st, digest)
+        else:
+            defer(_write_memo, path, st, digest)
     return digest
+
+
+def _write_memo(path: Path, st: os.stat_result, digest: bytes) -> None:
+    memo, tmp = _digest_memo(path), None
+    try:  # a hint, not data: renamed into place but not fsynced
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=memo.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump({"path": str(path), "stat": _stat_key(st), "sha256": digest.hex()}, fh)
+        os.replace(tmp, memo)
+    except OSError:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
 
 
 @dataclass
@@ -219,7 +234,11 @@ def store_entry(key: str, entry: CacheEntry) -> None:
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=_SUFFIX, dir=path.parent)
         os.close(fd)
         try:
-            with pa.OSFile(tmp, "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+            # buffered: Arrow writes each column buffer on its own, and unbuffered small
+            # writes made an entry of a few episodes cost 1.1-1.4 ms instead of 0.6-0.7 ms
+            with pa.OSFile(tmp, "wb") as raw, \
+                    pa.BufferedOutputStream(raw, _WRITE_BUFFER) as sink, \
+                    pa.ipc.new_file(sink, table.schema) as writer:
                 writer.write_table(table)
         except pa.ArrowException as exc:  # Arrow reports a failed write (e.g. a full disk)
             raise OSError(str(exc)) from exc

@@ -221,7 +221,9 @@ class _Reader:
         key = known
         if entry is None:
             data = path.read_bytes()
-            digest = remember_digest(path, data)
+            # the digest's memo is written on the background thread, like the entry
+            digest = remember_digest(path, data, defer=lambda fn, *args: self.pending.append(
+                self.in_background(fn, *args)))
             key = cache_key(None, path=source, options=options, digest=digest)
             entry = read_entry(key) if key != known else None
             if entry is None:
