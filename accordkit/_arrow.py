@@ -49,9 +49,21 @@ def arrow_table(ds: datasets.Dataset) -> pa.Table:
     return ds.with_format("arrow")[:]
 
 
-#: Major versions of ``datasets`` whose ``Dataset`` state :func:`episode_dataset` builds
-#: directly; ``tests/test_arrow.py`` checks it against the constructor's for the one installed.
-_STATE_CHECKED_MAJORS = frozenset({"5"})
+#: Releases of ``datasets`` (major.minor) whose ``Dataset`` state :func:`episode_dataset`
+#: builds directly; ``tests/test_arrow.py`` checks it against the constructor's for the one
+#: installed. Any other release goes through the constructor.
+_STATE_CHECKED = frozenset({"5.2"})
+
+
+def _state_checked(version: str) -> bool:
+    """Whether ``datasets`` ``version`` is one whose state :func:`episode_dataset` knows.
+
+    Examples
+    --------
+    >>> _state_checked("5.2.0"), _state_checked("5.3.1"), _state_checked("4.2.0")
+    (True, False, False)
+    """
+    return ".".join(version.split(".")[:2]) in _STATE_CHECKED
 
 
 def episode_dataset(table: pa.Table) -> datasets.Dataset:
@@ -64,7 +76,8 @@ def episode_dataset(table: pa.Table) -> datasets.Dataset:
     derives the schema and metadata from the features three times over (3.5-5 ms a call,
     as long as the rest of a cached load of a few files): its state, as the constructor
     would set it, is given to ``Dataset.__setstate__`` (how ``pickle`` restores one). Any
-    other table, or a ``datasets`` release not checked, goes through the constructor.
+    other table, or a ``datasets`` release not checked (:data:`_STATE_CHECKED`), goes through
+    the constructor.
     """
     import datasets
     from datasets.fingerprint import generate_random_fingerprint
@@ -72,8 +85,7 @@ def episode_dataset(table: pa.Table) -> datasets.Dataset:
     from .schema import EPISODE_FEATURES
 
     schema = canonical_schema()
-    if datasets.__version__.split(".")[0] in _STATE_CHECKED_MAJORS \
-            and table.schema.equals(schema, check_metadata=False):
+    if _state_checked(datasets.__version__) and table.schema.equals(schema, check_metadata=False):
         from datasets.table import InMemoryTable
 
         ds = datasets.Dataset.__new__(datasets.Dataset)

@@ -28,9 +28,9 @@ def test_canonical_schema_is_the_features_schema_with_its_metadata():
 
 
 def test_the_installed_datasets_release_is_wrapped_directly():
-    # a new major release of datasets in the lock must be checked (the tests below) and
-    # added to _STATE_CHECKED_MAJORS, or every load pays the constructor again
-    assert datasets.__version__.split(".")[0] in _arrow._STATE_CHECKED_MAJORS
+    # a new release of datasets in the lock must be checked (the tests below) and added to
+    # _STATE_CHECKED, or every load pays the constructor again
+    assert _arrow._state_checked(datasets.__version__)
 
 
 def test_direct_wrap_has_the_state_the_constructor_gives():
@@ -63,7 +63,7 @@ def test_direct_wrap_behaves_like_a_dataset():
 
 def test_other_tables_and_releases_go_through_the_constructor(monkeypatch):
     table = _table()
-    monkeypatch.setattr(_arrow, "_STATE_CHECKED_MAJORS", frozenset())
+    monkeypatch.setattr(_arrow, "_STATE_CHECKED", frozenset())
     ds = episode_dataset(table)
     assert ds.features == EPISODE_FEATURES and ds["episode_id"] == ["e0", "e1", "e2"]
     # a table that is not canonical is never given the canonical state
