@@ -222,15 +222,14 @@ class _Reader:
         if entry is None:
             data = path.read_bytes()
             # the digest's memo is written on the background thread, like the entry
-            digest = remember_digest(path, data, defer=lambda fn, *args: self.pending.append(
-                self.in_background(fn, *args)))
+            digest = remember_digest(path, data, defer=self.in_background)
             key = cache_key(None, path=source, options=options, digest=digest)
             entry = read_entry(key) if key != known else None
             if entry is None:
                 entry = self.capture(lambda sub: sub.text_file(data, source), source)
                 # written on another core while the next file is read (Arrow writes
                 # without holding the interpreter lock); load waits for it at the end
-                self.pending.append(self.in_background(store_entry, key, entry))
+                self.in_background(store_entry, key, entry)
         self.keys.append((source, key))
         return self.replay(entry, source)
 
@@ -281,13 +280,13 @@ class _Reader:
                                             for src, f in report.files.items()},
                                   "counts": dict(report.counts)})
         key = files_key([k for _, k in self.keys], sources=[str(src) for src in sources])
-        self.pending.append(self.in_background(store_entry, key, entry))
+        self.in_background(store_entry, key, entry)
 
-    def in_background(self, fn: Any, *args: Any) -> Future:
-        """Run ``fn(*args)`` on the reader's one background thread."""
+    def in_background(self, fn: Any, *args: Any) -> None:
+        """Run ``fn(*args)`` on the reader's one background thread; :meth:`finish` waits."""
         if self.pool is None:
             self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="accordkit-cache")
-        return self.pool.submit(fn, *args)
+        self.pending.append(self.pool.submit(fn, *args))
 
     def finish(self, *, warn: bool = True) -> None:
         """Wait for the cache entries being written; a folder that cannot be written
