@@ -22,13 +22,16 @@ from .tcrr import resolve_mode, tcrr_counts
 from .tsr import ACTION_MODES, tsr_channels
 from .tue import tue_counts
 
-__all__ = ["score_episodes", "score_shifts", "EPISODE_COLUMNS", "SHIFT_COLUMNS",
-           "SUCCESS_TOLERANCE", "TSR_SUCCESS_TOLERANCE"]
+__all__ = ["score_episodes", "score_shifts", "outcome_rewards", "EPISODE_COLUMNS",
+           "SHIFT_COLUMNS", "SUCCESS_TOLERANCE", "TSR_SUCCESS_TOLERANCE", "STOP_TERMINATIONS"]
 
 #: ``success`` = |reward - 1| <= this (upstream ``is_successful``).
 SUCCESS_TOLERANCE = 1e-6
 #: ``success_tsr`` = re-scored TSR >= 1 - this.
 TSR_SUCCESS_TOLERANCE = 1e-9
+#: Terminations after which tau2 evaluates the conversation; after any other (except an
+#: infrastructure error) its reward is 0 (spec ``tau2-format.md`` §7, rule 1).
+STOP_TERMINATIONS = ("user_stop", "agent_stop")
 
 EPISODE_COLUMNS = [
     "tsr", "tsr_action", "tsr_nl", "tsr_communicate", "nl_unjudged",
@@ -43,12 +46,56 @@ EPISODE_COLUMNS = [
 
 _REQUIRED = ("messages", "criteria", "nl_verdicts", "tsr_details", "gsrt_judge", "reward",
              "termination_reason", "agent_cost", "user_cost", "episode_id", "source",
-             "task_id", "num_trials", "task_set", "reward_info_json")
+             "task_id", "num_trials", "task_set", "reward_info_json", "benchmark")
 
 
 def _float(table: pa.Table, name: str) -> np.ndarray:
     col = pc.cast(table.column(name), pa.float64())
     return pc.fill_null(col, np.nan).to_numpy(zero_copy_only=False).astype(float)
+
+
+def outcome_rewards(benchmark: np.ndarray, termination: np.ndarray,
+                    stored: np.ndarray) -> np.ndarray:
+    """The reward each episode is scored with: the stored one, by tau2's rules.
+
+    * An infrastructure error (:data:`~accordkit.metrics.passk.EXCLUDED_TERMINATIONS`) says
+      nothing about the agent: NaN, so that it is left out of the mean reward as it is of
+      pass^k (``tau2-format.md`` §8, step 1).
+    * A plain tau2 run that ended any other way than :data:`STOP_TERMINATIONS` has reward 0
+      (§7, rule 1); when its ``reward_info`` is missing, that 0 is filled in. A stored
+      reward is kept. AgentChangeBench runs are not zeroed: its current pipeline scores
+      premature ends by their channels (``agentchangebench.md`` §3.1).
+
+    Parameters
+    ----------
+    benchmark, termination : numpy.ndarray of object
+        ``benchmark`` and ``termination_reason`` per episode (None when unknown).
+    stored : numpy.ndarray of float
+        The stored reward per episode, NaN when none is stored.
+
+    Returns
+    -------
+    numpy.ndarray of float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> outcome_rewards(np.array(["tau2", "tau2", "tau2", "agentchangebench"], dtype=object),
+    ...                 np.array(["max_steps", "infrastructure_error", None, "max_steps"],
+    ...                          dtype=object),
+    ...                 np.array([np.nan, 0.0, np.nan, np.nan])).tolist()
+    [0.0, nan, nan, nan]
+    """
+    from .passk import EXCLUDED_TERMINATIONS
+
+    reward = np.array(stored, dtype=float)
+    evaluated = {*STOP_TERMINATIONS, *EXCLUDED_TERMINATIONS}
+    excluded = np.array([t in EXCLUDED_TERMINATIONS for t in termination], dtype=bool)
+    premature = np.array([t is not None and t not in evaluated for t in termination],
+                         dtype=bool)
+    reward[premature & (np.asarray(benchmark, dtype=object) == "tau2") & np.isnan(reward)] = 0.0
+    reward[excluded] = np.nan
+    return reward
 
 
 def score_episodes(table: pa.Table, *, tcrr_mode: str = "episode",
@@ -96,7 +143,9 @@ def score_episodes(table: pa.Table, *, tcrr_mode: str = "episode",
     tcrr = tcrr_counts(table, mode=mode, transcripts=tr)
     shifts, source = shift_rows(table, transcripts=tr)
     gsrt = episode_gsrt(shifts, source)
-    reward = _float(table, "reward")
+    termination = np.asarray(table.column("termination_reason").to_pylist(), dtype=object)
+    reward = outcome_rewards(np.asarray(table.column("benchmark").to_pylist(), dtype=object),
+                             termination, _float(table, "reward"))
     with np.errstate(invalid="ignore"):
         success = np.abs(reward - 1.0) <= SUCCESS_TOLERANCE
         success_tsr = tsr["tsr"].to_numpy() >= 1.0 - TSR_SUCCESS_TOLERANCE
@@ -105,8 +154,7 @@ def score_episodes(table: pa.Table, *, tcrr_mode: str = "episode",
     out["success"] = pd.array(np.where(np.isnan(reward), None, success), dtype="boolean")
     out["success_tsr"] = pd.array(np.where(tsr["tsr"].isna(), None, success_tsr),
                                   dtype="boolean")
-    out["termination_reason"] = pd.Series(table.column("termination_reason").to_pylist(),
-                                          dtype=object)
+    out["termination_reason"] = pd.Series(termination, dtype=object)
     out["agent_cost"] = _float(table, "agent_cost")
     out["user_cost"] = _float(table, "user_cost")
     out["num_trials"] = pd.array(table.column("num_trials").to_pylist(), dtype="Int64")

@@ -20,7 +20,9 @@ Spec ``agentchangebench.md`` §3.1. Per episode each channel is *active* with a 
 When the episode stores ``tsr_details``, a channel is active exactly as recorded there. TSR is
 the weighted sum over active channels with the weights renormalised to sum to one; with no
 active channel it is 0, as upstream stores it (issue 4: TSR is never NaN because a judge is
-missing, e.g. an NL-only task whose verdicts are absent).
+missing, e.g. an NL-only task whose verdicts are absent). An episode whose task is unknown
+(no ``criteria``, e.g. a results file whose ``tasks`` list lacks it, and no stored
+``tsr_details``) has TSR NaN: nothing says which channels its task has.
 """
 
 from __future__ import annotations
@@ -340,6 +342,7 @@ def tsr_channels(table: pa.Table, *, action_mode: str = "best_match",
             fill = known & active & np.isnan(scores)
             scores[fill] = stored_score[fill]
     tsr = _combine_vectors(action, nl, comm)
+    tsr[~_np(_col(table, "criteria").is_valid()).astype(bool) & ~has_details] = np.nan
     unjudged = (n_assert > 0) & np.isnan(nl)
     return pd.DataFrame({
         "tsr": tsr, "tsr_action": action, "tsr_nl": nl, "tsr_communicate": comm,

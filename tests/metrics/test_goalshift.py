@@ -83,6 +83,45 @@ def test_max_steps_run_keeps_its_termination_and_is_not_zeroed():
     assert (row["agent_cost"], row["user_cost"]) == (0.02, 0.01)
 
 
+@pytest.mark.parametrize("benchmark, termination, stored, expected", [
+    ("tau2", "max_steps", None, 0.0),            # tau2 rule 1: a premature end scores 0
+    ("tau2", "too_many_errors", None, 0.0),
+    ("tau2", "max_steps", 0.0, 0.0),             # as stored
+    ("tau2", "user_stop", None, math.nan),       # evaluated, but nothing stored: unknown
+    ("tau2", None, None, math.nan),              # no termination reason: unknown
+    ("tau2", "infrastructure_error", 0.0, math.nan),  # says nothing about the agent
+    ("agentchangebench", "infrastructure_error", 1.0, math.nan),
+    ("agentchangebench", "max_steps", None, math.nan),  # ACB does not zero premature ends
+])
+def test_outcome_reward_follows_tau2s_rules(benchmark, termination, stored, expected):
+    rec = episode(termination_reason=termination, reward=stored,
+                  episode_id=f"{benchmark}/x", benchmark=benchmark)
+    row = score_episodes(table_of(rec)).iloc[0]
+    if math.isnan(expected):
+        assert math.isnan(row["reward"]) and pd.isna(row["success"])
+    else:
+        assert row["reward"] == expected and not row["success"]
+    assert row["termination_reason"] == termination
+
+
+def test_mean_reward_and_pass_k_leave_out_the_same_infrastructure_errors():
+    # Task t1: 2 successes; task t2: one failure and one infrastructure error (reward 0
+    # stored). tau2's avg_reward over the 3 remaining runs is 2/3, pass^1 = (1 + 0) / 2.
+    recs = [episode(task_id="t1", scenario_id="tau2/d/t1", rollout=0, reward=1.0),
+            episode(task_id="t1", scenario_id="tau2/d/t1", rollout=1, reward=1.0),
+            episode(task_id="t2", scenario_id="tau2/d/t2", rollout=0, reward=0.0,
+                    termination_reason="max_steps"),
+            episode(task_id="t2", scenario_id="tau2/d/t2", rollout=1, reward=0.0,
+                    termination_reason="infrastructure_error")]
+    for i, rec in enumerate(recs):
+        rec.update(benchmark="tau2", episode_id=f"tau2/e{i}", num_trials=2)
+    frame = score(datasets.Dataset(table_of(*recs)))
+    assert frame["reward"].mean() == pytest.approx(2 / 3)
+    with pytest.warns(UserWarning, match="k is capped at 1"):  # t2 has one counted trial
+        one = pass_hat_k(frame, by=[]).query("k == 1").iloc[0]
+    assert one["pass_hat_k"] == pytest.approx(0.5) and one["n_excluded"] == 1
+
+
 def test_modes_are_validated():
     table = table_of(episode())
     with pytest.raises(ValueError, match="tcrr_mode must be one of"):

@@ -229,10 +229,22 @@ def test_task_missing_a_channel_and_no_channel_at_all():
     row = score(rec)
     assert math.isnan(row["tsr_communicate"])
     assert row["tsr"] == pytest.approx(0.6)
-    # No channel at all: TSR 0 with every channel NaN, as upstream stores it.
-    empty = score(build_episode([message("assistant", "x")]))
+    # A task with no channel at all: TSR 0 with every channel NaN, as upstream stores it.
+    empty = score(build_episode([message("assistant", "x")], criteria=criteria()))
     assert empty["tsr"] == 0.0
     assert all(math.isnan(empty[c]) for c in ("tsr_action", "tsr_nl", "tsr_communicate"))
+
+
+def test_unknown_task_is_nan_not_zero():
+    # No criteria and no stored tsr_details (e.g. a results file whose tasks list lacks the
+    # task): nothing says which channels the task has, so TSR is unknown, not a failure.
+    unknown = score(build_episode([message("assistant", "x")]))
+    assert math.isnan(unknown["tsr"])
+    # With stored tsr_details the stored channels still give TSR without the task.
+    stored = score(build_episode([message("assistant", "x")], tsr_details={
+        "overall_tsr": 0.5, "action": 0.5, "nl_assertion": None, "communicate_info": None,
+        "has_actions": True, "has_nl_assertions": False, "has_communicate_info": False}))
+    assert stored["tsr"] == pytest.approx(0.5)
 
 
 def test_nl_only_task_without_verdicts_is_zero_not_nan():
