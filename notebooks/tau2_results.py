@@ -88,7 +88,10 @@ out.figure(plot_pass_curves(passk, title="pass^k (solid) and pass@k (dashed)"), 
 # ## The checks behind the reward
 # What tau2 stored in `reward_info`: the database check (1 when the final database matched),
 # and the share of environment assertions, expected actions, communicate checks and NL
-# assertions met. Only the checks present in the run are shown.
+# assertions met. Only the checks present in the run are shown. The reward is made of the
+# checks in the run's `reward_basis` (the table's `in_reward_basis`: share of episodes); the
+# others are diagnostics only. Episodes whose stored reward is not the product of their
+# breakdown over that basis are marked `reward_consistent = False` in the scores.
 
 # %%
 checks = tables["checks"]

@@ -9,6 +9,8 @@ module (:mod:`.tsr`, :mod:`.tue`, :mod:`.tcrr`, :mod:`.gsrt`).
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -17,7 +19,7 @@ import pyarrow.compute as pc
 from ._calls import Transcripts
 from ._checks import check_episode_table
 from .gsrt import SHIFT_COLUMNS, episode_gsrt, shift_rows
-from .stored_checks import CHECK_COLUMNS, reward_checks
+from .stored_checks import BASIS_COLUMNS, CHECK_COLUMNS, reward_checks
 from .tcrr import resolve_mode, tcrr_counts
 from .tsr import ACTION_MODES, tsr_channels
 from .tue import tue_counts
@@ -41,7 +43,7 @@ EPISODE_COLUMNS = [
     "n_shifts", "n_recovered", "n_transferred", "recovery_rate", "gsrt_ack", "gsrt_tool",
     "gsrt_outcome", "shift_source",
     "reward", "success", "success_tsr", "termination_reason", "agent_cost", "user_cost",
-    "num_trials", "task_set", *CHECK_COLUMNS,
+    "num_trials", "task_set", *CHECK_COLUMNS, *BASIS_COLUMNS,
 ]
 
 _REQUIRED = ("messages", "criteria", "nl_verdicts", "tsr_details", "gsrt_judge", "reward",
@@ -164,7 +166,25 @@ def score_episodes(table: pa.Table, *, tcrr_mode: str = "episode",
                            table.column("reward_info_json").to_pylist())
     for column in CHECK_COLUMNS:
         out[column] = checks[column].to_numpy()
+    out["reward_basis"] = pd.Series(checks["reward_basis"].tolist(), dtype=object)
+    out["reward_consistent"] = checks["reward_consistent"].array  # keeps the boolean NA
+    _warn_inconsistent(table, checks["reward_consistent"])
     return out[EPISODE_COLUMNS]
+
+
+def _warn_inconsistent(table: pa.Table, consistent: pd.Series) -> None:
+    """One warning naming the episodes whose stored reward breaks tau2's product rule."""
+    bad = np.flatnonzero(consistent.eq(False).fillna(False).to_numpy(dtype=bool))
+    if not len(bad):
+        return
+    ids = table.column("episode_id").take(pa.array(bad[:3])).to_pylist()
+    sources = sorted(set(table.column("source").take(pa.array(bad)).to_pylist()) - {None})
+    more = f" and {len(bad) - 3} more" if len(bad) > 3 else ""
+    warnings.warn(
+        f"{len(bad)} episode(s) store a reward that is not the product of reward_breakdown "
+        f"over reward_basis ({', '.join(map(str, ids))}{more}; in {', '.join(sources[:3])}"
+        f"{' ...' if len(sources) > 3 else ''}); success follows the stored reward, and "
+        "the column reward_consistent marks them", stacklevel=4)
 
 
 def score_shifts(table: pa.Table) -> pd.DataFrame:

@@ -5,6 +5,10 @@ made of (``reward_info``: the database comparison, environment assertions, expec
 information to communicate, NL assertions). They are facts of the run, not re-scored here;
 :func:`reward_checks` turns them into one number per check and episode so the tables of
 stored checks need only the score frame (and a score store), never the transcripts.
+
+It also checks the one rule that ties them to the reward (spec ``tau2-format.md`` §7): the
+reward is the product of ``reward_breakdown`` over ``reward_basis``. The basis says which
+checks made the reward; the others are diagnostics only.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ import msgspec
 import numpy as np
 import pandas as pd
 
-__all__ = ["REWARD_CHECKS", "CHECK_COLUMNS", "reward_checks"]
+__all__ = ["REWARD_CHECKS", "CHECK_COLUMNS", "BASIS_COLUMNS", "BASIS_COMPONENTS",
+           "reward_checks", "reward_consistency"]
 
 #: (label, ``reward_info`` key) of every check tau2 stores, in tau2's order. The key is
 #: also the score column.
@@ -29,6 +34,14 @@ REWARD_CHECKS = (
 )
 #: The score columns of :data:`REWARD_CHECKS`.
 CHECK_COLUMNS = [key for _, key in REWARD_CHECKS]
+#: The ``reward_basis`` component each check is, by score column.
+BASIS_COMPONENTS = {"db_check": "DB", "env_assertions": "ENV_ASSERTION",
+                    "action_checks": "ACTION", "communicate_checks": "COMMUNICATE",
+                    "nl_assertions": "NL_ASSERTION"}
+#: ``reward_basis`` (its components joined with "+") and ``reward_consistent``.
+BASIS_COLUMNS = ["reward_basis", "reward_consistent"]
+#: |reward - product of the breakdown| allowed (tau2's success tolerance).
+_TOLERANCE = 1e-6
 
 #: The flag that says an item of each list check was met.
 _PASS_KEYS = {"db_check": "db_match", "env_assertions": "met", "action_checks": "action_match",
@@ -55,6 +68,55 @@ def _check_score(value: Any, key: str) -> float:
     return sum(1 for f in flags if f) / len(flags) if flags else np.nan
 
 
+def reward_consistency(info: dict[str, Any]) -> tuple[str | None, bool | None]:
+    """A stored ``reward_info``'s basis, and whether its reward is the product of its
+    breakdown over that basis.
+
+    Returns ``(basis, consistent)``: ``basis`` is the components joined with ``"+"`` (None
+    when the run stored no basis); ``consistent`` is None when the rule cannot be checked:
+    no basis or no numeric reward, or an AgentChangeBench reward, which is TSR (the run
+    stores ``info.tsr_details``; its basis is a placeholder). A basis component missing
+    from the breakdown was not evaluated and counts 1, as in tau2; a breakdown value that is
+    not a number makes the record inconsistent.
+
+    Examples
+    --------
+    >>> reward_consistency({"reward": 0.0, "reward_basis": ["DB", "COMMUNICATE"],
+    ...                     "reward_breakdown": {"DB": 0.0, "COMMUNICATE": 1.0}})
+    ('DB+COMMUNICATE', True)
+    >>> reward_consistency({"reward": 1.0, "reward_basis": ["DB", "COMMUNICATE"],
+    ...                     "reward_breakdown": {"DB": 0.0, "COMMUNICATE": 1.0}})
+    ('DB+COMMUNICATE', False)
+    >>> reward_consistency({"reward": 1.0, "reward_basis": ["DB", "COMMUNICATE"],
+    ...                     "reward_breakdown": {"COMMUNICATE": 1.0}})
+    ('DB+COMMUNICATE', True)
+    """
+    basis = info.get("reward_basis")
+    if not isinstance(basis, list) or not basis \
+            or not all(isinstance(b, str) for b in basis):
+        return None, None
+    label = "+".join(basis)
+    reward = info.get("reward")
+    details = info.get("info")
+    if isinstance(reward, bool) or not isinstance(reward, int | float) or not np.isfinite(reward) \
+            or (isinstance(details, dict) and details.get("tsr_details") is not None):
+        return label, None
+    breakdown = info.get("reward_breakdown")
+    if breakdown is None:
+        breakdown = {}
+    if not isinstance(breakdown, dict):
+        return label, False
+    product = 1.0
+    for component in basis:
+        # a component tau2 did not evaluate (e.g. no expected actions: its evaluator returns
+        # reward 1 and no breakdown) is left out of the breakdown and multiplies by 1
+        value = breakdown.get(component, 1.0)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return label, False
+        product *= value
+    return label, bool(abs(product - reward) <= _TOLERANCE)
+
+
 def reward_checks(episode_ids: Any, reward_info_json: Any) -> pd.DataFrame:
     """Per-episode pass shares of the checks stored in ``reward_info``.
 
@@ -70,7 +132,9 @@ def reward_checks(episode_ids: Any, reward_info_json: Any) -> pd.DataFrame:
     pandas.DataFrame
         One float column per key of :data:`REWARD_CHECKS`, one row per episode in order:
         ``db_check`` is 1 when the database matched; the list checks are the share of
-        items met. NaN where the episode has no such check.
+        items met. NaN where the episode has no such check. Then :data:`BASIS_COLUMNS`:
+        ``reward_basis`` and ``reward_consistent`` (boolean, NA when it cannot be checked;
+        see :func:`reward_consistency`).
 
     Raises
     ------
@@ -80,10 +144,12 @@ def reward_checks(episode_ids: Any, reward_info_json: Any) -> pd.DataFrame:
     Examples
     --------
     >>> info = '{"db_check": {"db_match": true}, "nl_assertions": [{"met": true}, {"met": false}]}'
-    >>> reward_checks(["e1", "e2"], [info, None]).round(2).to_dict("list")
+    >>> reward_checks(["e1", "e2"], [info, None])[CHECK_COLUMNS].round(2).to_dict("list")
     {'db_check': [1.0, nan], 'env_assertions': [nan, nan], 'action_checks': [nan, nan], 'communicate_checks': [nan, nan], 'nl_assertions': [0.5, nan]}
     """
     rows = []
+    bases: list[str | None] = []
+    consistent: list[bool | None] = []
     for episode_id, text in zip(episode_ids, reward_info_json, strict=True):
         info: Any = None
         if isinstance(text, str) and text:
@@ -97,5 +163,11 @@ def reward_checks(episode_ids: Any, reward_info_json: Any) -> pd.DataFrame:
                                      f"JSON ({exc.msg})") from exc
         info = info if isinstance(info, dict) else {}
         rows.append([_check_score(info.get(k), k) for k in CHECK_COLUMNS])
-    return pd.DataFrame(np.array(rows, dtype=float).reshape(len(rows), len(CHECK_COLUMNS)),
-                        columns=CHECK_COLUMNS)
+        basis, ok = reward_consistency(info)
+        bases.append(basis)
+        consistent.append(ok)
+    out = pd.DataFrame(np.array(rows, dtype=float).reshape(len(rows), len(CHECK_COLUMNS)),
+                       columns=CHECK_COLUMNS)
+    out["reward_basis"] = pd.Series(bases, dtype=object)
+    out["reward_consistent"] = pd.array(consistent, dtype="boolean")
+    return out

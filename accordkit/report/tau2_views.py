@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .._names import CONFIG_COLUMNS
-from ..metrics.stored_checks import REWARD_CHECKS
+from ..metrics.stored_checks import BASIS_COMPONENTS, REWARD_CHECKS
 from ..stats import Metric, summarize
 from ..tables.builders import summarize_together
 
@@ -109,7 +109,29 @@ def _check_metrics(frame: pd.DataFrame) -> list[Metric]:
 
 def _no_checks(by: Sequence[str]) -> pd.DataFrame:
     return pd.DataFrame(columns=[*by, "metric", "estimate", "ci_low", "ci_high",
-                                 "n_clusters", "n_rows"])
+                                 "n_clusters", "n_rows", "in_reward_basis"])
+
+
+def _with_basis_share(table: pd.DataFrame, frame: pd.DataFrame,
+                      by: Sequence[str]) -> pd.DataFrame:
+    """Each check row with ``in_reward_basis``: the share of its group's episodes whose
+    reward was made with that check (``reward_basis``); a check outside the basis is a
+    diagnostic only (spec ``tau2-format.md`` §7). NaN where no episode stored a basis."""
+    key_of = {label: key for label, key in REWARD_CHECKS}
+    basis = (frame["reward_basis"] if "reward_basis" in frame
+             else pd.Series(None, index=frame.index, dtype=object))
+    components = basis.map(lambda b: set(b.split("+")) if isinstance(b, str) else None)
+    known = components.notna()
+    shares = []
+    for label, key in key_of.items():
+        inside = components.map(lambda c, comp=BASIS_COMPONENTS[key]: c is not None
+                                and comp in c).astype(float).where(known)
+        part = inside.groupby([frame[c] for c in by], dropna=False, sort=False).mean()
+        shares.append(part.rename("in_reward_basis").reset_index().assign(metric=label))
+    share = pd.concat(shares, ignore_index=True) if shares else None
+    if share is None or not len(table):
+        return table.assign(in_reward_basis=pd.Series(dtype=float))
+    return table.merge(share, on=[*by, "metric"], how="left", sort=False)
 
 
 def _with_float_success(frame: pd.DataFrame) -> pd.DataFrame:
@@ -135,7 +157,7 @@ def check_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configur
     metrics = _check_metrics(frame)
     if not metrics:
         return _no_checks(by)
-    return summarize(frame, metrics, by=list(by), **boot)
+    return _with_basis_share(summarize(frame, metrics, by=list(by), **boot), frame, by)
 
 
 def episode_tables(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configuration"),
@@ -155,8 +177,8 @@ def episode_tables(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "confi
     groups = {"reward": REWARD_METRICS, "checks": _check_metrics(frame),
               "cost": COST_METRICS}
     out = summarize_together(_with_float_success(frame), groups, by=by, **boot)
-    if not groups["checks"]:
-        out["checks"] = _no_checks(by)
+    out["checks"] = (_with_basis_share(out["checks"], frame, by) if groups["checks"]
+                     else _no_checks(by))
     return out
 
 

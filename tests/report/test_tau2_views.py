@@ -54,6 +54,18 @@ def test_check_table_keeps_only_present_checks():
     assert tv.check_table(_episodes(), **BOOT).empty
 
 
+def test_check_table_says_which_checks_made_the_reward():
+    # airline: basis DB+COMMUNICATE; retail: ENV_ASSERTION for 3 episodes, none stored for 1
+    frame = _episodes().assign(
+        db_check=[1.0, 0.0, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0],
+        reward_basis=["DB+COMMUNICATE"] * 4 + ["ENV_ASSERTION"] * 3 + [None])
+    out = tv.check_table(frame, **BOOT).set_index(["domain", "metric"])
+    assert out.loc[("airline", "DB check"), "in_reward_basis"] == 1.0
+    assert out.loc[("retail", "DB check"), "in_reward_basis"] == 0.0  # a diagnostic there
+    no_basis = tv.check_table(frame.assign(reward_basis=None), **BOOT)
+    assert no_basis["in_reward_basis"].isna().all()
+
+
 def test_termination_table_counts_and_shares():
     out = tv.termination_table(_episodes()).set_index(["domain", "termination_reason"])
     assert out.loc[("airline", "user_stop"), "episodes"] == 2
