@@ -15,7 +15,11 @@ Spec ``agentchangebench.md`` §3.1. Per episode each channel is *active* with a 
   :func:`accordkit.judges.verdicts.attach_verdicts`); with no verdicts the channel is inactive
   (as upstream after a judge failure) and ``nl_unjudged`` is set.
 * **communicate_info** (0.25): share of required strings found (lowercase substring) in the
-  assistant messages' text joined with spaces.
+  assistant messages' text joined with spaces. tau2 and τ-bench episodes are matched by
+  their own benchmarks' rule instead (:data:`PER_MESSAGE_BENCHMARKS`): a string is found
+  when it occurs in some single assistant message with that message's commas removed
+  (``tau2-format.md`` §7; ``agentchangebench.md`` §3.1 warns not to mix the two), so that
+  "$23,553" says "23553" as their own stored checks have it.
 
 When the episode stores ``tsr_details``, a channel is active exactly as recorded there. TSR is
 the weighted sum over active channels with the weights renormalised to sum to one; with no
@@ -49,6 +53,8 @@ __all__ = [
 ]
 
 ACTION_MODES = ("best_match", "upstream")
+#: Benchmarks whose communicate strings are matched message by message, commas removed.
+PER_MESSAGE_BENCHMARKS = ("tau2", "taubench")
 #: Base channel weights, in the order upstream sums them.
 BASE_WEIGHTS = {"action": 0.45, "nl_assertion": 0.30, "communicate_info": 0.25}
 
@@ -240,6 +246,10 @@ def _communicate_scores(table: pa.Table, tr: Transcripts, *, chunk: int = 100_00
         return scores
     content = tr.message_field("content")
     has_text = tr.msg_is_assistant & _np(pc.greater(pc.utf8_length(content), 0), False)
+    per_message = np.zeros(n, dtype=bool)
+    if "benchmark" in table.column_names:
+        per_message = _np(pc.is_in(table.column("benchmark"),
+                                   value_set=pa.array(PER_MESSAGE_BENCHMARKS)), False)
     lower_cache: dict[str, str] = {}
     # In chunks of episodes, so that no joined text array outgrows Arrow's 32-bit offsets.
     for lo in range(0, len(need_all), chunk):
@@ -252,16 +262,20 @@ def _communicate_scores(table: pa.Table, tr: Transcripts, *, chunk: int = 100_00
         offsets = pa.array(np.r_[0, np.cumsum(counts)].astype(np.int32))
         lists = pa.ListArray.from_arrays(offsets, content.take(pa.array(rows)))
         joined = pc.binary_join(lists, " ").to_pylist()
+        messages = lists.to_pylist() if per_message[need].any() else None
         required = info.take(pa.array(need)).to_pylist()
         out = np.empty(len(need))
         for k, (text, req) in enumerate(zip(joined, required, strict=True)):
-            low = text.lower()
+            if messages is not None and per_message[need[k]]:
+                texts = [m.lower().replace(",", "") for m in messages[k]]
+            else:
+                texts = [text.lower()]
             hits = 0
             for item in req:
                 item_low = lower_cache.get(item)
                 if item_low is None:
                     item_low = lower_cache[item] = item.lower()
-                hits += item_low in low
+                hits += any(item_low in t for t in texts)
             out[k] = hits / len(req)
         scores[need] = out
     return scores

@@ -135,6 +135,42 @@ def test_communicate_is_a_lowercase_substring_of_joined_assistant_text():
     assert score(rec)["tsr_communicate"] == 0.25
 
 
+@pytest.mark.parametrize("benchmark, expected", [
+    # ACB: the assistant texts joined; "card ending 4421" spans two messages, commas kept
+    ("agentchangebench", 2 / 3),
+    # tau2 / tau-bench: some single message, its commas removed: "23553" is said, the
+    # phrase with the comma and the one spanning two messages are not
+    ("tau2", 1 / 3),
+    ("taubench", 1 / 3),
+])
+def test_tau2_and_taubench_match_communicate_strings_by_their_own_rule(benchmark, expected):
+    crit = criteria(communicate_info=["Card ending 4421", "23553", "total is $23,553"])
+    rec = build_episode([message("assistant", "Your card ending"),
+                         message("assistant", "4421 is locked. The total is $23,553.")],
+                        criteria=crit, benchmark=benchmark, episode_id=f"{benchmark}/e")
+    assert score(rec)["tsr_communicate"] == pytest.approx(expected)
+
+
+def test_taubench_communicate_agrees_with_the_stored_output_check():
+    import json
+
+    import accordkit as ak
+
+    from ..conftest import FIXTURES, _need
+
+    path = _need(FIXTURES / "taubench" / "airline_gpt-4o_3tasks_4trials.json")
+    runs = json.loads(path.read_text())
+    scores = ak.score(ak.load(str(path), cache=False))
+    checked = 0
+    for run, (_, row) in zip(runs, scores.iterrows(), strict=True):
+        stored = ((run.get("info") or {}).get("reward_info") or {}).get("info", {})
+        if stored.get("r_outputs") is not None:
+            # tau-bench's r_outputs is 1 when every required output was said
+            assert stored["r_outputs"] == float(row["tsr_communicate"] == 1.0), run["task_id"]
+            checked += 1
+    assert checked >= 3
+
+
 def test_no_assistant_text_scores_zero():
     crit = criteria(communicate_info=["x"])
     rec = build_episode([asst(("f", {})), message("user", "x")], criteria=crit)
