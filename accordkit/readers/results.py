@@ -5,8 +5,9 @@ Three readers share the converter of :mod:`accordkit.adapters.tau2`:
 * ``results-file`` (kind *file*): a file whose first byte is ``{``, decoded straight from its
   bytes by the typed decoder of :mod:`accordkit.adapters.tau2_format`; whatever that decoder
   refuses is left to the ``json`` reader (``read`` returns None), which names the problem;
-* ``results-folder`` (kind *folder*): ``results.json`` + ``simulations/<id>.json``, or the
-  ``results.json`` of such a folder;
+* ``results-folder`` (kind *folder*): ``results.json`` + ``simulations/<id>.json`` (a folder
+  holding nothing else: one holding more is read input by input, see
+  :func:`accordkit.readers.folder.folder_inputs`), or the ``results.json`` of such a folder;
 * ``results`` (kind *document*): a parsed JSON object ``{info, tasks, simulations}``.
 """
 
@@ -20,7 +21,10 @@ import pyarrow as pa
 from ..adapters.tau2 import is_results_object, read_results_dir
 from ..adapters.tau2_format import decode_results
 
-__all__ = ["ResultsFile", "ResultsFolder", "ResultsDocument"]
+__all__ = ["ResultsFile", "ResultsFolder", "ResultsDocument", "RUN_FOLDERS", "has_claimant"]
+
+#: The folders of a dir-format run beside its metadata file: the simulations and the audio.
+RUN_FOLDERS = ("simulations", "artifacts")
 
 
 class ResultsFile:
@@ -44,8 +48,8 @@ class ResultsFolder:
 
     def sniff(self, path: Path) -> bool:
         if path.is_dir():
-            return (path / "results.json").is_file() and (path / "simulations").is_dir()
-        return path.name == "results.json" and (path.parent / "simulations").is_dir()
+            return _is_whole_run(path)
+        return path.name == "results.json" and has_claimant(path.parent)
 
     def read(self, loader: Any, path: Path) -> pa.Table:
         folder = path if path.is_dir() else path.parent
@@ -70,3 +74,15 @@ class ResultsDocument:
         if bad_lines:
             note_replaced(loader, source, bad_lines, table)
         return table
+
+
+def has_claimant(folder: Path) -> bool:
+    """Whether ``folder`` holds a dir-format run: ``results.json`` beside ``simulations/``."""
+    return (folder / "results.json").is_file() and (folder / "simulations").is_dir()
+
+
+def _is_whole_run(folder: Path) -> bool:
+    """Whether ``folder`` holds a ``results.json`` run and no other input of its own."""
+    from .folder import folder_inputs
+
+    return has_claimant(folder) and folder_inputs(folder) == [folder / "results.json"]
