@@ -141,3 +141,105 @@ def test_a_broken_simulation_in_a_run_inside_a_folder_is_named_once(runs):
     ds, skipped = _load(runs)
     assert skipped == [(str(sim_file), "b2", "(top level)")]
     assert len(ds) == 5
+
+
+# --------------------------------------------------------------------------- bug B: other names
+
+
+def test_a_metadata_file_of_another_name_reads_its_simulations(tmp_path):
+    root = tmp_path / "root"
+    meta = _run(root, _sim("a"), _sim("b", trial=1), name="airline_run.json")
+    _write(root / "plain.json", _results(_sim("p1")))
+    assert ak.load(meta)["episode_id"] == ["tau2/a", "tau2/b"]
+    ds, skipped = _load(root)
+    assert skipped == [] and sorted(ds["episode_id"]) == ["tau2/a", "tau2/b", "tau2/p1"]
+    assert folder_inputs(root) == [meta, root / "plain.json"]
+    assert expand_sources([str(root)]) == [str(meta.resolve()),
+                                           str((root / "plain.json").resolve())]
+
+
+def test_a_metadata_file_of_another_name_without_an_index(tmp_path):
+    meta = _run(tmp_path / "root", _sim("a"), name="run.json", index=False)
+    assert ak.load(meta)["episode_id"] == ["tau2/a"]
+
+
+def test_its_index_is_checked_against_the_files(tmp_path):
+    meta = _run(tmp_path / "root", _sim("a"), _sim("b", trial=1), name="run.json")
+    (meta.parent / "simulations" / "b.json").unlink()
+    assert str(_error(meta)) == (f"file {meta}, record (whole file), field simulation_index: "
+                                 "simulation_index and simulations/ disagree: missing ['b'], "
+                                 "extra []")
+
+
+def test_its_broken_simulation_is_named_and_the_others_load(tmp_path):
+    meta = _run(tmp_path / "root", _sim("a"), _sim("b", trial=1), name="run.json")
+    sim_file = meta.parent / "simulations" / "b.json"
+    sim_file.write_text("{")
+    ds, skipped = _load(meta)
+    assert ds["episode_id"] == ["tau2/a"] and skipped == [(str(sim_file), "b", "(top level)")]
+
+
+def test_results_files_sharing_one_simulations_folder_are_errors_not_empty_runs(tmp_path):
+    root = tmp_path / "root"
+    a = _run(root, _sim("a"), name="a_run.json")
+    b = _run(root, _sim("b"), name="b_run.json")
+    _write(root / "plain.json", _results(_sim("p1")))
+    err = _error(a)
+    assert str(err).startswith(f"file {a}, record (whole file), field simulations: "
+                               "dir-format metadata beside a simulations/ folder claimed by "
+                               "several files (a_run.json, b_run.json)")
+    ds, skipped = _load(root)
+    # exactly the two claimants are skipped; the shared simulations are not read one by one
+    assert skipped == [(str(a), "(whole file)", "simulations"),
+                       (str(b), "(whole file)", "simulations")]
+    assert ds["episode_id"] == ["tau2/p1"]
+
+
+def test_beside_results_json_another_metadata_file_is_an_error(tmp_path):
+    run = tmp_path / "run"
+    _run(run, _sim("a"))
+    other = _run(run, name="copy.json", index=False)
+    assert ak.load(run / "results.json")["episode_id"] == ["tau2/a"]
+    assert str(_error(other)).startswith(
+        f"file {other}, record (whole file), field simulations: dir-format metadata beside a "
+        "simulations/ folder that belongs to results.json")
+    ds, skipped = _load(run)
+    assert ds["episode_id"] == ["tau2/a"]
+    assert skipped == [(str(other), "(whole file)", "simulations")]
+
+
+def test_a_results_file_with_simulations_beside_a_simulations_folder_is_its_own(tmp_path):
+    # only a results object without simulations claims the folder beside it
+    root = tmp_path / "root"
+    mono = _write(root / "mono.json", _results(_sim("m1")))
+    _write(root / "simulations" / "other.json", _results(_sim("o1")))
+    assert ak.load(mono)["episode_id"] == ["tau2/m1"]
+    assert sorted(ak.load(root)["episode_id"]) == ["tau2/m1", "tau2/o1"]
+
+
+# --------------------------------------------------------------------------- the real fixture
+
+
+def test_the_airline_fixture_split_into_runs_in_a_folder(tmp_path, tau2_dir):
+    fixture = tau2_dir / "airline_grok-3_4tasks_4trials.json"
+    whole = ak.load(fixture)
+    meta = json.loads(fixture.read_text("utf-8"))
+    sims = meta.pop("simulations")
+    root = tmp_path / "data" / "simulations"
+    for folder, name in ((root / "20260101_airline_run", "results.json"),
+                         (root / "renamed", "airline_grok-3.json")):
+        _write(folder / name, meta)
+        for s in sims:
+            _write(folder / "simulations" / f"{s['id']}.json", s)
+    _write(root / "flat.json", json.loads(fixture.read_text("utf-8")))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds, report = ak.load_with_report(root, errors="skip")
+    assert report.skipped == []
+    # the three copies give the same 16 episodes each (merged as duplicates)
+    assert {src: read.episodes for src, read in report.files.items()} == {
+        str(root / "20260101_airline_run"): 16, str(root / "renamed"): 16,
+        str(root / "flat.json"): 16}
+    assert sorted(ds["episode_id"]) == sorted(whole["episode_id"])
+    assert sorted(ak.load(root / "renamed" / "airline_grok-3.json")["episode_id"]) == sorted(
+        whole["episode_id"])
