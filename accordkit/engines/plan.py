@@ -67,8 +67,11 @@ def _local(source: str) -> str:
 def expand_sources(sources: Sequence[str]) -> list[str]:
     """Files (and hub ids) behind ``sources``, in a stable order.
 
-    A folder holding a dir-format tau2 run (``results.json`` + ``simulations/``) stays one
-    input; other folders give their parquet, JSON and JSONL files, sorted by path.
+    A local folder gives the inputs :func:`accordkit.readers.folder.folder_inputs` finds
+    in it, the same rule :func:`accordkit.load` reads a folder by: its parquet, JSON and
+    JSONL files, sorted by path, a dir-format tau2 run being one input (its metadata file,
+    e.g. ``results.json``; its ``simulations/`` files are not inputs of their own). A
+    folder with nothing to read stays an input, so that the plan can say so.
     """
     out: list[str] = []
     for src in sources:
@@ -87,13 +90,11 @@ def expand_sources(sources: Sequence[str]) -> list[str]:
         path = Path(_local(src))
         if path.exists():
             path = path.resolve()       # the manifest names inputs from anywhere
-        if path.is_dir() and not ((path / "results.json").is_file()
-                                  and (path / "simulations").is_dir()):
-            found = [str(p) for p in sorted(path.rglob("*"))
-                     if p.is_file() and p.suffix in _DATA_SUFFIXES
-                     and not any(part.startswith(".") for part in p.relative_to(path).parts)]
+        if path.is_dir():
+            from ..readers.folder import folder_inputs
+
             # a folder with nothing to read stays an input, so the plan can say so
-            out += found or [str(path)]
+            out += [str(p) for p in folder_inputs(path)] or [str(path)]
         else:
             out.append(str(path) if path.exists() else src)
     return out
@@ -156,8 +157,7 @@ def plan_work(sources: Sequence[str], *, batch_size: int = 20_000,
     for index, source in enumerate(expand_sources(sources)):
         record = InputRecord(index=index, source=source)
         inputs.append(record)
-        if not is_url(source) and Path(source).is_dir() and not (
-                (Path(source) / "results.json").is_file()):
+        if not is_url(source) and Path(source).is_dir():
             record.error = f"no {', '.join(_DATA_SUFFIXES)} file in this folder"
             continue
         try:

@@ -7,11 +7,12 @@ them in order, by the kind of input:
 ========== ================================================ =================================
 kind       asked with                                       built-in readers, in order
 ========== ================================================ =================================
-folder     the folder's path                                ``results-folder`` (tau2
-                                                            ``results.json`` + ``simulations/``),
-                                                            ``dataset-folder`` (a dataset card
+folder     the folder's path (or a file's: a dir-format     ``results-folder`` (tau2
+           run's metadata file is known by the              ``results.json`` + ``simulations/``),
+           ``simulations/`` folder beside it)               ``dataset-folder`` (a dataset card
                                                             naming configs), ``folder`` (any
-                                                            other: file by file)
+                                                            other: input by input, see
+                                                            :func:`.folder.folder_inputs`)
 file       the path and its first :data:`HEAD_BYTES` bytes  registered user readers, then
                                                             ``parquet``, ``results-file``
                                                             (typed decoding), ``json``
