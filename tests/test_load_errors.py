@@ -198,12 +198,21 @@ def test_seed_too_large(tmp_path):
                    reason=f"integer {2**70} does not fit in int64")
 
 
-def test_voice_run_is_reported_unsupported(tmp_path):
-    bad = _sim("sim-bad", ticks=[{"t": 0}])
-    del bad["messages"]
+@pytest.mark.parametrize("how", ["absent", "null"])
+def test_voice_run_is_reported_unsupported(tmp_path, how):
+    bad = _sim("sim-bad", ticks=[{"t": 0}], mode="full_duplex")
+    if how == "absent":
+        del bad["messages"]
+    else:  # the typed decoder keeps a stored null as raw bytes: still a voice run
+        bad["messages"] = None
     _check_bad_sim(tmp_path, bad, record="sim-bad", field="messages",
                    reason="full-duplex (voice) runs store 'ticks' instead of messages; they are "
                           "not supported yet")
+
+
+def test_null_messages_without_ticks_are_missing(tmp_path):
+    _check_bad_sim(tmp_path, _sim("sim-bad", messages=None), record="sim-bad",
+                   field="messages", reason="missing required value")
 
 
 def test_simulation_not_an_object(tmp_path):

@@ -30,6 +30,8 @@ from .tau2_format import Message, Results, Simulation, decode_messages
 __all__ = ["is_results_object", "results_to_episodes", "iter_episodes", "read_results_dir"]
 
 ACB_USER_SIMULATORS = {"banking_user_simulator", "airline_user_simulator", "retail_user_simulator"}
+#: ``messages`` stored as JSON ``null``, as the typed decoder keeps it (a raw slice).
+_NULL = msgspec.Raw(b"null")
 
 
 def is_results_object(obj: Any) -> bool:
@@ -537,6 +539,8 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
     if isinstance(trial, bool) or not isinstance(trial, int):
         raise ctx.error(f"expected an integer trial, got {trial!r:.40}", "trial")
     messages = sim.get("messages")
+    if isinstance(messages, msgspec.Raw) and len(messages) == 4 and messages == _NULL:
+        messages = None  # the typed decoder keeps a stored null as its raw bytes
     if messages is None:
         if sim.get("ticks") is not None:
             raise ctx.error("full-duplex (voice) runs store 'ticks' instead of messages; "

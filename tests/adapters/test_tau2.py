@@ -207,3 +207,13 @@ def test_records_of_one_task_do_not_share_their_criteria():
                                                  tasks=tasks), source="x.json")
     first["criteria"]["nl_assertions"].append("changed")
     assert second["criteria"]["nl_assertions"] == ["a"]
+
+
+# --------------------------------------------------------------------------- completed, voice
+
+
+def test_null_messages_with_ticks_is_a_voice_run_on_the_general_path():
+    sim = dict(_sim(), messages=None, ticks=[{"tick_id": 0}])
+    (err,) = results_to_episodes(_results([sim], tasks=[{"id": "7"}]), source="x.json")
+    assert isinstance(err, EpisodeValidationError) and err.field == "messages"
+    assert "full-duplex (voice) runs store 'ticks'" in err.reason
