@@ -193,9 +193,21 @@ def test_tool_error_flag_not_boolean(tmp_path):
                    reason="expected true or false, got str 'no'")
 
 
-def test_seed_too_large(tmp_path):
-    _check_bad_sim(tmp_path, _sim("sim-bad", seed=2**70), record="sim-bad", field="seed",
-                   reason=f"integer {2**70} does not fit in int64")
+@pytest.mark.parametrize("seed", [2**64, 2**70, -(2**63) - 1])
+def test_seed_outside_int64_is_stored_as_null_with_a_note(tmp_path, seed):
+    # The seed is metadata: the episode is kept, its seed null, and a note names the field.
+    path = _write(tmp_path, _results(_sim("a"), _sim("big", seed=seed),
+                                     _sim("edge", seed=2**63 - 1)))
+    ds, report = ak.load_with_report(path)
+    assert ds["episode_id"] == ["tau2/a", "tau2/big", "tau2/edge"]
+    assert ds["seed"] == [7, None, 2**63 - 1]
+    assert report.skipped == []
+    assert report.notes == [f"file {path}, record big, field seed: integer {seed} does not fit "
+                            "in int64; the seed is stored as null (the episode is kept)"]
+    with pytest.warns(UserWarning, match="field seed: integer .* stored as null"):
+        ak.load(path, errors="skip")
+    _, again = ak.load_with_report(path)  # read from the cache: the same note
+    assert again.notes == report.notes
 
 
 @pytest.mark.parametrize("how", ["absent", "null"])

@@ -30,6 +30,8 @@ from .tau2_format import Message, Results, Simulation, decode_messages
 __all__ = ["is_results_object", "results_to_episodes", "iter_episodes", "read_results_dir"]
 
 ACB_USER_SIMULATORS = {"banking_user_simulator", "airline_user_simulator", "retail_user_simulator"}
+#: The range of the canonical ``seed`` column (int64).
+_INT64 = (-(2**63), 2**63 - 1)
 #: ``messages`` stored as JSON ``null``, as the typed decoder keeps it (a raw slice).
 _NULL = msgspec.Raw(b"null")
 
@@ -604,7 +606,7 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
         persona_text=None if persona_text is None or persona_text.strip() == persona
         else persona_text,
         source=ctx.source,
-        seed=ctx.expect(sim.get("seed"), (int,), "seed", "an integer"),
+        seed=_seed(sim.get("seed"), ctx),
         instructions=_instructions(scenario.get("instructions")),
         messages=flat,
         goals=_str_list(shifts.get("goals"), ctx, "task.user_scenario.goal_shifts.goals"),
@@ -624,6 +626,22 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
         user_cost=_cost(sim.get("user_cost"), ctx, "user_cost"),
     )
     return rec, typed is not None
+
+
+def _seed(value: Any, ctx: _Context) -> int | None:
+    """The simulation's seed; one outside int64 is stored as null, with a note.
+
+    The seed is metadata (no metric reads it), so a value the canonical ``int64`` column
+    cannot hold does not cost the episode: it becomes null and a warning names the file,
+    the simulation and the field (the loader turns it into a note of the load).
+    """
+    seed = ctx.expect(value, (int,), "seed", "an integer")
+    if seed is not None and not _INT64[0] <= seed <= _INT64[1]:
+        warnings.warn(f"file {ctx.source}, record {ctx.record}, field seed: integer {seed} "
+                      "does not fit in int64; the seed is stored as null (the episode is kept)",
+                      stacklevel=4)
+        return None
+    return seed
 
 
 def _task_criteria(task: Mapping[str, Any], ctx: _Context, memo: dict[int, Any]) -> Any:

@@ -217,3 +217,11 @@ def test_null_messages_with_ticks_is_a_voice_run_on_the_general_path():
     (err,) = results_to_episodes(_results([sim], tasks=[{"id": "7"}]), source="x.json")
     assert isinstance(err, EpisodeValidationError) and err.field == "messages"
     assert "full-duplex (voice) runs store 'ticks'" in err.reason
+
+
+def test_seed_outside_int64_warns_and_is_null():
+    sim = dict(_sim(), seed=2**64)
+    with pytest.warns(UserWarning, match=r"file x.json, record s1, field seed: integer "
+                                         r"18446744073709551616 does not fit in int64"):
+        (rec,) = results_to_episodes(_results([sim], tasks=[{"id": "7"}]), source="x.json")
+    assert rec["seed"] is None
