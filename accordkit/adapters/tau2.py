@@ -30,6 +30,9 @@ from .tau2_format import Message, Results, Simulation, decode_messages
 __all__ = ["is_results_object", "results_to_episodes", "iter_episodes", "read_results_dir"]
 
 ACB_USER_SIMULATORS = {"banking_user_simulator", "airline_user_simulator", "retail_user_simulator"}
+#: ``termination_reason`` values of a conversation that ended normally (``completed``; spec
+#: ``tau2-format.md`` section 11): the user or the agent ended it, not a limit or an error.
+COMPLETED_REASONS = ("user_stop", "agent_stop")
 #: The range of the canonical ``seed`` column (int64).
 _INT64 = (-(2**63), 2**63 - 1)
 #: ``messages`` stored as JSON ``null``, as the typed decoder keeps it (a raw slice).
@@ -625,6 +628,10 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
         agent_cost=_cost(sim.get("agent_cost"), ctx, "agent_cost"),
         user_cost=_cost(sim.get("user_cost"), ctx, "user_cost"),
     )
+    # tau2's notion of a finished conversation (spec section 11), not AcCoRD's outcome; only
+    # AcCoRD rows reach the AcCoRD metrics that read it (accordkit.score dispatches by benchmark)
+    ending = rec["termination_reason"]
+    rec["completed"] = None if ending is None else ending in COMPLETED_REASONS
     return rec, typed is not None
 
 
