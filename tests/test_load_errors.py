@@ -227,6 +227,57 @@ def test_null_messages_without_ticks_are_missing(tmp_path):
                    field="messages", reason="missing required value")
 
 
+_LONE = ("lone UTF-16 surrogate escapes (\\ud800-\\udfff without their pair, e.g. a cut "
+         "emoji) were replaced by U+FFFD")
+
+
+def _cut_emoji(sim_id: str) -> dict:
+    """A simulation whose text holds a lone surrogate (json.dumps writes it as "\\ud83d")."""
+    sim = _sim(sim_id)
+    sim["messages"][1]["content"] = "Cancel my booking \ud83d"
+    sim["messages"][2]["tool_calls"][0]["arguments"] = {"id": "B1", "note": "\udc00 x"}
+    return sim
+
+
+def test_lone_surrogate_is_replaced_with_a_note_not_the_whole_file(tmp_path):
+    emoji = _sim("emoji")
+    emoji["messages"][1]["content"] = "Cancel it \U0001f600, not \\ud83d"  # a pair; a text
+    path = _write(tmp_path, _results(_sim("a"), _cut_emoji("cut"), emoji))
+    assert "\\ud83d" in path.read_text() and "\\ud83d\\ude00" in path.read_text()
+    ds, report = ak.load_with_report(path)
+    assert ds["episode_id"] == ["tau2/a", "tau2/cut", "tau2/emoji"]
+    assert report.skipped == []
+    cut = ds[1]["messages"]
+    assert cut[1]["content"] == "Cancel my booking \ufffd"
+    assert json.loads(cut[2]["tool_calls"][0]["arguments_json"]) == {"id": "B1",
+                                                                     "note": "\ufffd x"}
+    assert ds[2]["messages"][1]["content"] == "Cancel it \U0001f600, not \\ud83d"
+    assert report.notes == [f"{path}: {_LONE} (line 1); record(s) affected: tau2/cut"]
+    with pytest.warns(UserWarning, match="lone UTF-16 surrogate"):
+        assert len(ak.load(path, errors="skip")) == 3
+    _, again = ak.load_with_report(path)  # read from the cache: the same note
+    assert again.notes == report.notes
+
+
+def test_lone_surrogate_in_jsonl_names_the_line(tmp_path):
+    recs = ak.load(_write(tmp_path, _results(_sim("a"), _sim("b")))).to_list()
+    recs[1]["messages"][0]["content"] = "bye \ud83d"
+    path = tmp_path / "episodes.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    ds, report = ak.load_with_report(path)
+    assert ds[1]["messages"][0]["content"] == "bye \ufffd"
+    assert report.notes == [f"{path}: {_LONE} (line 2); record(s) affected: tau2/b"]
+
+
+def test_dir_format_lone_surrogate_is_replaced_with_a_note(tmp_path):
+    run = _dir_run(tmp_path, _sim("a"), _cut_emoji("cut"))
+    ds, report = ak.load_with_report(run)
+    assert ds["episode_id"] == ["tau2/a", "tau2/cut"] and report.skipped == []
+    assert ds[1]["messages"][1]["content"] == "Cancel my booking \ufffd"
+    assert report.notes == [f"{run / 'simulations' / 'cut.json'}: {_LONE} (line 1); "
+                            "record(s) affected: cut"]
+
+
 def test_simulation_not_an_object(tmp_path):
     _check_bad_sim(tmp_path, ["not", "a", "sim"], record="simulations[1]", field="(simulation)",
                    reason="expected a simulation object, got list ['not', 'a', 'sim']")

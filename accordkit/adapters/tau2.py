@@ -474,6 +474,8 @@ def converted_simulations(obj: Any, *, source: str, shared_criteria: bool = Fals
         raise EpisodeValidationError(
             "not a tau2/AgentChangeBench results file: expected a JSON object with 'info' and "
             "'simulations'", source=source, field="(top level)")
+    for note in getattr(obj, "notes", ()):  # what reading a dir-format run replaced
+        warnings.warn(note, stacklevel=2)
     file_ctx = _Context(source, "(file header)")
     info = obj["info"]
     tasks = obj.get("tasks") or []
@@ -665,16 +667,34 @@ def _cost(value: Any, ctx: _Context, field: str) -> float | None:
     return None if v is None else float(v)
 
 
-def _read_json(path: Path, *, record: str) -> Any:
-    """Parse one JSON file; problems become an error naming the file."""
+class _DirResults(dict):
+    """A dir-format run as one results object, with the notes its reading left (``notes``)."""
+
+    notes: list[str]
+
+
+def _read_json(path: Path, *, record: str, notes: list[str]) -> Any:
+    """Parse one JSON file; problems become an error naming the file.
+
+    Lone surrogate escapes are replaced by U+FFFD (as for a single results file), each file
+    that held one adding a note to ``notes``.
+    """
+    from ..readers.json_file import LONE_SURROGATES, replace_lone_surrogates, replaced_note
+
     try:
-        return json.loads(path.read_bytes().decode("utf-8-sig"))
+        text, lines = replace_lone_surrogates(path.read_bytes().decode("utf-8-sig"))
+        obj = json.loads(text)
     except UnicodeDecodeError as exc:
         reason = f"not a text file: byte {exc.start} is not UTF-8 (a binary file?)"
     except json.JSONDecodeError as exc:
         reason = f"invalid or truncated JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
     except RecursionError:
         reason = "JSON nested too deeply"
+    else:
+        if lines:
+            hit = [] if record == "(whole file)" else [record]  # results.json: any simulation
+            notes.append(replaced_note(str(path), lines, hit, what=LONE_SURROGATES))
+        return obj
     raise EpisodeValidationError(reason, source=str(path), record=record, field="(top level)")
 
 
@@ -686,13 +706,18 @@ def read_results_dir(path: Path) -> dict[str, Any]:
     name, which is the simulation id), so that :func:`results_to_episodes` can report it
     alone while the other simulations load.
 
+    Lone surrogate escapes are replaced by U+FFFD; the notes saying where are kept in the
+    returned object's ``notes`` attribute, and :func:`converted_simulations` emits each as a
+    warning (which the loader turns into a note of the load).
+
     Raises
     ------
     EpisodeValidationError
         When ``results.json`` cannot be read, or ``simulation_index`` and the simulation
         files disagree.
     """
-    obj = _read_json(path / "results.json", record="(whole file)")
+    notes: list[str] = []
+    obj = _read_json(path / "results.json", record="(whole file)", notes=notes)
     if not is_results_object(obj):
         raise EpisodeValidationError(
             "not a tau2 results.json: expected a JSON object with 'info'",
@@ -700,7 +725,7 @@ def read_results_dir(path: Path) -> dict[str, Any]:
     sims: list[Any] = []
     for sim_path in sorted((path / "simulations").glob("*.json")):
         try:
-            sims.append(_read_json(sim_path, record=sim_path.stem))
+            sims.append(_read_json(sim_path, record=sim_path.stem, notes=notes))
         except EpisodeValidationError as exc:
             sims.append(exc)
     index = obj.get("simulation_index")
@@ -715,6 +740,7 @@ def read_results_dir(path: Path) -> dict[str, Any]:
                 f"simulation_index and simulations/ disagree: missing {missing[:5]}, "
                 f"extra {extra[:5]}", source=str(path), record="(whole file)",
                 field="simulation_index")
-    obj = dict(obj)
-    obj["simulations"] = sims
-    return obj
+    out = _DirResults(obj)
+    out["simulations"] = sims
+    out.notes = notes
+    return out
