@@ -22,8 +22,13 @@ class TaubenchDocument:
         return looks_like_taubench(obj)
 
     def read(self, loader: Any, obj: Any, source: str, bad_lines: list[int]) -> pa.Table:
+        from .json_file import note_replaced
+
         items = read_taubench(obj, source=source, errors="skip", metadata=loader.metadata)
         for err in (i for i in items if isinstance(i, EpisodeValidationError)):
             loader.problem(err)
         records = [i for i in items if isinstance(i, dict)]
-        return loader.records(records, [str(r["episode_id"]) for r in records], source)
+        table = loader.records(records, [str(r["episode_id"]) for r in records], source)
+        if bad_lines:
+            note_replaced(loader, source, bad_lines, table)
+        return table

@@ -248,3 +248,41 @@ def test_other_json_is_not_taken_for_taubench():
     assert not looks_like_taubench([{"benchmark": "tau2", "episode_id": "e", "task_id": "1",
                                      "traj": []}])
     assert not looks_like_taubench([1, 2, 3])
+
+
+# --------------------------------------------------------------------------- synthetic runs
+
+
+def _tiny_run(reward: float = 1.0) -> list[dict]:
+    """A two-record airline run (enough for the domain to be told from the tools)."""
+    def record(task_id: int) -> dict:
+        return {"task_id": task_id, "trial": 0, "reward": reward,
+                "info": {"source": "user", "user_cost": 0.01,
+                         "task": {"user_id": "u1", "instruction": "Cancel it.", "outputs": [],
+                                  "actions": [{"name": "cancel_reservation",
+                                               "kwargs": {"reservation_id": "R1"}}]}},
+                "traj": [{"role": "system", "content": "# Airline Agent Policy"},
+                         {"role": "user", "content": "Cancel R1."},
+                         {"role": "assistant", "content": "Done."}]}
+    return [record(0), record(1)]
+
+
+def test_bytes_that_are_not_utf8_are_noted(tmp_path):
+    run = _tiny_run()
+    run[1]["traj"][1]["content"] = "Cancel RX."
+    path = tmp_path / "gpt-4o-airline.json"
+    path.write_bytes(json.dumps(run).encode().replace(b"RX", b"R\xff"))
+    ds, report = ak.load_with_report(path)
+    assert ds[1]["messages"][1]["content"] == "Cancel R\ufffd."
+    assert report.notes == [f"{path}: bytes that are not UTF-8 were replaced by U+FFFD "
+                            f"(line 1); record(s) affected: {ds[1]['episode_id']}"]
+
+
+def test_lone_surrogate_in_a_taubench_file_is_noted(tmp_path):
+    run = _tiny_run()
+    run[0]["traj"][2]["content"] = "Done \ud83d"
+    path = _write(tmp_path, run, "gpt-4o-airline.json")
+    ds, report = ak.load_with_report(path)
+    assert ds[0]["messages"][2]["content"] == "Done \ufffd"
+    assert len(report.notes) == 1 and "lone UTF-16 surrogate" in report.notes[0]
+    assert report.notes[0].endswith(f"record(s) affected: {ds[0]['episode_id']}")
