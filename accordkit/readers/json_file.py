@@ -71,13 +71,22 @@ class JsonFile:
         except RecursionError:
             raise EpisodeValidationError("JSON nested too deeply", source=source,
                                          record=_WHOLE_FILE, field=_TOP) from None
-        for document in formats("document"):
+        documents = formats("document")
+        for document in documents:
             if document.sniff(obj):
                 return document.read(loader, obj, source, bad_lines)
+        if isinstance(obj, list) and not obj:
+            # An empty list is no format's by content; a reader may claim it by file name.
+            for document in documents:
+                claims = getattr(document, "claims_empty", None)
+                if claims is not None and claims(source):
+                    return document.read(loader, obj, source, bad_lines)
+        hint = ("; an empty list is read as a τ-bench run of 0 episodes only when its file "
+                "name follows τ-bench run.py's pattern" if obj == [] else "")
         raise EpisodeValidationError(
             "not a results file or canonical episodes: expected a tau2/AgentChangeBench results "
             "object ({info, tasks, simulations}) or episode records with 'benchmark' and "
-            f"'episode_id' (found {_describe(obj)})", source=source, record=_WHOLE_FILE,
+            f"'episode_id' (found {_describe(obj)}{hint})", source=source, record=_WHOLE_FILE,
             field=_TOP)
 
 

@@ -12,6 +12,7 @@ import accordkit as ak
 from accordkit.adapters.taubench import (
     RUN_ERROR,
     guess_domain,
+    is_run_py_name,
     looks_like_taubench,
     metadata_from_filename,
     read_taubench,
@@ -265,6 +266,39 @@ def _tiny_run(reward: float = 1.0) -> list[dict]:
                          {"role": "user", "content": "Cancel R1."},
                          {"role": "assistant", "content": "Done."}]}
     return [record(0), record(1)]
+
+
+RUN_PY_EMPTY = "tool-calling-gpt-4o-0.0_range_0-0_user-gpt-4o-llm_0614.json"
+
+
+def test_empty_list_under_a_run_py_name_is_a_run_of_no_episodes(tmp_path):
+    assert is_run_py_name(f"runs/{RUN_PY_EMPTY}") and not is_run_py_name("gpt-4o-airline.json")
+    assert read_taubench([], source=RUN_PY_EMPTY) == []
+    path = _write(tmp_path, [], RUN_PY_EMPTY)
+    ds, report = ak.load_with_report(path)
+    assert len(ds) == 0 and report.skipped == [] and report.files[str(path)].episodes == 0
+    assert report.notes == [f"{path}: an empty τ-bench result list (run.py writes [] for an "
+                            "empty task range or a run stopped before its first task ended): "
+                            "0 episodes"]
+    # beside a non-empty run in a folder
+    _write(tmp_path, _tiny_run(), "gpt-4o-airline.json")
+    with pytest.warns(UserWarning, match="an empty τ-bench result list"):
+        assert len(ak.load(tmp_path)) == 2
+
+
+def test_empty_list_under_another_name_is_still_an_error(tmp_path):
+    path = _write(tmp_path, [], "gpt-4o-airline.json")
+    with pytest.raises(EpisodeValidationError) as info:
+        ak.load(path)
+    err = info.value
+    assert (err.source, err.record, err.field) == (str(path), "(whole file)", "(top level)")
+    assert err.reason.endswith("(found a list of 0 item(s); an empty list is read as a "
+                               "τ-bench run of 0 episodes only when its file name follows "
+                               "τ-bench run.py's pattern)")
+    with pytest.raises(EpisodeValidationError, match="only when its file name follows"):
+        read_taubench([], source="gpt-4o-airline.json")
+    with pytest.raises(EpisodeValidationError, match=r"unknown metadata key"):
+        read_taubench([], source=RUN_PY_EMPTY, metadata={"model": "x"})
 
 
 def test_bytes_that_are_not_utf8_are_noted(tmp_path):
