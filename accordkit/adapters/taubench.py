@@ -19,6 +19,13 @@ tool name ``t`` -> ``"tool:t"``) or ``"run_error"`` for a run that raised (its `
 empty, so its conversation is one system message carrying the error as an event);
 ``num_trials`` = the number of distinct trials in the file (τ-bench's ``T``).
 
+``episode_id`` is ``taubench/<file stem>@<digest>/<task>/<trial>``: nothing in a τ-bench file
+names its run and released files are often renamed, so two runs saved under the same name in
+different folders (``seed1/gpt-4o-airline.json``, ``seed2/gpt-4o-airline.json``) are told
+apart by ``<digest>``, the first 8 hex digits of the SHA-256 of the file's parsed content
+(:func:`run_id`). It depends on the content only, not on the path the file is loaded by, so
+the same file loaded twice gives the same ids (and is counted once).
+
 An empty list ``[]`` is what ``run.py`` writes for an empty task range (and a run killed
 before its first task ended): it is read as a run of 0 episodes when its file name follows
 ``run.py``'s pattern (:func:`is_run_py_name`). By content alone an empty list is nobody's, so
@@ -27,6 +34,7 @@ under any other name it stays an error.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -34,11 +42,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
+
 from ..schema import EpisodeValidationError, empty_episode
 from ..validate import check_converted
 
 __all__ = ["looks_like_taubench", "read_taubench", "metadata_from_filename", "guess_domain",
-           "is_run_py_name", "RUN_ERROR", "METADATA_KEYS"]
+           "is_run_py_name", "run_id", "RUN_ERROR", "METADATA_KEYS"]
 
 BENCHMARK = "taubench"
 #: termination_reason of a record whose run raised (``info.error``).
@@ -106,6 +116,29 @@ def is_run_py_name(name: str) -> bool:
     False
     """
     return _RUN_PY_NAME.match(_stem(name)) is not None
+
+
+def run_id(obj: Any, source: str) -> str:
+    """The run part of a τ-bench ``episode_id``: ``<file stem>@<digest of the content>``.
+
+    The digest is the first 8 hex digits of the SHA-256 of the parsed content written as
+    compact JSON with sorted keys, so it does not depend on the path the file is loaded by
+    nor on how it is indented, and two runs that share a file name differ.
+
+    Examples
+    --------
+    >>> run_id([{"task_id": 0, "trial": 0}], "seed1/gpt-4o-airline.json")
+    'gpt-4o-airline@0e72fb66'
+    >>> run_id([{"trial": 0, "task_id": 0}], "/elsewhere/gpt-4o-airline.json")
+    'gpt-4o-airline@0e72fb66'
+    """
+    try:
+        data = msgspec.json.encode(obj, order="sorted")
+    except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
+        # not JSON-like (a value built in Python, not read from a file): a slower stand-in
+        data = json.dumps(obj, separators=(",", ":"), default=repr).encode("ascii")
+    digest = hashlib.sha256(data).hexdigest()[:8]
+    return f"{Path(source).stem or 'run'}@{digest}"
 
 
 def metadata_from_filename(name: str) -> dict[str, str]:
@@ -433,7 +466,7 @@ def read_taubench(obj: Any, *, source: str, errors: Literal["raise", "skip"] = "
             record="(whole file)", field="domain")
     trials = {o.get("trial") for o in obj if isinstance(o, Mapping)
               and isinstance(o.get("trial"), int) and not isinstance(o.get("trial"), bool)}
-    run = Path(source).stem or "run"
+    run = run_id(obj, source)
     out: list[dict[str, Any] | EpisodeValidationError] = []
     for pos, item in enumerate(obj):
         ctx = _Ctx(source, f"item {pos}")

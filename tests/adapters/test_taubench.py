@@ -16,6 +16,7 @@ from accordkit.adapters.taubench import (
     looks_like_taubench,
     metadata_from_filename,
     read_taubench,
+    run_id,
 )
 from accordkit.schema import EpisodeValidationError
 
@@ -228,7 +229,8 @@ def test_bad_records_name_file_record_and_field(tmp_path, raw, what, breaker, fi
     assert err.field.endswith(field)
     with pytest.warns(ak.SkippedRecordsWarning) as caught:
         ds = ak.load(path, errors="skip")
-    assert len(ds) == 11 and "taubench/run/2/1" not in ds["episode_id"]
+    broken_id = f"taubench/{run_id(json.loads(path.read_text()), str(path))}/2/1"
+    assert len(ds) == 11 and broken_id not in ds["episode_id"]
     skipped = [s for w in caught for s in getattr(w.message, "skipped", [])]
     assert len(skipped) == 1 and skipped[0].field.endswith(field)
 
@@ -266,6 +268,46 @@ def _tiny_run(reward: float = 1.0) -> list[dict]:
                          {"role": "user", "content": "Cancel R1."},
                          {"role": "assistant", "content": "Done."}]}
     return [record(0), record(1)]
+
+
+def test_same_file_name_in_two_folders_gives_two_runs(tmp_path):
+    # nothing in a τ-bench file names its run: the id carries a digest of the content
+    for folder, reward in (("seed1", 1.0), ("seed2", 0.0)):  # e.g. two seeds of one model
+        (tmp_path / folder).mkdir()
+        _write(tmp_path / folder, _tiny_run(reward), "gpt-4o-airline.json")
+    ds, report = ak.load_with_report(tmp_path)
+    assert len(ds) == 4 and report.skipped == [] and report.duplicates == {}
+    assert len(set(ds["episode_id"])) == 4
+    runs = {eid.split("/")[1] for eid in ds["episode_id"]}
+    assert len(runs) == 2 and all(r.startswith("gpt-4o-airline@") for r in runs)
+    assert sorted(ds["scenario_id"]) == ["taubench/airline/0"] * 2 + ["taubench/airline/1"] * 2
+    assert set(ds["agent_model"]) == {"gpt-4o"}
+
+
+def test_episode_ids_do_not_depend_on_the_path_a_file_is_loaded_by(tmp_path, monkeypatch):
+    path = _write(tmp_path, _tiny_run(), "gpt-4o-airline.json")
+    ids = ak.load(path)["episode_id"]
+    monkeypatch.chdir(tmp_path)
+    assert ak.load("gpt-4o-airline.json")["episode_id"] == ids
+    copy_dir = tmp_path / "copy"
+    copy_dir.mkdir()
+    # re-indenting or reordering keys is the same run
+    (copy_dir / path.name).write_text(json.dumps([dict(reversed(list(r.items())))
+                                                  for r in _tiny_run()], indent=2))
+    assert ak.load(copy_dir / path.name)["episode_id"] == ids
+    # the same run in two places is loaded once, reported as a duplicate (as before)
+    ds, report = ak.load_with_report([path, copy_dir / path.name])
+    assert ds["episode_id"] == ids and sorted(report.duplicates) == sorted(ids)
+    assert ids[0] == f"taubench/{run_id(_tiny_run(), 'anywhere/gpt-4o-airline.json')}/0/0"
+
+
+def test_run_id_is_the_stem_and_a_content_digest():
+    run = run_id(_tiny_run(), "/a/b/gpt-4o-airline.json")
+    stem, digest = run.split("@")
+    assert stem == "gpt-4o-airline" and len(digest) == 8 and int(digest, 16) >= 0
+    assert run_id(_tiny_run(), "x/gpt-4o-airline.json") == run
+    assert run_id(_tiny_run(0.0), "x/gpt-4o-airline.json") != run
+    assert run_id(_tiny_run(), "").startswith("run@")
 
 
 RUN_PY_EMPTY = "tool-calling-gpt-4o-0.0_range_0-0_user-gpt-4o-llm_0614.json"
