@@ -34,8 +34,10 @@ __all__ = ["cache_dir", "cache_key", "files_key", "file_digest", "known_digest",
 
 #: Format of an entry; a change makes old entries foreign (ignored and rebuilt). Also bumped
 #: when the loader's rules change (3: ``reward_info_json`` must be a JSON object), since an
-#: entry holds only the rows that passed them.
-ENTRY_FORMAT = "accordkit.episode-cache/3"
+#: entry holds only the rows that passed them, or when adapters build different rows (4:
+#: τ-bench episode ids carry a content digest; tau2 ``completed`` filled; a seed outside
+#: int64 stored as null; lone surrogate escapes replaced by U+FFFD).
+ENTRY_FORMAT = "accordkit.episode-cache/4"
 _META = b"accordkit.cache"
 _SUFFIX = ".arrow"
 #: Bytes an entry is written in at a time.

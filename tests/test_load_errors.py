@@ -193,17 +193,89 @@ def test_tool_error_flag_not_boolean(tmp_path):
                    reason="expected true or false, got str 'no'")
 
 
-def test_seed_too_large(tmp_path):
-    _check_bad_sim(tmp_path, _sim("sim-bad", seed=2**70), record="sim-bad", field="seed",
-                   reason=f"integer {2**70} does not fit in int64")
+@pytest.mark.parametrize("seed", [2**64, 2**70, -(2**63) - 1])
+def test_seed_outside_int64_is_stored_as_null_with_a_note(tmp_path, seed):
+    # The seed is metadata: the episode is kept, its seed null, and a note names the field.
+    path = _write(tmp_path, _results(_sim("a"), _sim("big", seed=seed),
+                                     _sim("edge", seed=2**63 - 1)))
+    ds, report = ak.load_with_report(path)
+    assert ds["episode_id"] == ["tau2/a", "tau2/big", "tau2/edge"]
+    assert ds["seed"] == [7, None, 2**63 - 1]
+    assert report.skipped == []
+    assert report.notes == [f"file {path}, record big, field seed: integer {seed} does not fit "
+                            "in int64; the seed is stored as null (the episode is kept)"]
+    with pytest.warns(UserWarning, match="field seed: integer .* stored as null"):
+        ak.load(path, errors="skip")
+    _, again = ak.load_with_report(path)  # read from the cache: the same note
+    assert again.notes == report.notes
 
 
-def test_voice_run_is_reported_unsupported(tmp_path):
-    bad = _sim("sim-bad", ticks=[{"t": 0}])
-    del bad["messages"]
+@pytest.mark.parametrize("how", ["absent", "null"])
+def test_voice_run_is_reported_unsupported(tmp_path, how):
+    bad = _sim("sim-bad", ticks=[{"t": 0}], mode="full_duplex")
+    if how == "absent":
+        del bad["messages"]
+    else:  # the typed decoder keeps a stored null as raw bytes: still a voice run
+        bad["messages"] = None
     _check_bad_sim(tmp_path, bad, record="sim-bad", field="messages",
                    reason="full-duplex (voice) runs store 'ticks' instead of messages; they are "
                           "not supported yet")
+
+
+def test_null_messages_without_ticks_are_missing(tmp_path):
+    _check_bad_sim(tmp_path, _sim("sim-bad", messages=None), record="sim-bad",
+                   field="messages", reason="missing required value")
+
+
+_LONE = ("lone UTF-16 surrogate escapes (\\ud800-\\udfff without their pair, e.g. a cut "
+         "emoji) were replaced by U+FFFD")
+
+
+def _cut_emoji(sim_id: str) -> dict:
+    """A simulation whose text holds a lone surrogate (json.dumps writes it as "\\ud83d")."""
+    sim = _sim(sim_id)
+    sim["messages"][1]["content"] = "Cancel my booking \ud83d"
+    sim["messages"][2]["tool_calls"][0]["arguments"] = {"id": "B1", "note": "\udc00 x"}
+    return sim
+
+
+def test_lone_surrogate_is_replaced_with_a_note_not_the_whole_file(tmp_path):
+    emoji = _sim("emoji")
+    emoji["messages"][1]["content"] = "Cancel it \U0001f600, not \\ud83d"  # a pair; a text
+    path = _write(tmp_path, _results(_sim("a"), _cut_emoji("cut"), emoji))
+    assert "\\ud83d" in path.read_text() and "\\ud83d\\ude00" in path.read_text()
+    ds, report = ak.load_with_report(path)
+    assert ds["episode_id"] == ["tau2/a", "tau2/cut", "tau2/emoji"]
+    assert report.skipped == []
+    cut = ds[1]["messages"]
+    assert cut[1]["content"] == "Cancel my booking \ufffd"
+    assert json.loads(cut[2]["tool_calls"][0]["arguments_json"]) == {"id": "B1",
+                                                                     "note": "\ufffd x"}
+    assert ds[2]["messages"][1]["content"] == "Cancel it \U0001f600, not \\ud83d"
+    assert report.notes == [f"{path}: {_LONE} (line 1); record(s) affected: tau2/cut"]
+    with pytest.warns(UserWarning, match="lone UTF-16 surrogate"):
+        assert len(ak.load(path, errors="skip")) == 3
+    _, again = ak.load_with_report(path)  # read from the cache: the same note
+    assert again.notes == report.notes
+
+
+def test_lone_surrogate_in_jsonl_names_the_line(tmp_path):
+    recs = ak.load(_write(tmp_path, _results(_sim("a"), _sim("b")))).to_list()
+    recs[1]["messages"][0]["content"] = "bye \ud83d"
+    path = tmp_path / "episodes.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in recs))
+    ds, report = ak.load_with_report(path)
+    assert ds[1]["messages"][0]["content"] == "bye \ufffd"
+    assert report.notes == [f"{path}: {_LONE} (line 2); record(s) affected: tau2/b"]
+
+
+def test_dir_format_lone_surrogate_is_replaced_with_a_note(tmp_path):
+    run = _dir_run(tmp_path, _sim("a"), _cut_emoji("cut"))
+    ds, report = ak.load_with_report(run)
+    assert ds["episode_id"] == ["tau2/a", "tau2/cut"] and report.skipped == []
+    assert ds[1]["messages"][1]["content"] == "Cancel my booking \ufffd"
+    assert report.notes == [f"{run / 'simulations' / 'cut.json'}: {_LONE} (line 1); "
+                            "record(s) affected: cut"]
 
 
 def test_simulation_not_an_object(tmp_path):

@@ -30,6 +30,13 @@ from .tau2_format import Message, Results, Simulation, decode_messages
 __all__ = ["is_results_object", "results_to_episodes", "iter_episodes", "read_results_dir"]
 
 ACB_USER_SIMULATORS = {"banking_user_simulator", "airline_user_simulator", "retail_user_simulator"}
+#: ``termination_reason`` values of a conversation that ended normally (``completed``; spec
+#: ``tau2-format.md`` section 11): the user or the agent ended it, not a limit or an error.
+COMPLETED_REASONS = ("user_stop", "agent_stop")
+#: The range of the canonical ``seed`` column (int64).
+_INT64 = (-(2**63), 2**63 - 1)
+#: ``messages`` stored as JSON ``null``, as the typed decoder keeps it (a raw slice).
+_NULL = msgspec.Raw(b"null")
 
 
 def is_results_object(obj: Any) -> bool:
@@ -467,6 +474,8 @@ def converted_simulations(obj: Any, *, source: str, shared_criteria: bool = Fals
         raise EpisodeValidationError(
             "not a tau2/AgentChangeBench results file: expected a JSON object with 'info' and "
             "'simulations'", source=source, field="(top level)")
+    for note in getattr(obj, "notes", ()):  # what reading a dir-format run replaced
+        warnings.warn(note, stacklevel=2)
     file_ctx = _Context(source, "(file header)")
     info = obj["info"]
     tasks = obj.get("tasks") or []
@@ -537,6 +546,8 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
     if isinstance(trial, bool) or not isinstance(trial, int):
         raise ctx.error(f"expected an integer trial, got {trial!r:.40}", "trial")
     messages = sim.get("messages")
+    if isinstance(messages, msgspec.Raw) and len(messages) == 4 and messages == _NULL:
+        messages = None  # the typed decoder keeps a stored null as its raw bytes
     if messages is None:
         if sim.get("ticks") is not None:
             raise ctx.error("full-duplex (voice) runs store 'ticks' instead of messages; "
@@ -600,7 +611,7 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
         persona_text=None if persona_text is None or persona_text.strip() == persona
         else persona_text,
         source=ctx.source,
-        seed=ctx.expect(sim.get("seed"), (int,), "seed", "an integer"),
+        seed=_seed(sim.get("seed"), ctx),
         instructions=_instructions(scenario.get("instructions")),
         messages=flat,
         goals=_str_list(shifts.get("goals"), ctx, "task.user_scenario.goal_shifts.goals"),
@@ -619,7 +630,27 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
         agent_cost=_cost(sim.get("agent_cost"), ctx, "agent_cost"),
         user_cost=_cost(sim.get("user_cost"), ctx, "user_cost"),
     )
+    # tau2's notion of a finished conversation (spec section 11), not AcCoRD's outcome; only
+    # AcCoRD rows reach the AcCoRD metrics that read it (accordkit.score dispatches by benchmark)
+    ending = rec["termination_reason"]
+    rec["completed"] = None if ending is None else ending in COMPLETED_REASONS
     return rec, typed is not None
+
+
+def _seed(value: Any, ctx: _Context) -> int | None:
+    """The simulation's seed; one outside int64 is stored as null, with a note.
+
+    The seed is metadata (no metric reads it), so a value the canonical ``int64`` column
+    cannot hold does not cost the episode: it becomes null and a warning names the file,
+    the simulation and the field (the loader turns it into a note of the load).
+    """
+    seed = ctx.expect(value, (int,), "seed", "an integer")
+    if seed is not None and not _INT64[0] <= seed <= _INT64[1]:
+        warnings.warn(f"file {ctx.source}, record {ctx.record}, field seed: integer {seed} "
+                      "does not fit in int64; the seed is stored as null (the episode is kept)",
+                      stacklevel=4)
+        return None
+    return seed
 
 
 def _task_criteria(task: Mapping[str, Any], ctx: _Context, memo: dict[int, Any]) -> Any:
@@ -636,16 +667,34 @@ def _cost(value: Any, ctx: _Context, field: str) -> float | None:
     return None if v is None else float(v)
 
 
-def _read_json(path: Path, *, record: str) -> Any:
-    """Parse one JSON file; problems become an error naming the file."""
+class _DirResults(dict):
+    """A dir-format run as one results object, with the notes its reading left (``notes``)."""
+
+    notes: list[str]
+
+
+def _read_json(path: Path, *, record: str, notes: list[str]) -> Any:
+    """Parse one JSON file; problems become an error naming the file.
+
+    Lone surrogate escapes are replaced by U+FFFD (as for a single results file), each file
+    that held one adding a note to ``notes``.
+    """
+    from ..readers.json_file import LONE_SURROGATES, replace_lone_surrogates, replaced_note
+
     try:
-        return json.loads(path.read_bytes().decode("utf-8-sig"))
+        text, lines = replace_lone_surrogates(path.read_bytes().decode("utf-8-sig"))
+        obj = json.loads(text)
     except UnicodeDecodeError as exc:
         reason = f"not a text file: byte {exc.start} is not UTF-8 (a binary file?)"
     except json.JSONDecodeError as exc:
         reason = f"invalid or truncated JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
     except RecursionError:
         reason = "JSON nested too deeply"
+    else:
+        if lines:
+            hit = [] if record == "(whole file)" else [record]  # results.json: any simulation
+            notes.append(replaced_note(str(path), lines, hit, what=LONE_SURROGATES))
+        return obj
     raise EpisodeValidationError(reason, source=str(path), record=record, field="(top level)")
 
 
@@ -657,13 +706,18 @@ def read_results_dir(path: Path) -> dict[str, Any]:
     name, which is the simulation id), so that :func:`results_to_episodes` can report it
     alone while the other simulations load.
 
+    Lone surrogate escapes are replaced by U+FFFD; the notes saying where are kept in the
+    returned object's ``notes`` attribute, and :func:`converted_simulations` emits each as a
+    warning (which the loader turns into a note of the load).
+
     Raises
     ------
     EpisodeValidationError
         When ``results.json`` cannot be read, or ``simulation_index`` and the simulation
         files disagree.
     """
-    obj = _read_json(path / "results.json", record="(whole file)")
+    notes: list[str] = []
+    obj = _read_json(path / "results.json", record="(whole file)", notes=notes)
     if not is_results_object(obj):
         raise EpisodeValidationError(
             "not a tau2 results.json: expected a JSON object with 'info'",
@@ -671,7 +725,7 @@ def read_results_dir(path: Path) -> dict[str, Any]:
     sims: list[Any] = []
     for sim_path in sorted((path / "simulations").glob("*.json")):
         try:
-            sims.append(_read_json(sim_path, record=sim_path.stem))
+            sims.append(_read_json(sim_path, record=sim_path.stem, notes=notes))
         except EpisodeValidationError as exc:
             sims.append(exc)
     index = obj.get("simulation_index")
@@ -686,6 +740,7 @@ def read_results_dir(path: Path) -> dict[str, Any]:
                 f"simulation_index and simulations/ disagree: missing {missing[:5]}, "
                 f"extra {extra[:5]}", source=str(path), record="(whole file)",
                 field="simulation_index")
-    obj = dict(obj)
-    obj["simulations"] = sims
-    return obj
+    out = _DirResults(obj)
+    out["simulations"] = sims
+    out.notes = notes
+    return out

@@ -18,10 +18,23 @@ strategy; messages from ``traj`` (tool calls with their JSON-text arguments, too
 tool name ``t`` -> ``"tool:t"``) or ``"run_error"`` for a run that raised (its ``traj`` is
 empty, so its conversation is one system message carrying the error as an event);
 ``num_trials`` = the number of distinct trials in the file (τ-bench's ``T``).
+
+``episode_id`` is ``taubench/<file stem>@<digest>/<task>/<trial>``: nothing in a τ-bench file
+names its run and released files are often renamed, so two runs saved under the same name in
+different folders (``seed1/gpt-4o-airline.json``, ``seed2/gpt-4o-airline.json``) are told
+apart by ``<digest>``, the first 8 hex digits of the SHA-256 of the file's parsed content
+(:func:`run_id`). It depends on the content only, not on the path the file is loaded by, so
+the same file loaded twice gives the same ids (and is counted once).
+
+An empty list ``[]`` is what ``run.py`` writes for an empty task range (and a run killed
+before its first task ended): it is read as a run of 0 episodes when its file name follows
+``run.py``'s pattern (:func:`is_run_py_name`). By content alone an empty list is nobody's, so
+under any other name it stays an error.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
@@ -29,11 +42,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
+import msgspec
+
 from ..schema import EpisodeValidationError, empty_episode
 from ..validate import check_converted
 
 __all__ = ["looks_like_taubench", "read_taubench", "metadata_from_filename", "guess_domain",
-           "RUN_ERROR", "METADATA_KEYS"]
+           "is_run_py_name", "run_id", "RUN_ERROR", "METADATA_KEYS"]
 
 BENCHMARK = "taubench"
 #: termination_reason of a record whose run raised (``info.error``).
@@ -85,6 +100,47 @@ def looks_like_taubench(obj: Any) -> bool:
             and "episode_id" not in first and "benchmark" not in first)
 
 
+def _stem(name: str) -> str:
+    stem = Path(name).name
+    return stem[:-5] if stem.lower().endswith(".json") else stem
+
+
+def is_run_py_name(name: str) -> bool:
+    """Whether a file name (or path) follows τ-bench ``run.py``'s naming pattern.
+
+    Examples
+    --------
+    >>> is_run_py_name("runs/tool-calling-gpt-4o-0.0_range_0-0_user-gpt-4o-llm_0614.json")
+    True
+    >>> is_run_py_name("gpt-4o-airline.json")
+    False
+    """
+    return _RUN_PY_NAME.match(_stem(name)) is not None
+
+
+def run_id(obj: Any, source: str) -> str:
+    """The run part of a τ-bench ``episode_id``: ``<file stem>@<digest of the content>``.
+
+    The digest is the first 8 hex digits of the SHA-256 of the parsed content written as
+    compact JSON with sorted keys, so it does not depend on the path the file is loaded by
+    nor on how it is indented, and two runs that share a file name differ.
+
+    Examples
+    --------
+    >>> run_id([{"task_id": 0, "trial": 0}], "seed1/gpt-4o-airline.json")
+    'gpt-4o-airline@0e72fb66'
+    >>> run_id([{"trial": 0, "task_id": 0}], "/elsewhere/gpt-4o-airline.json")
+    'gpt-4o-airline@0e72fb66'
+    """
+    try:
+        data = msgspec.json.encode(obj, order="sorted")
+    except (TypeError, ValueError, OverflowError, msgspec.EncodeError):
+        # not JSON-like (a value built in Python, not read from a file): a slower stand-in
+        data = json.dumps(obj, separators=(",", ":"), default=repr).encode("ascii")
+    digest = hashlib.sha256(data).hexdigest()[:8]
+    return f"{Path(source).stem or 'run'}@{digest}"
+
+
 def metadata_from_filename(name: str) -> dict[str, str]:
     """Agent model, strategy, user model and user strategy encoded in a τ-bench file name.
 
@@ -113,9 +169,7 @@ def metadata_from_filename(name: str) -> dict[str, str]:
     >>> metadata_from_filename("results.json")
     {}
     """
-    stem = Path(name).name
-    if stem.lower().endswith(".json"):
-        stem = stem[:-5]
+    stem = _stem(name)
     m = _RUN_PY_NAME.match(stem)
     if m:
         return {k: m.group(k) for k in ("method", "agent_model", "user_model",
@@ -375,18 +429,23 @@ def read_taubench(obj: Any, *, source: str, errors: Literal["raise", "skip"] = "
     list
         One entry per record: a canonical episode, or (``errors="skip"``) the
         :class:`~accordkit.schema.EpisodeValidationError` naming file, record and field.
+        Empty for an empty list whose file name follows ``run.py``'s pattern.
 
     Raises
     ------
     EpisodeValidationError
-        ``obj`` is not a τ-bench list, the domain cannot be determined, ``metadata`` has an
-        unknown key, or (``errors="raise"``) a record is bad.
+        ``obj`` is not a τ-bench list (an empty list counts as one only under a ``run.py``
+        file name), the domain cannot be determined, ``metadata`` has an unknown key, or
+        (``errors="raise"``) a record is bad.
     """
     if errors not in ("raise", "skip"):
         raise ValueError(f"errors must be 'raise' or 'skip', got {errors!r}")
-    if not looks_like_taubench(obj):
+    empty_run = isinstance(obj, list) and not obj and is_run_py_name(source)
+    if not looks_like_taubench(obj) and not empty_run:
+        hint = (" (an empty list is read as a run of 0 episodes only when its file name "
+                "follows run.py's pattern)" if obj == [] else "")
         raise EpisodeValidationError("not a τ-bench result file: expected a list of "
-                                     "{task_id, trial, reward, traj, info} records",
+                                     "{task_id, trial, reward, traj, info} records" + hint,
                                      source=source, record="(whole file)", field="(top level)")
     given = dict(metadata or {})
     unknown = sorted(set(given) - set(METADATA_KEYS))
@@ -394,6 +453,8 @@ def read_taubench(obj: Any, *, source: str, errors: Literal["raise", "skip"] = "
         raise EpisodeValidationError(f"unknown metadata key(s) {unknown}; expected some of "
                                      f"{list(METADATA_KEYS)}", source=source,
                                      record="(whole file)", field="(metadata)")
+    if empty_run:
+        return []
     meta: dict[str, Any] = metadata_from_filename(source)
     meta.update({k: v for k, v in given.items() if v is not None})
     if not meta.get("domain"):
@@ -405,7 +466,7 @@ def read_taubench(obj: Any, *, source: str, errors: Literal["raise", "skip"] = "
             record="(whole file)", field="domain")
     trials = {o.get("trial") for o in obj if isinstance(o, Mapping)
               and isinstance(o.get("trial"), int) and not isinstance(o.get("trial"), bool)}
-    run = Path(source).stem or "run"
+    run = run_id(obj, source)
     out: list[dict[str, Any] | EpisodeValidationError] = []
     for pos, item in enumerate(obj):
         ctx = _Ctx(source, f"item {pos}")

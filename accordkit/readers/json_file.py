@@ -17,13 +17,22 @@ import pyarrow as pa
 from ..schema import EpisodeValidationError
 from .canonical import looks_like_jsonl, read_jsonl
 
-__all__ = ["JsonFile", "decode_text", "note_replaced"]
+__all__ = ["JsonFile", "decode_text", "replace_lone_surrogates", "note_replaced",
+           "replaced_note", "LONE_SURROGATES"]
 
 _WHOLE_FILE = "(whole file)"
 _TOP = "(top level)"
 #: Share of bytes that may be invalid UTF-8 before a file is taken for a binary file.
 _MAX_BAD_BYTES = 0.01
 _ESCAPED = re.compile("[\udc80-\udcff]")
+#: At a backslash of JSON text: an escaped backslash (kept), a UTF-16 surrogate pair (kept),
+#: or a surrogate escape without its pair (replaced), in this order of preference.
+_SURROGATE_ESCAPE = re.compile(
+    r"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+    r"|\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+#: What :func:`replace_lone_surrogates` replaces, as the notes of a load name it.
+LONE_SURROGATES = ("lone UTF-16 surrogate escapes (\\ud800-\\udfff without their pair, "
+                   "e.g. a cut emoji)")
 
 
 class JsonFile:
@@ -36,10 +45,18 @@ class JsonFile:
         return True
 
     def read(self, loader: Any, path: Path, data: bytes) -> pa.Table:
-        from . import formats
-
         source = str(path)
         text, bad_lines = decode_text(data, source=source)
+        text, lone_lines = replace_lone_surrogates(text)
+        table = self._read_text(loader, text, source, bad_lines)
+        if lone_lines:
+            note_replaced(loader, source, lone_lines, table, what=LONE_SURROGATES)
+        return table
+
+    @staticmethod
+    def _read_text(loader: Any, text: str, source: str, bad_lines: list[int]) -> pa.Table:
+        from . import formats
+
         if not text.strip():
             raise EpisodeValidationError("empty file", source=source, record=_WHOLE_FILE,
                                          field=_TOP)
@@ -54,13 +71,22 @@ class JsonFile:
         except RecursionError:
             raise EpisodeValidationError("JSON nested too deeply", source=source,
                                          record=_WHOLE_FILE, field=_TOP) from None
-        for document in formats("document"):
+        documents = formats("document")
+        for document in documents:
             if document.sniff(obj):
                 return document.read(loader, obj, source, bad_lines)
+        if isinstance(obj, list) and not obj:
+            # An empty list is no format's by content; a reader may claim it by file name.
+            for document in documents:
+                claims = getattr(document, "claims_empty", None)
+                if claims is not None and claims(source):
+                    return document.read(loader, obj, source, bad_lines)
+        hint = ("; an empty list is read as a τ-bench run of 0 episodes only when its file "
+                "name follows τ-bench run.py's pattern" if obj == [] else "")
         raise EpisodeValidationError(
             "not a results file or canonical episodes: expected a tau2/AgentChangeBench results "
             "object ({info, tasks, simulations}) or episode records with 'benchmark' and "
-            f"'episode_id' (found {_describe(obj)})", source=source, record=_WHOLE_FILE,
+            f"'episode_id' (found {_describe(obj)}{hint})", source=source, record=_WHOLE_FILE,
             field=_TOP)
 
 
@@ -88,17 +114,68 @@ def decode_text(data: bytes, *, source: str) -> tuple[str, list[int]]:
     return text, []
 
 
-def note_replaced(loader: Any, source: str, lines: Sequence[int],
-                  table: pa.Table | None = None, *, records: Sequence[str] = ()) -> None:
-    """Report bytes that were not UTF-8 (decoded as U+FFFD) with the records they hit
-    (``records``, or the episodes of ``table`` whose text holds U+FFFD)."""
-    if table is not None:
-        records = _records_with_replacement(table)
+def replace_lone_surrogates(text: str) -> tuple[str, list[int]]:
+    r"""JSON text with every lone surrogate escape replaced by ``\ufffd``, and their lines.
+
+    ``"\ud83d"`` is valid JSON (Python's ``json.dump`` writes it for a cut emoji) but its
+    string cannot be encoded as UTF-8, so no Arrow table could hold it. An escape that is
+    half of a surrogate pair, or an escaped backslash followed by ``ud83d``, is kept.
+
+    Parameters
+    ----------
+    text : str
+        JSON (or JSON Lines) text.
+
+    Returns
+    -------
+    tuple of (str, list of int)
+        The text (the same object when there was nothing to replace) and the 1-based line
+        numbers that held a replaced escape.
+
+    Examples
+    --------
+    >>> replace_lone_surrogates('["ok \\ud83d\\ude00", "cut \\ud83d", "\\\\ud83d"]')
+    ('["ok \\ud83d\\ude00", "cut \\ufffd", "\\\\ud83d"]', [1])
+    """
+    if "\\ud" not in text and "\\uD" not in text:
+        return text, []
+    found: list[int] = []
+
+    def fix(m: re.Match[str]) -> str:
+        if len(m.group()) != 6:  # an escaped backslash or a whole pair
+            return m.group()
+        found.append(m.start())
+        return "\\ufffd"
+
+    fixed = _SURROGATE_ESCAPE.sub(fix, text)
+    if not found:
+        return text, []
+    lines, line, last = [], 1, 0
+    for pos in found:
+        line += text.count("\n", last, pos)
+        last = pos
+        if not lines or lines[-1] != line:
+            lines.append(line)
+    return fixed, lines
+
+
+def replaced_note(source: str, lines: Sequence[int], records: Sequence[str] = (), *,
+                  what: str = "bytes that are not UTF-8") -> str:
+    """The note saying that ``what`` on ``lines`` were replaced by U+FFFD in ``records``."""
     where = ", ".join(f"line {n}" for n in lines[:5]) + (" ..." if len(lines) > 5 else "")
     hit = (f"; record(s) affected: {', '.join(records[:5])}"
            + (f" and {len(records) - 5} more" if len(records) > 5 else "")) if records else ""
-    loader.report.notes.append(
-        f"{source}: bytes that are not UTF-8 were replaced by U+FFFD ({where}){hit}")
+    return f"{source}: {what} were replaced by U+FFFD ({where}){hit}"
+
+
+def note_replaced(loader: Any, source: str, lines: Sequence[int],
+                  table: pa.Table | None = None, *, records: Sequence[str] = (),
+                  what: str = "bytes that are not UTF-8") -> None:
+    """Report text replaced by U+FFFD (by default bytes that were not UTF-8) with the records
+    it hit (``records``, or the episodes of ``table`` whose text holds U+FFFD)."""
+    if table is not None:
+        records = _records_with_replacement(table)
+    loader.report.notes.append(replaced_note(source, lines, records, what=what))
 
 
 def _records_with_replacement(table: pa.Table) -> list[str]:

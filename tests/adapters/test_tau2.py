@@ -207,3 +207,44 @@ def test_records_of_one_task_do_not_share_their_criteria():
                                                  tasks=tasks), source="x.json")
     first["criteria"]["nl_assertions"].append("changed")
     assert second["criteria"]["nl_assertions"] == ["a"]
+
+
+# --------------------------------------------------------------------------- completed, voice
+
+
+@pytest.mark.parametrize(("ending", "completed"), [
+    ("user_stop", True), ("agent_stop", True), ("max_steps", False),
+    ("too_many_errors", False), ("infrastructure_error", False), (None, None)])
+def test_completed_follows_the_termination_reason(ending, completed):
+    # spec tau2-format.md section 11: completed = termination_reason in {user_stop, agent_stop}
+    sim = dict(_sim(), termination_reason=ending)
+    (rec,) = results_to_episodes(_results([sim], tasks=[{"id": "7"}]), source="x.json")
+    assert rec["completed"] is completed and rec["termination_reason"] == ending
+
+
+def test_completed_is_filled_on_the_typed_path_and_feeds_no_accord_metric(tmp_path):
+    sims = [dict(_sim("s1"), termination_reason="agent_stop"),
+            dict(_sim("s2"), trial=1, termination_reason="max_steps"),
+            dict(_sim("s3"), trial=2)]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(_results(sims, tasks=[{"id": "7"}])))
+    ds = ak.load(path)
+    assert ds["completed"] == [True, False, None]
+    # tau2 rows are scored by the goal-shift metrics only: no AcCoRD completion or task score
+    scores = ak.score(ds)
+    assert not {"completed", "task_score", "outcome_score"} & set(scores.columns)
+
+
+def test_null_messages_with_ticks_is_a_voice_run_on_the_general_path():
+    sim = dict(_sim(), messages=None, ticks=[{"tick_id": 0}])
+    (err,) = results_to_episodes(_results([sim], tasks=[{"id": "7"}]), source="x.json")
+    assert isinstance(err, EpisodeValidationError) and err.field == "messages"
+    assert "full-duplex (voice) runs store 'ticks'" in err.reason
+
+
+def test_seed_outside_int64_warns_and_is_null():
+    sim = dict(_sim(), seed=2**64)
+    with pytest.warns(UserWarning, match=r"file x.json, record s1, field seed: integer "
+                                         r"18446744073709551616 does not fit in int64"):
+        (rec,) = results_to_episodes(_results([sim], tasks=[{"id": "7"}]), source="x.json")
+    assert rec["seed"] is None

@@ -12,9 +12,11 @@ import accordkit as ak
 from accordkit.adapters.taubench import (
     RUN_ERROR,
     guess_domain,
+    is_run_py_name,
     looks_like_taubench,
     metadata_from_filename,
     read_taubench,
+    run_id,
 )
 from accordkit.schema import EpisodeValidationError
 
@@ -227,7 +229,8 @@ def test_bad_records_name_file_record_and_field(tmp_path, raw, what, breaker, fi
     assert err.field.endswith(field)
     with pytest.warns(ak.SkippedRecordsWarning) as caught:
         ds = ak.load(path, errors="skip")
-    assert len(ds) == 11 and "taubench/run/2/1" not in ds["episode_id"]
+    broken_id = f"taubench/{run_id(json.loads(path.read_text()), str(path))}/2/1"
+    assert len(ds) == 11 and broken_id not in ds["episode_id"]
     skipped = [s for w in caught for s in getattr(w.message, "skipped", [])]
     assert len(skipped) == 1 and skipped[0].field.endswith(field)
 
@@ -248,3 +251,114 @@ def test_other_json_is_not_taken_for_taubench():
     assert not looks_like_taubench([{"benchmark": "tau2", "episode_id": "e", "task_id": "1",
                                      "traj": []}])
     assert not looks_like_taubench([1, 2, 3])
+
+
+# --------------------------------------------------------------------------- synthetic runs
+
+
+def _tiny_run(reward: float = 1.0) -> list[dict]:
+    """A two-record airline run (enough for the domain to be told from the tools)."""
+    def record(task_id: int) -> dict:
+        return {"task_id": task_id, "trial": 0, "reward": reward,
+                "info": {"source": "user", "user_cost": 0.01,
+                         "task": {"user_id": "u1", "instruction": "Cancel it.", "outputs": [],
+                                  "actions": [{"name": "cancel_reservation",
+                                               "kwargs": {"reservation_id": "R1"}}]}},
+                "traj": [{"role": "system", "content": "# Airline Agent Policy"},
+                         {"role": "user", "content": "Cancel R1."},
+                         {"role": "assistant", "content": "Done."}]}
+    return [record(0), record(1)]
+
+
+def test_same_file_name_in_two_folders_gives_two_runs(tmp_path):
+    # nothing in a τ-bench file names its run: the id carries a digest of the content
+    for folder, reward in (("seed1", 1.0), ("seed2", 0.0)):  # e.g. two seeds of one model
+        (tmp_path / folder).mkdir()
+        _write(tmp_path / folder, _tiny_run(reward), "gpt-4o-airline.json")
+    ds, report = ak.load_with_report(tmp_path)
+    assert len(ds) == 4 and report.skipped == [] and report.duplicates == {}
+    assert len(set(ds["episode_id"])) == 4
+    runs = {eid.split("/")[1] for eid in ds["episode_id"]}
+    assert len(runs) == 2 and all(r.startswith("gpt-4o-airline@") for r in runs)
+    assert sorted(ds["scenario_id"]) == ["taubench/airline/0"] * 2 + ["taubench/airline/1"] * 2
+    assert set(ds["agent_model"]) == {"gpt-4o"}
+
+
+def test_episode_ids_do_not_depend_on_the_path_a_file_is_loaded_by(tmp_path, monkeypatch):
+    path = _write(tmp_path, _tiny_run(), "gpt-4o-airline.json")
+    ids = ak.load(path)["episode_id"]
+    monkeypatch.chdir(tmp_path)
+    assert ak.load("gpt-4o-airline.json")["episode_id"] == ids
+    copy_dir = tmp_path / "copy"
+    copy_dir.mkdir()
+    # re-indenting or reordering keys is the same run
+    (copy_dir / path.name).write_text(json.dumps([dict(reversed(list(r.items())))
+                                                  for r in _tiny_run()], indent=2))
+    assert ak.load(copy_dir / path.name)["episode_id"] == ids
+    # the same run in two places is loaded once, reported as a duplicate (as before)
+    ds, report = ak.load_with_report([path, copy_dir / path.name])
+    assert ds["episode_id"] == ids and sorted(report.duplicates) == sorted(ids)
+    assert ids[0] == f"taubench/{run_id(_tiny_run(), 'anywhere/gpt-4o-airline.json')}/0/0"
+
+
+def test_run_id_is_the_stem_and_a_content_digest():
+    run = run_id(_tiny_run(), "/a/b/gpt-4o-airline.json")
+    stem, digest = run.split("@")
+    assert stem == "gpt-4o-airline" and len(digest) == 8 and int(digest, 16) >= 0
+    assert run_id(_tiny_run(), "x/gpt-4o-airline.json") == run
+    assert run_id(_tiny_run(0.0), "x/gpt-4o-airline.json") != run
+    assert run_id(_tiny_run(), "").startswith("run@")
+
+
+RUN_PY_EMPTY = "tool-calling-gpt-4o-0.0_range_0-0_user-gpt-4o-llm_0614.json"
+
+
+def test_empty_list_under_a_run_py_name_is_a_run_of_no_episodes(tmp_path):
+    assert is_run_py_name(f"runs/{RUN_PY_EMPTY}") and not is_run_py_name("gpt-4o-airline.json")
+    assert read_taubench([], source=RUN_PY_EMPTY) == []
+    path = _write(tmp_path, [], RUN_PY_EMPTY)
+    ds, report = ak.load_with_report(path)
+    assert len(ds) == 0 and report.skipped == [] and report.files[str(path)].episodes == 0
+    assert report.notes == [f"{path}: an empty τ-bench result list (run.py writes [] for an "
+                            "empty task range or a run stopped before its first task ended): "
+                            "0 episodes"]
+    # beside a non-empty run in a folder
+    _write(tmp_path, _tiny_run(), "gpt-4o-airline.json")
+    with pytest.warns(UserWarning, match="an empty τ-bench result list"):
+        assert len(ak.load(tmp_path)) == 2
+
+
+def test_empty_list_under_another_name_is_still_an_error(tmp_path):
+    path = _write(tmp_path, [], "gpt-4o-airline.json")
+    with pytest.raises(EpisodeValidationError) as info:
+        ak.load(path)
+    err = info.value
+    assert (err.source, err.record, err.field) == (str(path), "(whole file)", "(top level)")
+    assert err.reason.endswith("(found a list of 0 item(s); an empty list is read as a "
+                               "τ-bench run of 0 episodes only when its file name follows "
+                               "τ-bench run.py's pattern)")
+    with pytest.raises(EpisodeValidationError, match="only when its file name follows"):
+        read_taubench([], source="gpt-4o-airline.json")
+    with pytest.raises(EpisodeValidationError, match=r"unknown metadata key"):
+        read_taubench([], source=RUN_PY_EMPTY, metadata={"model": "x"})
+
+
+def test_bytes_that_are_not_utf8_are_noted(tmp_path):
+    run = _tiny_run()
+    run[1]["traj"][1]["content"] = "Cancel RX."
+    path = tmp_path / "gpt-4o-airline.json"
+    path.write_bytes(json.dumps(run).encode().replace(b"RX", b"R\xff"))
+    ds, report = ak.load_with_report(path)
+    assert ds[1]["messages"][1]["content"] == "Cancel R\ufffd."
+    assert report.notes == [f"{path}: bytes that are not UTF-8 were replaced by U+FFFD "
+                            f"(line 1); record(s) affected: {ds[1]['episode_id']}"]
+
+
+def test_lone_surrogate_in_a_taubench_file_is_noted(tmp_path):
+    run = _tiny_run()
+    run[0]["traj"][2]["content"] = "Done \ud83d"
+    path = _write(tmp_path, run, "gpt-4o-airline.json")
+    ds, report = ak.load_with_report(path)
+    assert ds[0]["messages"][2]["content"] == "Done \ufffd"
+    assert len(report.notes) == 1 and "lone UTF-16 surrogate" in report.notes[0]
+    assert report.notes[0].endswith(f"record(s) affected: {ds[0]['episode_id']}")
