@@ -36,8 +36,9 @@ __all__ = ["cache_dir", "cache_key", "files_key", "file_digest", "known_digest",
 #: when the loader's rules change (3: ``reward_info_json`` must be a JSON object), since an
 #: entry holds only the rows that passed them, or when adapters build different rows (4:
 #: τ-bench episode ids carry a content digest; tau2 ``completed`` filled; a seed outside
-#: int64 stored as null; lone surrogate escapes replaced by U+FFFD).
-ENTRY_FORMAT = "accordkit.episode-cache/4"
+#: int64 stored as null; lone surrogate escapes replaced by U+FFFD; 5: a task whose
+#: ``evaluation_criteria`` is null has empty criteria, not none).
+ENTRY_FORMAT = "accordkit.episode-cache/5"
 _META = b"accordkit.cache"
 _SUFFIX = ".arrow"
 #: Bytes an entry is written in at a time.

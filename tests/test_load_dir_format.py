@@ -166,7 +166,9 @@ def test_a_metadata_file_of_another_name_without_an_index(tmp_path):
 def test_its_index_is_checked_against_the_files(tmp_path):
     meta = _run(tmp_path / "root", _sim("a"), _sim("b", trial=1), name="run.json")
     (meta.parent / "simulations" / "b.json").unlink()
-    assert str(_error(meta)) == (f"file {meta}, record (whole file), field simulation_index: "
+    # the run is named by its folder, as a results.json run is
+    assert str(_error(meta)) == (f"file {meta.parent}, record (whole file), "
+                                 "field simulation_index: "
                                  "simulation_index and simulations/ disagree: missing ['b'], "
                                  "extra []")
 

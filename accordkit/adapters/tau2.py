@@ -225,9 +225,11 @@ def _typed_message(msg: Message, idx: int, ctx: _Context) -> dict[str, Any]:
             "error": msg.error if tool else None, "event": event, "event_json": event_json}
 
 
-def _convert_criteria(ec: Any, ctx: _Context) -> dict[str, Any] | None:
+def _convert_criteria(ec: Any, ctx: _Context) -> dict[str, Any]:
+    """A known task's criteria; ``evaluation_criteria: null`` is a task with no checks
+    (empty criteria, so TSR is 0 as upstream), not an unknown task (null criteria)."""
     if ec is None:
-        return None
+        ec = {}
     field = "task.evaluation_criteria"
     ctx.expect(ec, (Mapping,), field, "an object")
     sets = []
@@ -698,8 +700,11 @@ def _read_json(path: Path, *, record: str, notes: list[str]) -> Any:
     raise EpisodeValidationError(reason, source=str(path), record=record, field="(top level)")
 
 
-def read_results_dir(path: Path) -> dict[str, Any]:
+def read_results_dir(path: Path, *, meta: Path | None = None) -> dict[str, Any]:
     """Read a dir-format tau2 run (``results.json`` + ``simulations/*.json``) into one object.
+
+    ``meta`` is the run's metadata file when it is not ``path / "results.json"`` (a run's
+    metadata may have another name: see :mod:`accordkit.readers.results`).
 
     A simulation file that cannot be parsed is put in ``simulations`` as the
     :class:`~accordkit.schema.EpisodeValidationError` describing it (its record is the file
@@ -717,11 +722,12 @@ def read_results_dir(path: Path) -> dict[str, Any]:
         files disagree.
     """
     notes: list[str] = []
-    obj = _read_json(path / "results.json", record="(whole file)", notes=notes)
+    meta = path / "results.json" if meta is None else meta
+    obj = _read_json(meta, record="(whole file)", notes=notes)
     if not is_results_object(obj):
         raise EpisodeValidationError(
-            "not a tau2 results.json: expected a JSON object with 'info'",
-            source=str(path / "results.json"), record="(whole file)", field="(top level)")
+            f"not a tau2 {meta.name}: expected a JSON object with 'info'",
+            source=str(meta), record="(whole file)", field="(top level)")
     sims: list[Any] = []
     for sim_path in sorted((path / "simulations").glob("*.json")):
         try:

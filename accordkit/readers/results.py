@@ -29,7 +29,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from ..adapters import tau2
 from ..adapters.tau2 import is_results_object, read_results_dir
 from ..adapters.tau2_format import decode_results
 from ..schema import EpisodeValidationError
@@ -195,39 +194,8 @@ def _check_owner(meta: Path) -> None:
 
 
 def _read_run(meta: Path) -> dict[str, Any]:
-    """The run of the metadata file ``meta`` and its sibling ``simulations/``, as one object.
-
-    ``results.json`` is read by :func:`~accordkit.adapters.tau2.read_results_dir`; a
-    metadata file of another name the same way: its simulation files (one that cannot be
-    parsed is kept as its error) checked against its ``simulation_index``.
-    """
+    """The run of the metadata file ``meta`` and its sibling ``simulations/``, as one object
+    (:func:`~accordkit.adapters.tau2.read_results_dir`, whatever the file is called)."""
     if meta.name == _RESULTS_JSON:
         return read_results_dir(meta.parent)
-    obj = tau2._read_json(meta, record=_WHOLE_FILE)
-    if not is_results_object(obj):
-        raise EpisodeValidationError("not a tau2 results file: expected a JSON object with "
-                                     "'info'", source=str(meta), record=_WHOLE_FILE,
-                                     field="(top level)")
-    folder = meta.parent
-    sims: list[Any] = []
-    for sim_path in sorted((folder / "simulations").glob("*.json")):
-        try:
-            sims.append(tau2._read_json(sim_path, record=sim_path.stem))
-        except EpisodeValidationError as exc:
-            sims.append(exc)
-    _check_index(obj.get("simulation_index"), sims, source=str(meta))
-    return {**obj, "simulations": sims}
-
-
-def _check_index(index: Any, sims: list[Any], *, source: str) -> None:
-    """Raise when a ``simulation_index`` list and the simulation files disagree."""
-    if not isinstance(index, list):
-        return
-    want = {str(e.get("id")) for e in index if isinstance(e, dict)}
-    have = {str(s.record) if isinstance(s, EpisodeValidationError)
-            else str(s.get("id")) if isinstance(s, dict) else "?" for s in sims}
-    if want != have:
-        missing, extra = sorted(want - have), sorted(have - want)
-        raise EpisodeValidationError(
-            f"simulation_index and simulations/ disagree: missing {missing[:5]}, "
-            f"extra {extra[:5]}", source=source, record=_WHOLE_FILE, field="simulation_index")
+    return read_results_dir(meta.parent, meta=meta)

@@ -280,7 +280,10 @@ def failure_flags(episodes: pd.DataFrame, preferences: pd.DataFrame | None = Non
             return episodes[name]
         return pd.Series(np.nan, index=episodes.index)
 
-    out["not_completed"] = (col("completed").astype("boolean") == False).fillna(False)  # noqa: E712
+    not_completed = (col("completed").astype("boolean") == False).fillna(False)  # noqa: E712
+    if "benchmark" in episodes:  # an AcCoRD failure (no purchase); tau2 rows say `completed`
+        not_completed &= episodes["benchmark"].eq("accord").fillna(False)  # of termination
+    out["not_completed"] = not_completed
     bad_trig: set[str] = set()
     if preferences is not None and len(preferences):
         trig = preferences[(preferences["dynamic"] == "triggered")

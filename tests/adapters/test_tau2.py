@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import numpy as np
 import pytest
 
 import accordkit as ak
@@ -248,3 +249,22 @@ def test_seed_outside_int64_warns_and_is_null():
                                          r"18446744073709551616 does not fit in int64"):
         (rec,) = results_to_episodes(_results([sim], tasks=[{"id": "7"}]), source="x.json")
     assert rec["seed"] is None
+
+
+def test_a_task_without_criteria_has_no_checks_and_an_unknown_task_has_no_criteria(tmp_path):
+    # evaluation_criteria: null is a task with no checks (TSR 0, as upstream); a task id
+    # missing from 'tasks' is a task nobody knows (TSR NaN)
+    import warnings
+
+    from ..test_load_errors import _results, _sim, _write
+
+    obj = _results(_sim("known"), _sim("unknown", task_id="gone"))
+    obj["tasks"][0]["evaluation_criteria"] = None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the missing task's note
+        ds = ak.load(str(_write(tmp_path, obj)), cache=False)
+        scores = ak.score(ds)
+    known, unknown = ds[0]["criteria"], ds[1]["criteria"]
+    assert known is not None and known["actions"] == [] and known["action_sets"] == []
+    assert unknown is None
+    assert scores["tsr"].iloc[0] == 0.0 and np.isnan(scores["tsr"].iloc[1])

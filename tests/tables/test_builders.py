@@ -151,6 +151,14 @@ def test_failure_flags(episodes):
     assert f.index[f["redundant_calls"]].tolist() == ["e1", "e7"]
 
 
+def test_not_completed_is_an_accord_failure_only(episodes):
+    # tau2 rows carry `completed` (a user/agent stop) too; only AcCoRD's is "no purchase"
+    mixed = episodes.assign(benchmark=["accord"] * 4 + ["tau2"] * 4,
+                            completed=[True, True, True, False] + [False] * 4)
+    f = failure_flags(mixed).set_index("episode_id")
+    assert f.index[f["not_completed"]].tolist() == ["e3"]
+
+
 def test_catalogue_is_built_from_the_single_constants():
     assert sorted(ACCORD_DYNAMICS) == sorted(DYNAMICS) and ACCORD_DYNAMICS[-1] == "stated"
     assert ACCORD_TABLE_METRICS == (
