@@ -57,7 +57,10 @@ table = episodes[["episode_id", "benchmark", "domain", "agent_model", "method", 
 # ## How often each failure occurs, per benchmark and agent
 
 # %%
-counts = table.groupby(["benchmark", "agent_model", "method"])[list(views.FAILURES)].mean()
+keys = ["benchmark", "agent_model", "method"]
+# an agent or method the run does not name is "?", not a group left out
+counts = (table.assign(**{k: table[k].fillna("?") for k in keys})
+          .groupby(keys)[list(views.FAILURES)].mean())
 out.frame(counts.reset_index(), "failure_rates",
           caption="Share of episodes with each failure type.")
 

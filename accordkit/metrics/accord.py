@@ -18,6 +18,8 @@ Group point estimates (completion rate, outcome, per-dynamic scores, ...) are ma
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -300,7 +302,28 @@ def score_episodes(table: pa.Table, *, shop_type_gate: bool = False,
     0       True            0.5         0.5             0
     """
     table = _with_verdicts(table, verdicts)
-    return _Scored(table, shop_type_gate=shop_type_gate).episode_frame(table)
+    frame = _Scored(table, shop_type_gate=shop_type_gate).episode_frame(table)
+    _warn_undefined_outcomes(table, frame)
+    return frame
+
+
+def _warn_undefined_outcomes(table: pa.Table, frame: pd.DataFrame) -> None:
+    """One warning when completed episodes have no outcome (no judged preference, or an
+    unknown type check under the gate): they leave the outcome and task-score means while
+    incomplete episodes count 0, so Task = TCR x Outcome (spec §4.4) no longer holds."""
+    undefined = (frame["completed"].fillna(False).to_numpy(dtype=bool)
+                 & np.isnan(frame["outcome_score"].to_numpy()))
+    if not undefined.any():
+        return
+    rows = np.flatnonzero(undefined)
+    ids = table.column("episode_id").take(pa.array(rows[:3])).to_pylist()
+    more = f" and {len(rows) - 3} more" if len(rows) > 3 else ""
+    warnings.warn(
+        f"{len(rows)} completed AcCoRD episode(s) have no outcome ({', '.join(map(str, ids))}"
+        f"{more}): no judged preference (or, with shop_type_gate, no recorded type check). "
+        "Their outcome and task score are NaN and left out of those means, while incomplete "
+        "episodes count 0 in the task score, so Task = TCR x Outcome no longer holds; judge "
+        "their preferences (accordkit judge) or leave them out", stacklevel=4)
 
 
 def score_preferences(table: pa.Table, *, shop_type_gate: bool = False,

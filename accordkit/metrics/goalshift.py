@@ -169,7 +169,25 @@ def score_episodes(table: pa.Table, *, tcrr_mode: str = "episode",
     out["reward_basis"] = pd.Series(checks["reward_basis"].tolist(), dtype=object)
     out["reward_consistent"] = checks["reward_consistent"].array  # keeps the boolean NA
     _warn_inconsistent(table, checks["reward_consistent"])
-    return out[EPISODE_COLUMNS]
+    out = out[EPISODE_COLUMNS]
+    excluded = _excluded(termination)
+    if excluded.any():  # says nothing about the agent: no metric at all, as tau2 drops it
+        for column in _UNSCORED_WHEN_EXCLUDED:
+            out.loc[excluded, column] = None if out[column].dtype == object else np.nan
+    return out
+
+
+#: Columns left empty for an episode excluded from scoring (an infrastructure error); the
+#: facts that say what the episode is (termination, declared trials, task set) are kept.
+_UNSCORED_WHEN_EXCLUDED = [c for c in EPISODE_COLUMNS
+                           if c not in ("termination_reason", "num_trials", "task_set")]
+
+
+def _excluded(termination: np.ndarray) -> np.ndarray:
+    """Whether each episode ended in a way that says nothing about the agent."""
+    from .passk import EXCLUDED_TERMINATIONS
+
+    return np.array([t in EXCLUDED_TERMINATIONS for t in termination], dtype=bool)
 
 
 def _warn_inconsistent(table: pa.Table, consistent: pd.Series) -> None:
@@ -201,4 +219,8 @@ def score_shifts(table: pa.Table) -> pd.DataFrame:
     """
     check_episode_table(table, _REQUIRED, what="goal-shift scoring")
     frame, _ = shift_rows(table)
+    excluded = _excluded(np.asarray(table.column("termination_reason").to_pylist(),
+                                    dtype=object))
+    if excluded.any() and len(frame):  # an infrastructure error's shifts say nothing
+        frame = frame[~excluded[frame["row"].to_numpy()]].reset_index(drop=True)
     return frame

@@ -25,6 +25,11 @@ def _run(args: argparse.Namespace) -> int:
     for item in args.set or ():
         key, _, value = item.partition("=")
         params[key] = yaml.safe_load(value)
+    missing = _missing_sources(args.source or ())
+    if missing:  # a typo is a usage error, not a bad record of a report that exits 0
+        print("accordkit report: no such file or folder, and not a hub id of the form "
+              f"'org/name': {', '.join(missing)}", file=sys.stderr)
+        return 2
     try:
         results = build_report(args.source, out=args.out, params=params,
                                verdicts=args.verdicts, notebooks=args.notebooks, jobs=args.jobs,
@@ -48,6 +53,18 @@ def _run(args: argparse.Namespace) -> int:
     return 0 if all(r.status != "failed" for r in results) else 1
 
 
+def _missing_sources(sources: list[str] | tuple[str, ...]) -> list[str]:
+    """The sources that are neither an existing local path, a URL nor a hub id."""
+    from pathlib import Path
+
+    from ..engines.plan import is_url
+    from ..readers.hub import is_hub_id
+
+    local = [s[len("file://"):] if s.startswith("file://") else s for s in sources]
+    return [src for src, path in zip(sources, local, strict=True)
+            if not Path(path).exists() and not is_url(src) and not is_hub_id(path)]
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``report`` subcommand."""
     p = subparsers.add_parser(
@@ -58,8 +75,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "records are skipped and listed in index.html, results.json and provenance.json. "
         "The report is built beside --out and swapped in when complete. Exit code 0 iff "
         "every notebook that was not skipped succeeded; 1 when a notebook failed, another "
-        "report is writing --out, or the report could not be written (disk full); 2 with "
-        "--strict when a bad record was skipped.")
+        "report is writing --out, or the report could not be written (disk full); 2 when a "
+        "--source does not exist (nothing is written), or with --strict when a bad record "
+        "was skipped.")
     p.add_argument("--source", nargs="+", metavar="PATH_OR_HUB_ID",
                    help="one or more sources loaded as one dataset "
                    "(default: the embedded sample in data/sample)")

@@ -50,8 +50,11 @@ class Headline:
 HEADLINES: tuple[Headline, ...] = (
     Headline("AcCoRD", "accord_results", "table3", ("task score", "task_score"),
              "task score: mean over episodes of completion × outcome (paper Table 3)"),
-    Headline("AgentChangeBench", "goalshift_results", "main_by_domain_model", ("TSR", "tsr"),
-             "task success rate (TSR): weighted action, NL-assertion and communicate channels"),
+    Headline("AgentChangeBench TSR (tau2-bench runs re-scored)", "goalshift_results",
+             "main_by_domain_model", ("TSR", "tsr"),
+             "task success rate (TSR): weighted action, NL-assertion and communicate channels; "
+             "a plain tau2-bench run stores no TSR, so its value is accordkit's re-scoring, "
+             "not a second score of the run (its own is the mean reward)"),
     Headline("tau2 format (tau2-bench, AgentChangeBench, τ-bench)", "tau2_results", "reward",
              ("mean reward",),
              "mean stored reward (pass^1) per domain and agent configuration"),

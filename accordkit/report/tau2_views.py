@@ -65,14 +65,20 @@ def with_configuration(frame: pd.DataFrame) -> pd.DataFrame:
     """A copy of ``frame`` with a ``configuration`` label column (from the four columns).
 
     Configuration columns missing from the frame count as unknown; the frame's own
-    columns are left as they are.
+    columns are left as they are. When the frame holds episodes of several benchmarks, each
+    label starts with its benchmark (``"tau2: gpt-4.1 (llm_agent) | …"``), so that a table
+    grouped by domain and configuration never pools two benchmarks' runs of one agent (an
+    AgentChangeBench airline run and a tau2-bench airline run, say).
     """
     out = frame.copy()
     parts = pd.DataFrame({c: (out[c] if c in out else pd.Series(None, index=out.index,
                                                                  dtype=object))
                           for c in CONFIG_COLUMNS})
-    out["configuration"] = [configuration_label(r) for r in parts.to_dict("records")] \
-        if len(out) else pd.Series(dtype=object)
+    labels = [configuration_label(r) for r in parts.to_dict("records")]
+    if "benchmark" in out and out["benchmark"].nunique(dropna=False) > 1:
+        labels = [f"{UNKNOWN if pd.isna(b) else b}: {label}"
+                  for b, label in zip(out["benchmark"], labels, strict=True)]
+    out["configuration"] = labels if len(out) else pd.Series(dtype=object)
     return out
 
 

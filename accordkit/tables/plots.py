@@ -79,6 +79,7 @@ def plot_intervals(
     Returns
     -------
     seaborn.FacetGrid
+        One panel saying there is nothing to plot when ``summary`` has no rows.
 
     Examples
     --------
@@ -88,6 +89,14 @@ def plot_intervals(
     >>> g = plot_intervals(s)
     """
     data = summary.copy()
+    if data.empty:  # e.g. no (episode, preference) pair at all: say so, do not fail
+        grid = sns.FacetGrid(pd.DataFrame({x: [0]}), height=height, aspect=aspect)
+        grid.ax.text(0.5, 0.5, "nothing to plot: no rows", ha="center", va="center",
+                     transform=grid.ax.transAxes)
+        grid.ax.set_axis_off()
+        if title:
+            grid.figure.suptitle(title)
+        return grid
     order = list(order) if order is not None else list(dict.fromkeys(data[x]))
     hues = (list(hue_order) if hue_order is not None
             else sorted(data[hue].astype(str).unique()) if hue else [None])

@@ -249,3 +249,29 @@ def test_verdict_errors():
     ok = score_episodes(t, verdicts=verdicts([("e", "outcome", "a", "1", "m"),
                                               ("e", "outcome", "a", "1", "m")]))
     assert ok.loc[0, "outcome_score"] == 1.0
+
+
+def test_completed_episodes_without_an_outcome_are_warned_about():
+    # spec §4.4: Task = TCR x Outcome only holds when every completed episode has an
+    # outcome; one with no judged preference leaves both means, an incomplete one counts 0
+    import pyarrow as pa
+    import pytest
+
+    from accordkit.metrics.accord import score_episodes
+    from accordkit.schema import EPISODE_FEATURES, empty_episode
+
+    def rec(i, completed, prefs):
+        return empty_episode() | {
+            "episode_id": f"accord/shop/s{i}/m/react/0", "domain": "shop",
+            "completed": completed, "preferences": prefs,
+            "messages": [{"role": "assistant", "content": "Hi", "turn_idx": 0}]}
+
+    judged = [{"pref_id": "p0", "name": "size", "value": "m", "dynamic": "hard_underspec",
+               "satisfied": True}]
+    table = pa.Table.from_pylist([rec(0, True, judged), rec(1, True, []), rec(2, False, [])],
+                                 schema=EPISODE_FEATURES.arrow_schema)
+    with pytest.warns(UserWarning, match=r"1 completed AcCoRD episode\(s\) have no outcome "
+                                         r"\(accord/shop/s1/m/react/0\)"):
+        out = score_episodes(table)
+    assert out["task_score"].tolist()[0] == 1.0 and out["task_score"].tolist()[2] == 0.0
+    assert pd.isna(out["task_score"].iloc[1])

@@ -122,6 +122,26 @@ def test_mean_reward_and_pass_k_leave_out_the_same_infrastructure_errors():
     assert one["pass_hat_k"] == pytest.approx(0.5) and one["n_excluded"] == 1
 
 
+def test_an_infrastructure_error_is_not_scored_by_any_metric():
+    # tau2 §8: such a run says nothing about the agent, so no metric counts it (not only
+    # reward and pass^k): TSR, TUE, TCRR, shifts and costs are all missing, and its goal
+    # shifts are not shift rows
+    recs = [episode(episode_id="tau2/ok", benchmark="tau2"),
+            episode(episode_id="tau2/infra", benchmark="tau2",
+                    termination_reason="infrastructure_error")]
+    out = score_episodes(table_of(*recs))
+    ok, infra = out.iloc[0], out.iloc[1]
+    assert ok["tsr"] == pytest.approx(1.0) and ok["n_tool_calls"] == 2
+    for column in ("tsr", "tue", "tcrr", "reward", "agent_cost", "recovery_rate", "db_check"):
+        assert pd.isna(infra[column]), column
+    for column in ("success", "success_tsr", "n_tool_calls", "n_shifts", "nl_unjudged"):
+        assert pd.isna(infra[column]), column
+    assert infra["termination_reason"] == "infrastructure_error"
+    assert out.dtypes.equals(score_episodes(table_of(recs[0])).dtypes)
+    shifts = score_shifts(table_of(*recs))
+    assert shifts["row"].tolist() == [0]
+
+
 def test_modes_are_validated():
     table = table_of(episode())
     with pytest.raises(ValueError, match="tcrr_mode must be one of"):

@@ -176,6 +176,17 @@ def test_strict_fails_with_exit_2_and_writes_nothing(tmp_path, tau2_dir, capsys)
     assert "skipped 2 bad record(s)" in capsys.readouterr().err
 
 
+def test_a_source_that_does_not_exist_exits_2_and_writes_nothing(tmp_path, capsys):
+    from accordkit.cli import main
+
+    out = tmp_path / "rep"
+    typo = tmp_path / "nonexistent.json"
+    assert main(["report", "--source", str(typo), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "no such file or folder" in err and str(typo) in err
+    assert not out.exists()
+
+
 def test_full_disk_during_report_marks_it_incomplete(tmp_path, tau2_dir, monkeypatch):
     from accordkit.cli import main
     from accordkit.report import index

@@ -67,3 +67,15 @@ def test_pass_curves_one_panel_per_domain():
     assert [ax.get_title() for ax in axes] == ["a", "b"]
     assert len(axes[0].get_lines()) == 2  # pass^k and pass@k
     assert plot_pass_curves(passk.iloc[0:0]).get_axes()[0].get_title() == "(no episodes)"
+
+
+def test_an_empty_summary_gives_a_panel_that_says_so(tmp_path):
+    # e.g. AcCoRD episodes without any preference: no dynamics to plot, and no crash
+    empty = pd.DataFrame(columns=["dynamic", "agent_model", "method", "estimate", "ci_low",
+                                  "ci_high"])
+    grid = plot_intervals(empty, x="dynamic", hue="agent_model", col="method",
+                          title="Preference score by dynamic")
+    texts = [t.get_text() for t in grid.ax.texts]
+    assert texts == ["nothing to plot: no rows"]
+    save_figure(grid, tmp_path / "empty")
+    assert (tmp_path / "empty.png").stat().st_size > 0

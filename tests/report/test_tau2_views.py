@@ -121,3 +121,17 @@ def test_episode_tables_draw_once_and_equal_the_separate_tables(with_checks):
     pd.testing.assert_frame_equal(got["checks"], tv.check_table(frame, **options))
     pd.testing.assert_frame_equal(got["cost"], tv.cost_table(frame, **options))
     assert got["checks"].empty != with_checks
+
+
+def test_configurations_of_two_benchmarks_are_never_pooled():
+    frame = _episodes().drop(columns="configuration")
+    frame.loc[frame["domain"] == "retail", "domain"] = "airline"  # one domain, two benchmarks
+    frame.loc[4:, "benchmark"] = "agentchangebench"
+    labelled = tv.with_configuration(frame)
+    assert set(labelled["configuration"]) == {"tau2: m (llm_agent) | user: u (?)",
+                                              "agentchangebench: m (llm_agent) | user: u (?)"}
+    out = tv.reward_table(labelled, **BOOT)
+    assert len(out[out["metric"] == "mean reward"]) == 2
+    # one benchmark: the label is the configuration alone
+    assert set(tv.with_configuration(frame.iloc[:4])["configuration"]) == {
+        "m (llm_agent) | user: u (?)"}
