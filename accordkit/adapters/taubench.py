@@ -38,6 +38,7 @@ import hashlib
 import json
 import math
 import re
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -462,8 +463,14 @@ def read_taubench(obj: Any, *, source: str, errors: Literal["raise", "skip"] = "
     if not meta.get("domain"):
         raise EpisodeValidationError(
             "cannot tell the τ-bench domain from the file name, tools or system prompt; "
-            "give it with metadata={'domain': ...} (CLI: --set domain=...)", source=source,
+            "give it with metadata={'domain': ...} (accordkit report: --set 'metadata={domain: ...}')", source=source,
             record="(whole file)", field="domain")
+    if not meta.get("agent_model"):
+        warnings.warn(
+            f"{source}: the τ-bench file name does not say the agent model (not run.py's "
+            "pattern nor {model}-{domain}.json), so agent_model is unknown; runs of several "
+            "such files are one configuration in the tables, pooled; give the model with "
+            "metadata={'agent_model': ...} (accordkit report: --set 'metadata={agent_model: ...}')", stacklevel=3)
     trials = {o.get("trial") for o in obj if isinstance(o, Mapping)
               and isinstance(o.get("trial"), int) and not isinstance(o.get("trial"), bool)}
     run = run_id(obj, source)
