@@ -20,6 +20,12 @@
 # difference), the number of tasks and trials a comparison needs, Kaplan–Meier recovery
 # times after a goal shift (censored shifts kept, not dropped), the tasks that separate
 # configurations, and which paired differences are larger than the noise floor.
+#
+# Everything is grouped by benchmark × domain × configuration (agent model, agent
+# implementation, user model, user implementation; `?` where the files do not say), as in
+# the other notebooks; domains are never pooled. Differences are paired, and only between
+# configurations that ran the identical task set of one benchmark and domain (the plan of
+# `compare_models`); any other configuration is listed as not comparable, with the reason.
 # Statistics: `docs/statistics.md`, section "How far a number can be trusted".
 
 # %% tags=["parameters"]
@@ -45,19 +51,15 @@ provenance_path = None
 scores_dir = None
 
 # %%
-import pandas as pd
-
 import accordkit as ak
 from accordkit.plots_survival import plot_recovery_curves
 from accordkit.report import NotebookContext
+from accordkit.report import reliability_views as rv
 
 nb = NotebookContext.from_parameters("reliability", globals())
 out = nb.out
-episodes = nb.scores()
-episodes["agent"] = episodes["agent_model"] + " / " + episodes["method"]
-binary_metric = {"accord": "completed", "agentchangebench": "success", "tau2": "success"}
-chosen = {bench: (metrics[0] if metrics else binary_metric.get(bench, "success"))
-          for bench in sorted(episodes["benchmark"].unique())}
+episodes = rv.reliability_episodes(nb.scores())
+chosen = rv.chosen_metrics(episodes, metrics)
 print(f"{len(episodes)} episodes; metric per benchmark: {chosen}")
 
 # %% [markdown]
@@ -69,12 +71,9 @@ print(f"{len(episodes)} episodes; metric per benchmark: {chosen}")
 # α = 0.05. `flag` says why a value is missing.
 
 # %%
-floors = []
-for bench, part in episodes.groupby("benchmark"):
-    floor = ak.noise_floor(part, metric=chosen[bench], by="agent", cluster=cluster)
-    floors.append(floor.assign(benchmark=bench, metric=chosen[bench]))
-floors = pd.concat(floors, ignore_index=True)
-out.frame(floors, "noise_floor", caption="Noise floor per benchmark and configuration.")
+floors = rv.noise_floor_table(episodes, chosen, cluster=cluster)
+out.frame(floors, "noise_floor",
+          caption="Noise floor per benchmark, domain and configuration.")
 
 # %% [markdown]
 # ## How many tasks and trials?
@@ -84,37 +83,29 @@ out.frame(floors, "noise_floor", caption="Noise floor per benchmark and configur
 # could not be planned (the reason is printed; see also the noise-floor flags).
 
 # %%
-plans = []
-for bench, part in episodes.groupby("benchmark"):
-    for agent, cfg in part.groupby("agent"):
-        above = cfg[chosen[bench]].astype(float).mean() > 0.5
-        for effect in (0.05, 0.10, 0.20):
-            effect = -effect if above else effect
-            try:
-                plan = ak.plan_trials(cfg, effect=effect, metric=chosen[bench],
-                                      cluster=cluster, trials=[1, 2, 3, 5, 10])
-            except ValueError as err:  # a ceiling or an unfittable group: say so
-                print(f"{bench} / {agent} / effect {effect}: {err}")
-                continue
-            plans.append(plan.assign(benchmark=bench, agent=agent))
-plans = pd.concat(plans, ignore_index=True) if plans else pd.DataFrame()
+plans, notes = rv.plan_trials_table(episodes, chosen, cluster=cluster)
+for note in notes:
+    print(note)
 out.frame(plans, "plan_trials", caption="Designs reaching power 0.8, cheapest first.")
 
 # %% [markdown]
 # ## Recovery after a goal shift (Kaplan–Meier)
 # A shift that was never acknowledged before the conversation ended is censored at the
 # number of messages left, not dropped: the KM median counts it as "slower than that". The
-# observed-only median (over recovered shifts) is shown beside it for comparison.
+# observed-only median (over recovered shifts) is shown beside it for comparison. One curve
+# per domain and configuration.
 
 # %%
-shifts = nb.scores("shift", benchmarks=["agentchangebench", "tau2"])
+shifts = rv.reliability_episodes(nb.scores("shift", benchmarks=["agentchangebench", "tau2"]))
 if len(shifts):
-    curves = ak.recovery_curves(shifts, by="agent_model")
-    out.figure(plot_recovery_curves(curves, title="Shifts not yet recovered"),
-               "recovery_curves")
-    medians = ak.km_medians(shifts, by="agent_model", cluster=cluster,
+    group = ["domain", "configuration"]
+    curves = ak.recovery_curves(shifts, by=group)
+    curves["curve"] = curves["domain"].astype(str) + ": " + curves["configuration"]
+    out.figure(plot_recovery_curves(curves, hue="curve", title="Shifts not yet recovered"),
+               "recovery_curves", data=curves)
+    medians = ak.km_medians(shifts, by=group, cluster=cluster,
                             n_resamples=min(n_resamples, 2000), seed=seed)
-    display(out.table(medians, "km_medians", rows=["agent_model"], columns="metric",
+    display(out.table(medians, "km_medians", rows=group, columns="metric",
                       caption="Recovery-time medians (messages after the shift): "
                               "Kaplan–Meier and observed-only."))
 else:
@@ -122,43 +113,44 @@ else:
 
 # %% [markdown]
 # ## Task discrimination
-# Per task: overall success, the spread between the best and worst configuration, its
-# difficulty and discrimination (2PL fit with five or more configurations, else the
-# point-biserial correlation with each configuration's overall success rate).
+# Per task of one benchmark and domain: overall success, the spread between the best and
+# worst configuration, its difficulty and discrimination (2PL fit with five or more
+# configurations, else the point-biserial correlation with each configuration's overall
+# success rate).
 
 # %%
-for bench, part in episodes.groupby("benchmark"):
-    if part["agent"].nunique() < 2:
-        print(f"{bench}: one configuration, no discrimination")
+for (bench, domain), disc in rv.discrimination_tables(episodes, chosen,
+                                                      cluster=cluster).items():
+    if isinstance(disc, str):
+        print(f"{bench} / {domain}: {disc}")
         continue
-    disc = ak.task_discrimination(part, metric=chosen[bench], task=cluster, config="agent")
-    print(f"{bench}: {len(disc.all_solve)} tasks every configuration solves, "
+    print(f"{bench} / {domain}: {len(disc.all_solve)} tasks every configuration solves, "
           f"{len(disc.none_solve)} none solves, of {len(disc.tasks)}")
-    display(out.frame(disc.tasks, f"{bench}__task_discrimination",
-                      caption=f"{bench}: tasks by how well they separate configurations."))
+    display(out.frame(disc.tasks, f"{bench}__{domain}__task_discrimination",
+                      caption=f"{bench}, {domain}: tasks by how well they separate "
+                              "configurations."))
 
 # %% [markdown]
 # ## Which differences exceed the noise floor?
-# Paired differences against the baseline (as in the `compare_models` notebook), next to the
-# larger of the two configurations' minimum detectable differences. A difference below it
-# is within what run-to-run noise produces at this design, even when its interval excludes 0.
+# Paired differences against the baseline (the `baseline` parameter, or the configuration
+# with the most tasks), within one benchmark and domain and only between configurations
+# that ran the same tasks, as in the `compare_models` notebook, next to the larger of the
+# two configurations' minimum detectable differences. A difference below it is within what
+# run-to-run noise produces at this design, even when its interval excludes 0.
 
 # %%
-rows = []
-for bench, part in episodes.groupby("benchmark"):
-    if part["agent"].nunique() < 2:
-        continue
-    base = baseline if baseline in set(part["agent"]) else sorted(part["agent"].unique())[0]
-    res = ak.compare(part, chosen[bench], between="agent", baseline=base, pair_on=cluster,
-                     method=ci_method, confidence=confidence,
-                     n_resamples=min(n_resamples, 2000), seed=seed)
-    mdd = floors[floors.benchmark == bench].set_index("agent")["mdd"]
-    res["mdd"] = [max(mdd.get(a, float("nan")), mdd.get(b, float("nan")))
-                  for a, b in zip(res["agent"], res["baseline"], strict=True)]
-    res["exceeds_noise_floor"] = res["delta"].abs() >= res["mdd"]
-    rows.append(res.assign(benchmark=bench))
-if rows:
-    cols = ["benchmark", "metric", "agent", "baseline", "delta", "ci_low", "ci_high",
-            "p_adjusted", "mdd", "exceeds_noise_floor"]
-    display(out.frame(pd.concat(rows, ignore_index=True)[cols], "differences_vs_noise",
-                      caption="Paired differences and the noise floor."))
+diffs, plan = rv.differences_vs_noise(episodes, chosen, floors, cluster=cluster,
+                                      baseline=baseline, method=ci_method,
+                                      confidence=confidence,
+                                      n_resamples=min(n_resamples, 2000), seed=seed)
+out.frame(plan, "comparison_plan",
+          caption="Configurations per benchmark and domain: compared with the baseline, or "
+                  "not comparable and why.")
+for row in plan[~plan["comparable"]].itertuples(index=False):
+    print(f"{row.benchmark} / {row.domain}: {row.between_value} not compared with "
+          f"{row.baseline}: {row.reason}")
+if not len(diffs):
+    print("No benchmark and domain has two configurations that ran the same tasks.")
+display(out.frame(diffs, "differences_vs_noise",
+                  caption="Paired differences (same benchmark, domain and tasks) and the "
+                          "noise floor."))

@@ -30,7 +30,9 @@ def test_reliability_notebook_runs_on_the_sample(tmp_path, sample_dir):
                         kernel_name="python3", cwd=str(NOTEBOOK_DIR), progress_bar=False)
     tables = tmp_path / "tables"
     floor = pd.read_csv(tables / "reliability__noise_floor.csv")
-    assert {"agent", "n_tasks", "icc", "mdd", "flag", "benchmark"} <= set(floor.columns)
+    assert {"benchmark", "domain", "configuration", "n_tasks", "icc", "mdd",
+            "flag"} <= set(floor.columns)
+    assert not floor.duplicated(["benchmark", "domain", "configuration"]).any()
     assert (floor.n_tasks > 1).all()
     diffs = pd.read_csv(tables / "reliability__differences_vs_noise.csv")
     assert diffs["exceeds_noise_floor"].dtype == bool

@@ -1,0 +1,113 @@
+"""The reliability notebook's tables: benchmark × domain × configuration, never pooled, and
+paired differences only on identical task sets (hand-computed frames)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from accordkit.report import reliability_views as rv
+
+OPTS = {"n_resamples": 200, "seed": 0, "method": "percentile"}
+CHOSEN = {"tau2": "success"}
+
+
+def _rows(domain, tasks, successes, *, agent="a", user="u1", method="llm_agent"):
+    """One episode per value of ``successes[task]`` (a list of trials per task)."""
+    rows = []
+    for task, trials in zip(tasks, successes, strict=True):
+        for trial, value in enumerate(trials):
+            rows.append({"benchmark": "tau2", "domain": domain, "scenario_id": task,
+                         "rollout": trial, "agent_model": agent, "method": method,
+                         "user_model": user, "user_implementation": "user_simulator",
+                         "success": bool(value)})
+    return rows
+
+
+def _episodes(*rows):
+    frame = pd.DataFrame([r for part in rows for r in part])
+    frame["success"] = frame["success"].astype("boolean")
+    return rv.reliability_episodes(frame)
+
+
+def test_two_domains_stay_apart():
+    # airline: 2 tasks x 2 trials, successes 1,1 | 0,1 -> mean 0.75, 2 trials per task
+    # telecom: 3 tasks x 1 trial, successes 1, 0, 1 -> mean 2/3, 1 trial per task
+    eps = _episodes(_rows("airline", ["t1", "t2"], [[1, 1], [0, 1]]),
+                    _rows("telecom", ["x1", "x2", "x3"], [[1], [0], [1]]))
+    floor = rv.noise_floor_table(eps, CHOSEN).set_index("domain")
+    assert list(floor.index) == ["airline", "telecom"]
+    assert floor["configuration"].nunique() == 1
+    assert floor.loc["airline", "n_tasks"] == 2 and floor.loc["telecom", "n_tasks"] == 3
+    assert floor.loc["airline", "trials_per_task"] == 2.0
+    assert floor.loc["telecom", "trials_per_task"] == 1.0
+    assert floor.loc["airline", "mean"] == pytest.approx(0.75)
+    assert floor.loc["telecom", "mean"] == pytest.approx(2 / 3)
+    # one configuration per domain: nothing to compare, and domains are never compared
+    diffs, plan = rv.differences_vs_noise(eps, CHOSEN, floor.reset_index(), **OPTS)
+    assert diffs.empty
+    assert sorted(plan["domain"]) == ["airline", "telecom"] and plan["comparable"].all()
+
+
+def test_different_user_simulators_stay_apart():
+    # same agent, same tasks; user u1: every trial succeeds (mean 1), user u2: 1,0 | 0,0
+    # (mean 0.25) -> two configurations, paired delta 0.25 - 1 = -0.75 over 2 tasks
+    eps = _episodes(_rows("airline", ["t1", "t2"], [[1, 1], [1, 1]], user="u1"),
+                    _rows("airline", ["t1", "t2"], [[1, 0], [0, 0]], user="u2"))
+    u1 = "a (llm_agent) | user: u1 (user_simulator)"
+    u2 = "a (llm_agent) | user: u2 (user_simulator)"
+    floor = rv.noise_floor_table(eps, CHOSEN)
+    assert list(floor["configuration"]) == [u1, u2]
+    assert list(floor["mean"]) == pytest.approx([1.0, 0.25])
+    assert list(floor["n_tasks"]) == [2, 2]
+    diffs, plan = rv.differences_vs_noise(eps, CHOSEN, floor, **OPTS)
+    assert plan["comparable"].all()
+    assert len(diffs) == 1
+    row = diffs.iloc[0]
+    assert (row["configuration"], row["baseline"]) == (u2, u1)  # tie on tasks: sort order
+    assert row["delta"] == pytest.approx(-0.75) and row["n_pairs"] == 2
+    plans, _ = rv.plan_trials_table(eps, CHOSEN)
+    if len(plans):
+        assert set(plans["configuration"]) <= {u1, u2}
+
+
+@pytest.mark.parametrize("other", [["t3", "t4"], ["t2", "t3"]], ids=["disjoint", "overlap"])
+def test_other_task_sets_are_not_compared(other):
+    eps = _episodes(_rows("airline", ["t1", "t2"], [[1, 0], [1, 1]], agent="a"),
+                    _rows("airline", other, [[0, 0], [0, 1]], agent="b"))
+    floor = rv.noise_floor_table(eps, CHOSEN)
+    diffs, plan = rv.differences_vs_noise(eps, CHOSEN, floor, **OPTS)
+    assert diffs.empty
+    assert list(diffs.columns) == rv._DIFF_COLUMNS
+    row = plan.set_index("between_value").loc["b (llm_agent) | user: u1 (user_simulator)"]
+    shared = len({"t1", "t2"} & set(other))
+    assert not row["comparable"] and row["n_shared"] == shared
+    assert row["reason"] == (f"ran 2 task(s), {shared} shared with the baseline's 2: "
+                             "not the same task set")
+
+
+def test_unknown_agent_model_is_labelled_question_mark():
+    rows = _rows("airline", ["t1", "t2"], [[1, 0], [1, 1]])
+    for r in rows:
+        r["agent_model"] = np.nan
+    eps = _episodes(rows)
+    floor = rv.noise_floor_table(eps, CHOSEN)
+    assert list(floor["configuration"]) == ["? (llm_agent) | user: u1 (user_simulator)"]
+    assert floor["n_tasks"].iloc[0] == 2 and floor["mean"].iloc[0] == pytest.approx(0.75)
+
+
+def test_mdd_is_the_larger_of_the_two_and_unknown_when_either_is():
+    eps = _episodes(_rows("airline", ["t1", "t2"], [[1, 1], [1, 1]], user="u1"),
+                    _rows("airline", ["t1", "t2"], [[1, 0], [0, 0]], user="u2"))
+    u1 = "a (llm_agent) | user: u1 (user_simulator)"
+    u2 = "a (llm_agent) | user: u2 (user_simulator)"
+    floor = pd.DataFrame({"benchmark": "tau2", "domain": "airline",
+                          "configuration": [u1, u2], "mdd": [0.1, 0.3]})
+    diffs, _ = rv.differences_vs_noise(eps, CHOSEN, floor, **OPTS)
+    assert diffs["mdd"].iloc[0] == pytest.approx(0.3)
+    assert bool(diffs["exceeds_noise_floor"].iloc[0])  # |-0.75| >= 0.3
+    for mdd in ([np.nan, 0.3], [0.3, np.nan]):
+        diffs, _ = rv.differences_vs_noise(eps, CHOSEN, floor.assign(mdd=mdd), **OPTS)
+        assert np.isnan(diffs["mdd"].iloc[0])
+        assert not diffs["exceeds_noise_floor"].iloc[0]
