@@ -61,8 +61,8 @@ from .schema import (
 from .validate import (
     DuplicateEpisodesWarning,
     SkippedRecord,
+    cast_table,
     check_columns,
-    check_table_types,
     record_problem,
     table_problems,
     warn_skipped,
@@ -522,20 +522,31 @@ class _Reader:
         Returns the good rows and a label (episode id and row) for each.
         """
         check_columns(table.column_names, source=source)
-        table = check_table_types(table.select(list(EPISODE_FEATURES)), source=source)
+        # a value that does not fit its column (rollout 2**31) is a problem of its row
+        table, cast_problems = cast_table(table.select(list(EPISODE_FEATURES)), source=source)
+        rows = np.arange(table.num_rows + len(cast_problems))
+        names = None
+        if cast_problems:
+            rows = np.setdiff1d(rows, np.array([r for r, _ in cast_problems], dtype=np.int64))
+            ids = table.column("episode_id").to_pylist()
+            names = [f"{e} (row {r})" if e else f"row {r}"
+                     for e, r in zip(ids, rows.tolist(), strict=True)]
         src = table.column("source")
         if src.null_count:
             table = table.set_column(table.schema.get_field_index("source"), "source",
                                      pc.fill_null(src, origin or source))
-        problems = table_problems(table, source=source)
-        keep = np.ones(table.num_rows, dtype=bool)
+        problems = table_problems(table, source=source, records=names)
+        # every problem in row order, as the rows stand in the file
+        found = sorted([(int(rows[r]), err) for r, err in problems] + cast_problems,
+                       key=lambda item: item[0])
+        for _, err in found:
+            self.problem(err)
         if problems:
-            for _, err in problems:
-                self.problem(err)
+            keep = np.ones(table.num_rows, dtype=bool)
             keep[[r for r, _ in problems]] = False
             table = table.filter(pa.array(keep))
+            rows = rows[keep]
         ids = table.column("episode_id").to_pylist()
-        rows = np.flatnonzero(keep)
         return _dataset(table), [f"{e} (row {r})" for e, r in zip(ids, rows, strict=True)]
 
     def filtered(self, ds: pa.Table,
