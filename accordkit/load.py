@@ -97,8 +97,9 @@ class LoadReport:
     skipped : list of SkippedRecord
         Every record (or whole file) left out by ``errors="skip"``, with the reason.
     duplicates : dict
-        ``episode_id -> sources`` for episodes found more than once with identical content
-        (kept once, from the first source).
+        ``episode_id -> copies`` for episodes found more than once with identical content
+        (kept once, from the first copy): the file each copy was loaded from, with its line,
+        item or row for canonical files (``eps.jsonl (line 3)``).
     counts : dict
         Episodes read from each source given (before duplicates were removed).
     files : dict
@@ -674,6 +675,23 @@ def _where(reader: _Reader, row: int) -> tuple[str, str]:
     return reader.where[row]
 
 
+def _copy_name(where: tuple[str, str], eid: str) -> str:
+    """A copy of episode ``eid`` as :attr:`LoadReport.duplicates` names it: its file, and its
+    line / item / row when the record label gives one.
+
+    Examples
+    --------
+    >>> _copy_name(("a.jsonl", "e1 (line 3)"), "e1"), _copy_name(("run.json", "e1"), "e1")
+    ('a.jsonl (line 3)', 'run.json')
+    """
+    file, label = where
+    if label == eid:
+        return file
+    if label.startswith(f"{eid} (") and label.endswith(")"):
+        label = label[len(eid) + 2:-1]
+    return f"{file} ({label})"
+
+
 def _drop_duplicates(ds: pa.Table, reader: _Reader) -> pa.Table:
     """Keep the first copy of each episode id; a different copy is an error."""
     table = ds
@@ -693,7 +711,8 @@ def _drop_duplicates(ds: pa.Table, reader: _Reader) -> pa.Table:
     for eid, where in rows.items():
         base = table.slice(where[0], 1).to_pylist()[0]
         base_key = _content_key(base)
-        sources = [base["source"]]
+        # the files the copies were loaded from (not the ``source`` stored in the records)
+        copies = [_copy_name(_where(reader, where[0]), str(eid))]
         for r in where[1:]:
             other = table.slice(r, 1).to_pylist()[0]
             drop.append(r)
@@ -705,9 +724,9 @@ def _drop_duplicates(ds: pa.Table, reader: _Reader) -> pa.Table:
                     "(the first copy was kept)", source=second[0],
                     record=second[1], field="episode_id"))
             else:
-                sources.append(other["source"])
-        if len(sources) > 1:
-            reader.report.duplicates[str(eid)] = sources
+                copies.append(_copy_name(_where(reader, r), str(eid)))
+        if len(copies) > 1:
+            reader.report.duplicates[str(eid)] = copies
     keep = np.setdiff1d(np.arange(table.num_rows), np.array(drop, dtype=np.int64))
     return _dataset(table.take(pa.array(keep)))
 

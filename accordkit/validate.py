@@ -14,6 +14,7 @@ Two checks, for the two ways canonical episodes arrive:
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -107,11 +108,23 @@ class SkippedRecordsWarning(UserWarning):
         super().__init__(f"skipped {len(self.skipped)} bad record(s):\n{lines}")
 
 
+#: The position a copy's file name ends with in :attr:`DuplicateEpisodesWarning.duplicates`
+#: (``a.jsonl (line 3)``); copies from results files are named by their file alone.
+_COPY_POSITION = re.compile(r" \(((?:line|item|row) \d+)\)$")
+
+
 class DuplicateEpisodesWarning(UserWarning):
     """The same episode was loaded more than once (e.g. two checkpoints of one run).
 
-    ``.duplicates`` maps each such ``episode_id`` to the sources it was found in (the first
-    one is the copy that was kept).
+    ``.duplicates`` maps each such ``episode_id`` to the copies found: the file each was
+    loaded from, with its line, item or row for canonical files (``eps.jsonl (line 3)``,
+    ``eps.parquet (row 0)``); the first one is the copy that was kept. The message groups
+    the episodes by the files they were found in.
+
+    Examples
+    --------
+    >>> print(DuplicateEpisodesWarning({"e1": ["a.parquet (row 0)", "b.jsonl (line 2)"]}))
+    1 episode(s) loaded more than once with identical content were kept once: 1 in a.parquet and b.jsonl (e1 at row 0, line 2)
     """
 
     def __init__(self, duplicates: Mapping[str, Sequence[str]] | str) -> None:
@@ -121,12 +134,16 @@ class DuplicateEpisodesWarning(UserWarning):
             return
         self.duplicates = {eid: list(srcs) for eid, srcs in duplicates.items()}
         groups: dict[tuple[str, ...], list[str]] = {}
-        for eid, srcs in self.duplicates.items():
-            groups.setdefault(tuple(dict.fromkeys(srcs)), []).append(eid)
+        for eid, copies in self.duplicates.items():
+            files = [_COPY_POSITION.sub("", c) for c in copies]
+            places = [m.group(1) for c in copies if (m := _COPY_POSITION.search(c))]
+            shown = f"{eid} at {', '.join(places)}" if places else eid
+            groups.setdefault(tuple(dict.fromkeys(files)), []).append(shown)
         parts = []
-        for srcs, eids in groups.items():
-            shown = ", ".join(eids[:3]) + (f" and {len(eids) - 3} more" if len(eids) > 3 else "")
-            parts.append(f"{len(eids)} in {' and '.join(srcs)} ({shown})")
+        for files, eids in groups.items():
+            sep = "; " if any(" at " in e for e in eids) else ", "
+            shown = sep.join(eids[:3]) + (f" and {len(eids) - 3} more" if len(eids) > 3 else "")
+            parts.append(f"{len(eids)} in {' and '.join(files)} ({shown})")
         super().__init__(f"{len(self.duplicates)} episode(s) loaded more than once with identical "
                          "content were kept once: " + "; ".join(parts))
 

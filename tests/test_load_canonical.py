@@ -219,3 +219,57 @@ def test_parquet_with_huge_float_integer_is_not_a_whole_file_problem(tmp_path):
     pq.write_table(table, src)
     ds, skipped = _skip(src)
     assert len(ds) == n - 2 and [s.record for s in skipped] == ["e3 (row 3)", "e31 (row 31)"]
+
+
+# --------------------------------------------------------------------------- labels
+
+
+def test_one_record_jsonl_file_names_line_1(tmp_path):
+    src = _jsonl(tmp_path / "one.jsonl", [_ep(0, rollout=1.5)])
+    ds, skipped = _skip(src)
+    assert len(ds) == 0 and [(s.record, s.field) for s in skipped] == [("e0 (line 1)", "rollout")]
+    good = _jsonl(tmp_path / "good.jsonl", [_ep(0)])
+    assert ak.load(good, cache=False)["episode_id"] == ["e0"]
+
+
+def test_one_record_jsonl_with_an_unknown_field_names_line_1(tmp_path):
+    src = tmp_path / "one.jsonl"
+    src.write_text(json.dumps({"hello": 1}) + "\n", "utf-8")
+    with pytest.raises(ak.EpisodeValidationError) as exc:
+        ak.load(src, cache=False)
+    assert exc.value.record == "line 1" and exc.value.field == "hello"
+
+
+def test_one_episode_object_in_a_json_file_is_still_item_0(tmp_path):
+    src = tmp_path / "one.json"
+    src.write_text(json.dumps(_ep(0, rollout=1.5)), "utf-8")
+    with pytest.raises(ak.EpisodeValidationError) as exc:
+        ak.load(src, cache=False)
+    assert exc.value.record == "e0 (item 0)"
+
+
+# --------------------------------------------------------------------------- duplicates
+
+
+def test_identical_duplicates_name_the_files_and_positions_not_the_source_field(tmp_path):
+    eps = [_ep(0), _ep(1)]
+    first = tmp_path / "a.parquet"
+    pq.write_table(_table(eps), first)
+    second = _jsonl(tmp_path / "b.jsonl", [_ep(5), *eps])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ds = ak.load([first, second], cache=False)
+    assert ds["episode_id"] == ["e0", "e1", "e5"]
+    (w,) = [c.message for c in caught if isinstance(c.message, ak.DuplicateEpisodesWarning)]
+    assert w.duplicates == {"e0": [f"{first} (row 0)", f"{second} (line 2)"],
+                            "e1": [f"{first} (row 1)", f"{second} (line 3)"]}
+    assert f"2 in {first} and {second} (e0 at row 0, line 2; e1 at row 1, line 3)" in str(w)
+    assert "hand" not in str(w)
+    _, report = ak.load_with_report([first, second], cache=False)
+    assert report.duplicates == w.duplicates
+
+
+def test_duplicate_within_one_file_names_both_lines(tmp_path):
+    src = _jsonl(tmp_path / "a.jsonl", [_ep(0), _ep(1), _ep(0)])
+    _, report = ak.load_with_report(src, cache=False)
+    assert report.duplicates == {"e0": [f"{src} (line 1)", f"{src} (line 3)"]}
