@@ -430,6 +430,7 @@ def cast_table(table: pa.Table, *, source: str,
     """
     schema = canonical_schema()
     bad: dict[int, tuple[str, str]] = {}
+    columns: list[Any] = []
     for field in schema:
         col = table.column(field.name)
         where = _type_mismatch(col.type, field.type, field.name)
@@ -438,14 +439,20 @@ def cast_table(table: pa.Table, *, source: str,
                 f"column type {col.type} does not match the canonical type {field.type}",
                 source=source, record="(whole file)", field=where)
         if col.type == field.type:
+            columns.append(col)
             continue
         try:
-            col.cast(field.type, safe=True)
+            columns.append(col.cast(field.type, safe=True))
             continue
         except _CAST_ERRORS as exc:
             reason = f"value does not fit the canonical type {field.type} ({exc})"
+            whole = f"values do not fit the canonical type ({exc})"
         array = one_array(col)
-        for r in _uncastable_rows(array, field.type).tolist():
+        rows = _uncastable_rows(array, field.type).tolist()
+        if not rows:  # the column fails as a whole, no row alone: the file's problem
+            raise EpisodeValidationError(whole, source=source, record="(whole file)",
+                                         field=field.name)
+        for r in rows:
             if r not in bad:
                 found = record_problem({field.name: array[r].as_py()})
                 bad[r] = found or (field.name, reason)
@@ -458,15 +465,16 @@ def cast_table(table: pa.Table, *, source: str,
         keep = np.ones(table.num_rows, dtype=bool)
         keep[rows] = False
         table = table.filter(pa.array(keep))
-    columns = []
-    for field in schema:
-        col = table.column(field.name)
-        try:
-            columns.append(col.cast(field.type, safe=True) if col.type != field.type else col)
-        except _CAST_ERRORS as exc:  # a value no row check could place
-            raise EpisodeValidationError(f"values do not fit the canonical type ({exc})",
-                                         source=source, record="(whole file)",
-                                         field=field.name) from None
+        columns = []
+        for field in schema:
+            col = table.column(field.name)
+            try:
+                columns.append(col.cast(field.type, safe=True) if col.type != field.type
+                               else col)
+            except _CAST_ERRORS as exc:  # a value no row check could place
+                raise EpisodeValidationError(f"values do not fit the canonical type ({exc})",
+                                             source=source, record="(whole file)",
+                                             field=field.name) from None
     return pa.Table.from_arrays(columns, schema=schema), problems
 
 

@@ -85,6 +85,15 @@ def test_a_very_long_integer_is_shortened_in_the_message(tmp_path):
         ak.load(src, cache=False)
 
 
+def test_an_integer_too_long_to_parse_is_a_problem_of_its_line(tmp_path):
+    src = tmp_path / "eps.jsonl"
+    bad = json.dumps(_ep(1)).replace('"reward": null', '"reward": 1' + "0" * 5000)
+    src.write_text(json.dumps(_ep(0)) + "\n" + bad + "\n" + json.dumps(_ep(2)) + "\n", "utf-8")
+    ds, skipped = _skip(src)
+    assert ds["episode_id"] == ["e0", "e2"]
+    assert [(s.record, s.field) for s in skipped] == [("line 2", "(top level)")]
+
+
 # --------------------------------------------------------------------------- parquet values
 
 
