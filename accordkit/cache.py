@@ -37,8 +37,10 @@ __all__ = ["cache_dir", "cache_key", "files_key", "file_digest", "known_digest",
 #: entry holds only the rows that passed them, or when adapters build different rows (4:
 #: τ-bench episode ids carry a content digest; tau2 ``completed`` filled; a seed outside
 #: int64 stored as null; lone surrogate escapes replaced by U+FFFD; 5: a task whose
-#: ``evaluation_criteria`` is null has empty criteria, not none).
-ENTRY_FORMAT = "accordkit.episode-cache/5"
+#: ``evaluation_criteria`` is null has empty criteria, not none; 6: an integer beyond ±2**53 in
+#: a float field is a problem of its record, a one-line ``.jsonl`` file's record is
+#: ``line 1``, a canonical file with no row of the config / split asked for has a note).
+ENTRY_FORMAT = "accordkit.episode-cache/6"
 _META = b"accordkit.cache"
 _SUFFIX = ".arrow"
 #: Bytes an entry is written in at a time.

@@ -61,8 +61,8 @@ from .schema import (
 from .validate import (
     DuplicateEpisodesWarning,
     SkippedRecord,
+    cast_table,
     check_columns,
-    check_table_types,
     record_problem,
     table_problems,
     warn_skipped,
@@ -97,8 +97,9 @@ class LoadReport:
     skipped : list of SkippedRecord
         Every record (or whole file) left out by ``errors="skip"``, with the reason.
     duplicates : dict
-        ``episode_id -> sources`` for episodes found more than once with identical content
-        (kept once, from the first source).
+        ``episode_id -> copies`` for episodes found more than once with identical content
+        (kept once, from the first copy): the file each copy was loaded from, with its line,
+        item or row for canonical files (``eps.jsonl (line 3)``).
     counts : dict
         Episodes read from each source given (before duplicates were removed).
     files : dict
@@ -522,20 +523,31 @@ class _Reader:
         Returns the good rows and a label (episode id and row) for each.
         """
         check_columns(table.column_names, source=source)
-        table = check_table_types(table.select(list(EPISODE_FEATURES)), source=source)
+        # a value that does not fit its column (rollout 2**31) is a problem of its row
+        table, cast_problems = cast_table(table.select(list(EPISODE_FEATURES)), source=source)
+        rows = np.arange(table.num_rows + len(cast_problems))
+        names = None
+        if cast_problems:
+            rows = np.setdiff1d(rows, np.array([r for r, _ in cast_problems], dtype=np.int64))
+            ids = table.column("episode_id").to_pylist()
+            names = [f"{e} (row {r})" if e else f"row {r}"
+                     for e, r in zip(ids, rows.tolist(), strict=True)]
         src = table.column("source")
         if src.null_count:
             table = table.set_column(table.schema.get_field_index("source"), "source",
                                      pc.fill_null(src, origin or source))
-        problems = table_problems(table, source=source)
-        keep = np.ones(table.num_rows, dtype=bool)
+        problems = table_problems(table, source=source, records=names)
+        # every problem in row order, as the rows stand in the file
+        found = sorted([(int(rows[r]), err) for r, err in problems] + cast_problems,
+                       key=lambda item: item[0])
+        for _, err in found:
+            self.problem(err)
         if problems:
-            for _, err in problems:
-                self.problem(err)
+            keep = np.ones(table.num_rows, dtype=bool)
             keep[[r for r, _ in problems]] = False
             table = table.filter(pa.array(keep))
+            rows = rows[keep]
         ids = table.column("episode_id").to_pylist()
-        rows = np.flatnonzero(keep)
         return _dataset(table), [f"{e} (row {r})" for e, r in zip(ids, rows, strict=True)]
 
     def filtered(self, ds: pa.Table,
@@ -663,6 +675,23 @@ def _where(reader: _Reader, row: int) -> tuple[str, str]:
     return reader.where[row]
 
 
+def _copy_name(where: tuple[str, str], eid: str) -> str:
+    """A copy of episode ``eid`` as :attr:`LoadReport.duplicates` names it: its file, and its
+    line / item / row when the record label gives one.
+
+    Examples
+    --------
+    >>> _copy_name(("a.jsonl", "e1 (line 3)"), "e1"), _copy_name(("run.json", "e1"), "e1")
+    ('a.jsonl (line 3)', 'run.json')
+    """
+    file, label = where
+    if label == eid:
+        return file
+    if label.startswith(f"{eid} (") and label.endswith(")"):
+        label = label[len(eid) + 2:-1]
+    return f"{file} ({label})"
+
+
 def _drop_duplicates(ds: pa.Table, reader: _Reader) -> pa.Table:
     """Keep the first copy of each episode id; a different copy is an error."""
     table = ds
@@ -682,7 +711,8 @@ def _drop_duplicates(ds: pa.Table, reader: _Reader) -> pa.Table:
     for eid, where in rows.items():
         base = table.slice(where[0], 1).to_pylist()[0]
         base_key = _content_key(base)
-        sources = [base["source"]]
+        # the files the copies were loaded from (not the ``source`` stored in the records)
+        copies = [_copy_name(_where(reader, where[0]), str(eid))]
         for r in where[1:]:
             other = table.slice(r, 1).to_pylist()[0]
             drop.append(r)
@@ -694,9 +724,9 @@ def _drop_duplicates(ds: pa.Table, reader: _Reader) -> pa.Table:
                     "(the first copy was kept)", source=second[0],
                     record=second[1], field="episode_id"))
             else:
-                sources.append(other["source"])
-        if len(sources) > 1:
-            reader.report.duplicates[str(eid)] = sources
+                copies.append(_copy_name(_where(reader, r), str(eid)))
+        if len(copies) > 1:
+            reader.report.duplicates[str(eid)] = copies
     keep = np.setdiff1d(np.arange(table.num_rows), np.array(drop, dtype=np.int64))
     return _dataset(table.take(pa.array(keep)))
 

@@ -14,6 +14,7 @@ Two checks, for the two ways canonical episodes arrive:
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,6 +40,8 @@ __all__ = [
     "SkippedRecord",
     "SkippedRecordsWarning",
     "DuplicateEpisodesWarning",
+    "FLOAT_EXACT_INT",
+    "cast_table",
     "check_columns",
     "check_table_types",
     "record_problem",
@@ -49,6 +52,29 @@ __all__ = [
 _REQUIRED = _REQUIRED_STR  # the ids every record must carry (defined in schema.py)
 _INT32 = (-(2**31), 2**31 - 1)
 _INT64 = (-(2**63), 2**63 - 1)
+#: The largest integer magnitude a float field takes: float64 holds every integer up to
+#: ``2**53`` exactly, and Arrow refuses (rather than rounds) an integer beyond it, from JSON
+#: and from a parquet integer column alike. Larger values must be written as floats.
+FLOAT_EXACT_INT = 2**53
+
+
+def _int_text(v: int) -> str:
+    """An integer for a message: its digits, or its size when it is very long.
+
+    Examples
+    --------
+    >>> _int_text(2**64)
+    '18446744073709551616'
+    >>> _int_text(-(10**400))
+    '-1000...0000 (401 digits)'
+    """
+    if v.bit_length() <= 200:
+        return str(v)
+    digits = int(abs(v).bit_length() * math.log10(2)) + 1
+    if 10 ** (digits - 1) > abs(v):
+        digits -= 1
+    head = "-" if v < 0 else ""
+    return f"{head}{abs(v) // 10 ** (digits - 4)}...{abs(v) % 10_000:04d} ({digits} digits)"
 
 
 @dataclass(frozen=True)
@@ -82,11 +108,23 @@ class SkippedRecordsWarning(UserWarning):
         super().__init__(f"skipped {len(self.skipped)} bad record(s):\n{lines}")
 
 
+#: The position a copy's file name ends with in :attr:`DuplicateEpisodesWarning.duplicates`
+#: (``a.jsonl (line 3)``); copies from results files are named by their file alone.
+_COPY_POSITION = re.compile(r" \(((?:line|item|row) \d+)\)$")
+
+
 class DuplicateEpisodesWarning(UserWarning):
     """The same episode was loaded more than once (e.g. two checkpoints of one run).
 
-    ``.duplicates`` maps each such ``episode_id`` to the sources it was found in (the first
-    one is the copy that was kept).
+    ``.duplicates`` maps each such ``episode_id`` to the copies found: the file each was
+    loaded from, with its line, item or row for canonical files (``eps.jsonl (line 3)``,
+    ``eps.parquet (row 0)``); the first one is the copy that was kept. The message groups
+    the episodes by the files they were found in.
+
+    Examples
+    --------
+    >>> print(DuplicateEpisodesWarning({"e1": ["a.parquet (row 0)", "b.jsonl (line 2)"]}))
+    1 episode(s) loaded more than once with identical content were kept once: 1 in a.parquet and b.jsonl (e1 at row 0, line 2)
     """
 
     def __init__(self, duplicates: Mapping[str, Sequence[str]] | str) -> None:
@@ -96,12 +134,16 @@ class DuplicateEpisodesWarning(UserWarning):
             return
         self.duplicates = {eid: list(srcs) for eid, srcs in duplicates.items()}
         groups: dict[tuple[str, ...], list[str]] = {}
-        for eid, srcs in self.duplicates.items():
-            groups.setdefault(tuple(dict.fromkeys(srcs)), []).append(eid)
+        for eid, copies in self.duplicates.items():
+            files = [_COPY_POSITION.sub("", c) for c in copies]
+            places = [m.group(1) for c in copies if (m := _COPY_POSITION.search(c))]
+            shown = f"{eid} at {', '.join(places)}" if places else eid
+            groups.setdefault(tuple(dict.fromkeys(files)), []).append(shown)
         parts = []
-        for srcs, eids in groups.items():
-            shown = ", ".join(eids[:3]) + (f" and {len(eids) - 3} more" if len(eids) > 3 else "")
-            parts.append(f"{len(eids)} in {' and '.join(srcs)} ({shown})")
+        for files, eids in groups.items():
+            sep = "; " if any(" at " in e for e in eids) else ", "
+            shown = sep.join(eids[:3]) + (f" and {len(eids) - 3} more" if len(eids) > 3 else "")
+            parts.append(f"{len(eids)} in {' and '.join(files)} ({shown})")
         super().__init__(f"{len(self.duplicates)} episode(s) loaded more than once with identical "
                          "content were kept once: " + "; ".join(parts))
 
@@ -135,13 +177,19 @@ def _value_check(dtype: str) -> _Check:
             if isinstance(v, bool) or not isinstance(v, int):
                 return where, f"expected an integer, got {type(v).__name__} {v!r:.60}"
             if not lo <= v <= hi:
-                return where, f"integer {v} does not fit in {what}"
+                return where, f"integer {_int_text(v)} does not fit in {what}"
             return None
         return check
 
     def check_float(v: Any, where: str) -> tuple[str, str] | None:
-        if v is None or isinstance(v, int) and not isinstance(v, bool):
+        if v is None:
             return None
+        if isinstance(v, int) and not isinstance(v, bool):
+            if -FLOAT_EXACT_INT <= v <= FLOAT_EXACT_INT:
+                return None
+            return where, (f"integer {_int_text(v)} is out of range for a float field "
+                           "(integers are taken up to ±2**53, what float64 holds exactly; "
+                           "write a larger value as a float, e.g. 1e20)")
         if isinstance(v, float):
             return None if math.isfinite(v) else (where, f"expected a finite number, got {v!r}")
         return where, f"expected a number, got {type(v).__name__} {v!r:.60}"
@@ -264,8 +312,14 @@ def check_columns(names: Sequence[str], *, source: str) -> None:
 
 
 def _type_mismatch(have: pa.DataType, want: pa.DataType, where: str) -> str | None:
-    """Where ``have`` cannot stand for ``want`` (different kinds of value), or None."""
+    """Where ``have`` cannot stand for ``want`` (different kinds of value), or None.
+
+    A dictionary-encoded type (a pandas categorical, a polars ``Categorical``) stands for
+    its value type: decoding it is lossless.
+    """
     t = pa.types
+    if t.is_dictionary(have):
+        have = have.value_type
     if have == want or t.is_null(have):
         return None
     kinds = (
@@ -297,11 +351,77 @@ def _type_mismatch(have: pa.DataType, want: pa.DataType, where: str) -> str | No
     return where
 
 
-def check_table_types(table: pa.Table, *, source: str) -> pa.Table:
+_CAST_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError)
+
+
+def _out_of_range_rows(array: pa.Array, want: pa.DataType) -> np.ndarray | None:
+    """Rows of a flat integer ``array`` whose value does not fit ``want`` (an integer or
+    float type), found with Arrow compute; None for any other kind of column."""
+    t = pa.types
+    if not t.is_integer(array.type):
+        return None
+    if t.is_integer(want):
+        info = np.iinfo(want.to_pandas_dtype())
+        lo, hi = int(info.min), int(info.max)
+    elif t.is_floating(want):
+        lo, hi = -FLOAT_EXACT_INT, FLOAT_EXACT_INT
+    else:  # pragma: no cover - _type_mismatch lets integers stand only for numbers
+        return None
+    # compare in the column's own type; a bound it cannot hold is no bound
+    info = np.iinfo(array.type.to_pandas_dtype())
+    bad = pa.array(np.zeros(len(array), dtype=bool))
+    if lo > int(info.min):
+        bad = pc.or_(bad, pc.less(array, pa.scalar(lo, array.type)))
+    if hi < int(info.max):
+        bad = pc.or_(bad, pc.greater(array, pa.scalar(hi, array.type)))
+    return np.flatnonzero(pc.fill_null(bad, False).to_numpy(zero_copy_only=False))
+
+
+def _uncastable_rows(array: pa.Array, want: pa.DataType) -> np.ndarray:
+    """Rows of ``array`` whose value cannot be cast to ``want`` without loss.
+
+    A flat integer column is compared with the bounds directly; any other (nested) column is
+    cast in halves, so that ``k`` bad rows cost about ``2 k log2(n)`` casts of ever
+    smaller parts.
+    """
+    direct = _out_of_range_rows(array, want)
+    if direct is not None:
+        return direct
+    found: list[int] = []
+    todo = [(0, len(array))]
+    while todo:
+        lo, hi = todo.pop()
+        try:
+            # taken, not sliced: a slice of a list keeps all its child values, and a cast
+            # would see them all
+            array.take(pa.array(np.arange(lo, hi, dtype=np.int64))).cast(want, safe=True)
+            continue
+        except _CAST_ERRORS:
+            pass
+        if hi - lo == 1:
+            found.append(lo)
+        else:
+            mid = (lo + hi) // 2
+            todo += [(mid, hi), (lo, mid)]
+    return np.array(sorted(found), dtype=np.int64)
+
+
+def cast_table(table: pa.Table, *, source: str,
+               ) -> tuple[pa.Table, list[tuple[int, EpisodeValidationError]]]:
     """Cast a canonical table (columns already in schema order) to the canonical types.
 
-    Only lossless casts are made: text stays text, integers stay integers (and must fit),
-    lists stay lists, structs keep exactly the canonical fields.
+    Only lossless casts are made: text stays text (dictionary-encoded text is decoded),
+    integers stay integers and must fit, an integer in a float column must lie within
+    ±2**53 (:data:`FLOAT_EXACT_INT`), lists stay lists, structs keep exactly the canonical
+    fields. A column of the wrong *kind* is a problem of the whole file; a *value* that does
+    not fit is a problem of its row, named as for JSON records (``rollout``,
+    ``messages[2].turn_idx``), and the other rows are kept.
+
+    Returns
+    -------
+    tuple of (pyarrow.Table, list of (row index, error))
+        The rows whose values all fit, cast; and one error per row left out, in row order
+        (the row index is the row's position in ``table``).
 
     Raises
     ------
@@ -309,7 +429,8 @@ def check_table_types(table: pa.Table, *, source: str) -> pa.Table:
         Naming the column (or nested field) whose type does not fit.
     """
     schema = canonical_schema()
-    columns = []
+    bad: dict[int, tuple[str, str]] = {}
+    columns: list[Any] = []
     for field in schema:
         col = table.column(field.name)
         where = _type_mismatch(col.type, field.type, field.name)
@@ -317,13 +438,61 @@ def check_table_types(table: pa.Table, *, source: str) -> pa.Table:
             raise EpisodeValidationError(
                 f"column type {col.type} does not match the canonical type {field.type}",
                 source=source, record="(whole file)", field=where)
+        if col.type == field.type:
+            columns.append(col)
+            continue
         try:
-            columns.append(col.cast(field.type, safe=True) if col.type != field.type else col)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError) as exc:
-            raise EpisodeValidationError(f"values do not fit the canonical type ({exc})",
-                                         source=source, record="(whole file)",
-                                         field=field.name) from None
-    return pa.Table.from_arrays(columns, schema=schema)
+            columns.append(col.cast(field.type, safe=True))
+            continue
+        except _CAST_ERRORS as exc:
+            reason = f"value does not fit the canonical type {field.type} ({exc})"
+            whole = f"values do not fit the canonical type ({exc})"
+        array = one_array(col)
+        rows = _uncastable_rows(array, field.type).tolist()
+        if not rows:  # the column fails as a whole, no row alone: the file's problem
+            raise EpisodeValidationError(whole, source=source, record="(whole file)",
+                                         field=field.name)
+        for r in rows:
+            if r not in bad:
+                found = record_problem({field.name: array[r].as_py()})
+                bad[r] = found or (field.name, reason)
+    problems: list[tuple[int, EpisodeValidationError]] = []
+    if bad:
+        rows = np.array(sorted(bad), dtype=np.int64)
+        problems = [(int(r), EpisodeValidationError(bad[int(r)][1], source=source, record=rid,
+                                                    field=bad[int(r)][0]))
+                    for r, rid in zip(rows, _row_ids(table, rows), strict=True)]
+        keep = np.ones(table.num_rows, dtype=bool)
+        keep[rows] = False
+        table = table.filter(pa.array(keep))
+        columns = []
+        for field in schema:
+            col = table.column(field.name)
+            try:
+                columns.append(col.cast(field.type, safe=True) if col.type != field.type
+                               else col)
+            except _CAST_ERRORS as exc:  # a value no row check could place
+                raise EpisodeValidationError(f"values do not fit the canonical type ({exc})",
+                                             source=source, record="(whole file)",
+                                             field=field.name) from None
+    return pa.Table.from_arrays(columns, schema=schema), problems
+
+
+def check_table_types(table: pa.Table, *, source: str) -> pa.Table:
+    """Cast a canonical table to the canonical types (:func:`cast_table`), all or nothing.
+
+    Raises
+    ------
+    EpisodeValidationError
+        Naming the column (or nested field) whose type does not fit, or the first row
+        holding a value that does not fit.
+    """
+    cast, problems = cast_table(table, source=source)
+    if problems:
+        err = problems[0][1]
+        raise EpisodeValidationError(f"values do not fit the canonical type ({err.reason})",
+                                     source=source, record=err.record, field=err.field)
+    return cast
 
 
 def _row_ids(table: pa.Table, rows: np.ndarray) -> list[str]:

@@ -1,9 +1,14 @@
-"""A local dataset folder in hub layout: parquet files named by the configs of its card.
+"""A local dataset folder in hub layout: data files named by the configs of its card.
 
 Only a ``README.md`` whose YAML header lists ``configs`` makes a folder a dataset folder; the
-folder then gives the same dataset as its copy on the hub. Files are read with pyarrow
-rather than :func:`datasets.load_dataset`, whose cache would keep serving an old copy after a
-file in the folder changed; one bad file is one problem.
+folder then gives the same dataset as its copy on the hub. Each config's files are found as
+:func:`datasets.load_dataset` finds them (its own pattern resolution: ``**`` matches files at
+any depth, hidden files and folders and ``__pycache__``-like folders are left out unless a
+pattern names them, a config with ``data_dir`` and no ``data_files`` uses the hub's default
+split patterns below that folder), then read file by file: parquet with pyarrow, ``.json`` /
+``.jsonl`` as canonical episode text, each file by its own format. Files are not read with
+:func:`datasets.load_dataset`, whose cache would keep serving an old copy after a file in the
+folder changed; one bad file is one problem.
 """
 
 from __future__ import annotations
@@ -15,11 +20,17 @@ from typing import Any
 import pyarrow as pa
 
 from ..schema import EpisodeValidationError
+from .canonical import read_canonical_text
 from .parquet import read_parquet
 
-__all__ = ["DatasetFolder", "card_configs"]
+__all__ = ["DatasetFolder", "card_configs", "data_files"]
 
 _WHOLE_FILE = "(whole file)"
+_CARD = "README.md"
+#: Data file formats read from a dataset folder, by file name ending; a file of any other
+#: format a pattern matches is left out (the hub reads one format per dataset, and leaves
+#: out the files of other formats).
+_READ_AS = {".parquet": "parquet", ".jsonl": "json", ".json": "json"}
 
 
 class DatasetFolder:
@@ -28,7 +39,7 @@ class DatasetFolder:
     name = "dataset-folder"
 
     def sniff(self, path: Path) -> bool:
-        return path.is_dir() and bool(card_configs(path))
+        return path.is_dir() and _card_header(path) is not None
 
     def read(self, loader: Any, path: Path) -> pa.Table:
         configs = card_configs(path)
@@ -36,43 +47,116 @@ class DatasetFolder:
             raise EpisodeValidationError(
                 f"no config {loader.config!r}; the dataset card names {sorted(configs)}",
                 source=str(path), record=_WHOLE_FILE, field="(config)")
+        chosen = {name: splits for name, splits in configs.items()
+                  if loader.config is None or name == loader.config}
+        if loader.split is not None:
+            known = list(dict.fromkeys(s for splits in chosen.values() for s in splits))
+            if loader.split not in known:
+                where = (f"config {loader.config!r} of the dataset card has" if loader.config
+                         else "the dataset card names")
+                raise EpisodeValidationError(
+                    f"no split {loader.split!r}; {where} split(s) {known}", source=str(path),
+                    record=_WHOLE_FILE, field="(split)")
         parts = []
-        for name, splits in configs.items():
-            if loader.config is not None and name != loader.config:
-                continue
+        for name, splits in chosen.items():
+            if not splits:
+                loader.problem(EpisodeValidationError(
+                    f"config {name}: no data files found (no data_files, and none below its "
+                    "data_dir by the hub's default split names)", source=str(path),
+                    record=_WHOLE_FILE, field="(dataset card)"))
             for split_name, patterns in splits.items():
                 if loader.split is not None and split_name != loader.split:
                     continue
-                files = sorted({f for pattern in patterns for f in path.glob(pattern)
-                                if f.is_file()})
+                files = data_files(path, patterns)
                 if not files:
                     loader.problem(EpisodeValidationError(
-                        f"config {name}, split {split_name}: no file matches {patterns}",
-                        source=str(path), record=_WHOLE_FILE, field="(dataset card)"))
+                        f"config {name}, split {split_name}: no .parquet, .json or .jsonl file "
+                        f"matches {patterns}", source=str(path), record=_WHOLE_FILE,
+                        field="(dataset card)"))
                 for f in files:
                     parts.append(loader.guarded(
-                        str(f), lambda f=f, n=name, s=split_name: read_parquet(
+                        str(f), lambda f=f, n=name, s=split_name: _read_data_file(
                             loader, f, origin=str(path), parts=(n, s))))
         return loader.concat(parts)
+
+
+def _read_data_file(loader: Any, path: Path, *, origin: str,
+                    parts: tuple[str, str]) -> pa.Table:
+    """One data file of a dataset folder, read by its own format."""
+    if _READ_AS[_suffix(path)] == "parquet":
+        return read_parquet(loader, path, origin=origin, parts=parts)
+    return read_canonical_text(loader, path, origin=origin, parts=parts)
+
+
+def _suffix(path: Path) -> str:
+    return path.suffix.lower()
+
+
+def data_files(folder: Path, patterns: list[str]) -> list[Path]:
+    """The data files of a dataset folder that ``patterns`` name, as the hub finds them.
+
+    Patterns are resolved by :func:`datasets.data_files.resolve_pattern` (relative to
+    ``folder``): ``*`` matches within a folder name, ``**`` any depth; hidden files and
+    folders, ``__``-folders and the card itself are left out unless a pattern names them.
+    Only ``.parquet``, ``.json`` and ``.jsonl`` files are kept. Files come in the order of
+    the patterns, each pattern's matches sorted, each file once.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> root = Path(tempfile.mkdtemp())
+    >>> for name in ("data/a/x.parquet", "data/y.jsonl", "data/.cache/z.parquet", "notes.txt"):
+    ...     (root / name).parent.mkdir(parents=True, exist_ok=True)
+    ...     (root / name).touch()
+    >>> [str(p.relative_to(root)) for p in data_files(root, ["data/**"])]
+    ['data/a/x.parquet', 'data/y.jsonl']
+    """
+    from datasets.data_files import resolve_pattern
+
+    found: dict[Path, None] = {}
+    for pattern in patterns:
+        try:
+            matched = resolve_pattern(pattern, base_path=folder.as_posix())
+        except FileNotFoundError:
+            continue
+        for name in sorted(matched):
+            f = Path(name)
+            if _suffix(f) in _READ_AS and f.is_file():
+                found.setdefault(f, None)
+    return list(found)
+
+
+def _card_header(path: Path) -> str | None:
+    """The YAML header of a folder's dataset card when it lists ``configs``, else None."""
+    card = path / _CARD
+    if not card.is_file():
+        return None
+    # utf-8-sig: a card saved with a byte-order mark is a card all the same
+    head = card.read_text("utf-8-sig", errors="replace")
+    if not head.startswith("---"):
+        return None
+    header = head[3:].split("\n---", 1)[0]
+    if not re.search(r"^configs:", header, flags=re.MULTILINE):
+        return None
+    return header
 
 
 def card_configs(path: Path) -> dict[str, dict[str, list[str]]]:
     """``config -> split -> path patterns`` from a folder's dataset card (empty: no card).
 
     Only a ``README.md`` whose YAML header lists ``configs`` makes a folder a dataset folder;
-    any other folder is read file by file.
+    any other folder is read file by file. Patterns are relative to the folder: a config's
+    ``data_dir`` is put before its ``data_files``, and a config with ``data_dir`` (or
+    neither) and no ``data_files`` gets the hub's default split patterns
+    (:func:`datasets.data_files.get_data_patterns`: ``train`` / ``test`` / ... by file name)
+    for that folder.
     """
-    card = path / "README.md"
-    if not card.is_file():
-        return {}
-    head = card.read_text("utf-8", errors="replace")
-    if not head.startswith("---"):
-        return {}
-    header = head[3:].split("\n---", 1)[0]
-    if not re.search(r"^configs:", header, flags=re.MULTILINE):
+    header = _card_header(path)
+    if header is None:
         return {}
     import yaml
 
+    card = path / _CARD
     try:
         meta = yaml.safe_load(header)
     except yaml.YAMLError as exc:
@@ -80,23 +164,54 @@ def card_configs(path: Path) -> dict[str, dict[str, list[str]]]:
                                      source=str(card), record=_WHOLE_FILE,
                                      field="configs") from None
     configs: dict[str, dict[str, list[str]]] = {}
-    for i, entry in enumerate(meta.get("configs") or []):
-        name = entry.get("config_name") if isinstance(entry, dict) else None
-        files = entry.get("data_files") if isinstance(entry, dict) else None
-        if not isinstance(name, str) or files is None:
-            raise EpisodeValidationError("a config needs config_name and data_files",
+    entries = meta.get("configs") if isinstance(meta, dict) else None
+    for i, entry in enumerate(entries if isinstance(entries, list) else []):
+        entry = entry if isinstance(entry, dict) else {}
+        name, files, data_dir = (entry.get("config_name"), entry.get("data_files"),
+                                 entry.get("data_dir"))
+        if not isinstance(name, str) or (data_dir is not None and not isinstance(data_dir, str)):
+            raise EpisodeValidationError("a config needs config_name, and data_files or data_dir",
                                          source=str(card), record=_WHOLE_FILE,
                                          field=f"configs[{i}]")
-        splits: dict[str, list[str]] = {}
-        for item in files if isinstance(files, list) else [files]:
-            if isinstance(item, str):
-                splits.setdefault("train", []).append(item)
-                continue
-            if not isinstance(item, dict) or not isinstance(item.get("path"), str | list):
-                raise EpisodeValidationError("data_files entries need a split and a path",
-                                             source=str(card), record=_WHOLE_FILE,
-                                             field=f"configs[{i}].data_files")
-            paths = item["path"] if isinstance(item["path"], list) else [item["path"]]
-            splits.setdefault(str(item.get("split", "train")), []).extend(map(str, paths))
-        configs[name] = splits
+        prefix = data_dir.strip("/") + "/" if data_dir and data_dir.strip("/") else ""
+        if data_dir is not None and (Path(data_dir).is_absolute() or ".." in Path(data_dir).parts):
+            raise EpisodeValidationError("data_dir must be a folder inside the dataset folder",
+                                         source=str(card), record=_WHOLE_FILE,
+                                         field=f"configs[{i}].data_dir")
+        splits = (_default_splits(path / prefix) if files is None
+                  else _card_splits(files, card=card, i=i))
+        configs[name] = {split: [prefix + p for p in patterns]
+                         for split, patterns in splits.items()}
     return configs
+
+
+def _card_splits(files: Any, *, card: Path, i: int) -> dict[str, list[str]]:
+    """``split -> patterns`` of a config's ``data_files`` (a pattern, a list of patterns, or a
+    list of ``{split, path}``; a pattern without a split is ``train``)."""
+    splits: dict[str, list[str]] = {}
+    if isinstance(files, dict):
+        files = [{"split": k, "path": v} for k, v in files.items()]
+    for item in files if isinstance(files, list) else [files]:
+        if isinstance(item, str):
+            splits.setdefault("train", []).append(item)
+            continue
+        if not isinstance(item, dict) or not isinstance(item.get("path"), str | list):
+            raise EpisodeValidationError("data_files entries need a split and a path",
+                                         source=str(card), record=_WHOLE_FILE,
+                                         field=f"configs[{i}].data_files")
+        paths = item["path"] if isinstance(item["path"], list) else [item["path"]]
+        splits.setdefault(str(item.get("split", "train")), []).extend(map(str, paths))
+    return splits
+
+
+def _default_splits(base: Path) -> dict[str, list[str]]:
+    """The hub's default ``split -> patterns`` for the files below ``base`` (none: empty)."""
+    from datasets.data_files import EmptyDatasetError, get_data_patterns
+
+    if not base.is_dir():
+        return {}
+    try:
+        return {str(split): list(patterns)
+                for split, patterns in get_data_patterns(base.as_posix()).items()}
+    except (EmptyDatasetError, FileNotFoundError):
+        return {}

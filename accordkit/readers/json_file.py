@@ -1,6 +1,7 @@
 """Any other text file: decoded as UTF-8, parsed as JSON, then given to the *document*
 readers (results object, τ-bench list, canonical episodes); JSON Lines when it is not one
-JSON document. The last file reader asked: a file nothing else reads ends here, with an error
+JSON document, or when a ``.jsonl`` file holds one object on one line (its record is
+``line 1``). The last file reader asked: a file nothing else reads ends here, with an error
 that says what was found.
 """
 
@@ -72,9 +73,15 @@ class JsonFile:
             raise EpisodeValidationError("JSON nested too deeply", source=source,
                                          record=_WHOLE_FILE, field=_TOP) from None
         documents = formats("document")
+        # A .jsonl file of one record parses as one JSON document; its record is still
+        # "line 1", as in any other JSON Lines file.
+        one_line = (isinstance(obj, dict) and source.lower().endswith(".jsonl")
+                    and "\n" not in text.strip())
         for document in documents:
-            if document.sniff(obj):
+            if document.sniff(obj) and not (one_line and document.name == "canonical"):
                 return document.read(loader, obj, source, bad_lines)
+        if one_line:
+            return read_jsonl(loader, text, source, bad_lines=bad_lines)
         if isinstance(obj, list) and not obj:
             # An empty list is no format's by content; a reader may claim it by file name.
             for document in documents:

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..schema import EpisodeValidationError
+from .canonical import note_unmatched
 
 __all__ = ["Parquet", "read_parquet", "with_parts"]
 
@@ -47,7 +48,18 @@ def read_parquet(loader: Any, path: Path, *, origin: str | None = None,
                                      record="(whole file)", field="(top level)") from None
     if parts is not None:
         table = with_parts(table, *parts)
-    return loader.canonical_table(table, source=str(path), origin=origin)
+    out = loader.canonical_table(table, source=str(path), origin=origin)
+    if parts is None and (loader.config is not None or loader.split is not None):
+        note_unmatched(loader, str(path), _config_splits(table))
+    return out
+
+
+def _config_splits(table: pa.Table) -> set[tuple[object, object]]:
+    """The (config, split) pairs of a canonical table's rows (none without those columns)."""
+    if not table.num_rows or not {"config", "split"} <= set(table.column_names):
+        return set()
+    pairs = table.select(["config", "split"]).group_by(["config", "split"]).aggregate([])
+    return {(row["config"], row["split"]) for row in pairs.to_pylist()}
 
 
 def with_parts(table: pa.Table, config: str, split: str) -> pa.Table:
