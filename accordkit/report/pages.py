@@ -36,6 +36,7 @@ margin:1rem 0;font-size:13px;max-width:60rem}
 .jp-RenderedHTMLCommon thead th,.ak-paged thead th{position:sticky;top:0;background:#f6f8fa;
 z-index:1}
 .ak-scroll{max-height:80vh;overflow:auto}
+.ak-table{max-width:100%;overflow-x:auto} .ak-table td{white-space:nowrap}
 .ak-pager{font-size:12px;margin:.3rem 0;display:flex;gap:.5rem;align-items:center}
 .ak-pager input{font-size:12px;padding:1px 4px}
 .ak-paged th{cursor:pointer}
