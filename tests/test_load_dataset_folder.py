@@ -18,7 +18,8 @@ import pytest
 
 import accordkit as ak
 from accordkit.readers.dataset_folder import card_configs, data_files
-from accordkit.schema import empty_episode
+
+from .test_load_canonical import _ep
 
 
 @pytest.fixture(autouse=True)
@@ -26,14 +27,6 @@ def _offline(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf_cache"))
     datasets.disable_progress_bars()
-
-
-def _ep(i: int, **changes) -> dict:
-    return empty_episode() | {
-        "benchmark": "accord", "domain": "shop", "scenario_id": f"accord/shop/s{i}",
-        "task_id": f"s{i}", "episode_id": f"e{i}", "source": "hand", "completed": True,
-        "rollout": 0, "messages": [{"role": "user", "content": "hi", "turn_idx": 0}],
-    } | changes
 
 
 def _parquet(path: Path, ids: list[int]) -> Path:

@@ -23,7 +23,7 @@ from accordkit.engines.plan import expand_sources, plan_work
 from accordkit.readers.folder import folder_inputs
 
 from .hub_stub import use_hub
-from .test_load_errors import _results, _sim
+from .test_load_errors import _error, _results, _sim
 
 
 @pytest.fixture(autouse=True)
@@ -56,14 +56,6 @@ def _load(source, **kw):
         warnings.simplefilter("ignore")
         ds, report = ak.load_with_report(source, errors="skip", **kw)
     return ds, [(s.source, s.record, s.field) for s in report.skipped]
-
-
-def _error(source) -> ak.EpisodeValidationError:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with pytest.raises(ak.EpisodeValidationError) as exc:
-            ak.load(source)
-    return exc.value
 
 
 @pytest.fixture
