@@ -180,7 +180,14 @@ def read_canonical_text(loader: Any, path: Path, *, parts: tuple[str, str],
     record gets the ``config`` and ``split`` of ``parts``, as a parquet file of the folder
     does; ``origin`` (the folder) fills a missing ``source``.
     """
-    from .json_file import LONE_SURROGATES, decode_text, note_replaced, replace_lone_surrogates
+    from .json_file import (
+        JSON_LINES,
+        LONE_SURROGATES,
+        decode_text,
+        note_replaced,
+        parse_text,
+        replace_lone_surrogates,
+    )
 
     source = str(path)
     text, bad_lines = decode_text(path.read_bytes(), source=source)
@@ -191,18 +198,13 @@ def read_canonical_text(loader: Any, path: Path, *, parts: tuple[str, str],
     table = None
     if path.suffix.lower() != ".jsonl":
         try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            if not looks_like_jsonl(text):
-                raise EpisodeValidationError(
-                    f"invalid or truncated JSON at line {exc.lineno}, column {exc.colno}: "
-                    f"{exc.msg}", source=source, record=_WHOLE_FILE, field=_TOP) from None
-        except (RecursionError, ValueError) as exc:
-            reason = ("JSON nested too deeply" if isinstance(exc, RecursionError)
-                      else f"invalid JSON ({exc})")
-            raise EpisodeValidationError(reason, source=source, record=_WHOLE_FILE,
-                                         field=_TOP) from None
-        else:
+            obj = parse_text(text, source=source)
+        except ValueError as exc:  # e.g. an integer of more than 4300 digits
+            if isinstance(exc, EpisodeValidationError):
+                raise
+            raise EpisodeValidationError(f"invalid JSON ({exc})", source=source,
+                                         record=_WHOLE_FILE, field=_TOP) from None
+        if obj is not JSON_LINES:
             if not isinstance(obj, dict | list):
                 raise EpisodeValidationError(
                     f"expected episode objects, found {type(obj).__name__}", source=source,

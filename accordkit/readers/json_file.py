@@ -18,8 +18,8 @@ import pyarrow as pa
 from ..schema import EpisodeValidationError
 from .canonical import looks_like_jsonl, read_jsonl
 
-__all__ = ["JsonFile", "decode_text", "replace_lone_surrogates", "note_replaced",
-           "replaced_note", "LONE_SURROGATES"]
+__all__ = ["JsonFile", "decode_text", "parse_text", "JSON_LINES", "replace_lone_surrogates",
+           "note_replaced", "replaced_note", "LONE_SURROGATES"]
 
 _WHOLE_FILE = "(whole file)"
 _TOP = "(top level)"
@@ -58,20 +58,9 @@ class JsonFile:
     def _read_text(loader: Any, text: str, source: str, bad_lines: list[int]) -> pa.Table:
         from . import formats
 
-        if not text.strip():
-            raise EpisodeValidationError("empty file", source=source, record=_WHOLE_FILE,
-                                         field=_TOP)
-        try:
-            obj = json.loads(text)
-        except json.JSONDecodeError as exc:
-            if looks_like_jsonl(text):
-                return read_jsonl(loader, text, source, bad_lines=bad_lines)
-            raise EpisodeValidationError(
-                f"invalid or truncated JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
-                source=source, record=_WHOLE_FILE, field=_TOP) from None
-        except RecursionError:
-            raise EpisodeValidationError("JSON nested too deeply", source=source,
-                                         record=_WHOLE_FILE, field=_TOP) from None
+        obj = parse_text(text, source=source)
+        if obj is JSON_LINES:
+            return read_jsonl(loader, text, source, bad_lines=bad_lines)
         documents = formats("document")
         # A .jsonl file of one record parses as one JSON document; its record is still
         # "line 1", as in any other JSON Lines file.
@@ -95,6 +84,35 @@ class JsonFile:
             "object ({info, tasks, simulations}) or episode records with 'benchmark' and "
             f"'episode_id' (found {_describe(obj)}{hint})", source=source, record=_WHOLE_FILE,
             field=_TOP)
+
+
+#: What :func:`parse_text` gives for text that is not one JSON document but JSON Lines.
+JSON_LINES = object()
+
+
+def parse_text(text: str, *, source: str) -> Any:
+    """Decoded text of a file as one JSON document, or :data:`JSON_LINES`.
+
+    Raises
+    ------
+    EpisodeValidationError
+        (whole file) when the text is empty, is neither one JSON document nor JSON Lines
+        (naming the line and column where it breaks), or is nested too deeply.
+    """
+    if not text.strip():
+        raise EpisodeValidationError("empty file", source=source, record=_WHOLE_FILE,
+                                     field=_TOP)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        if looks_like_jsonl(text):
+            return JSON_LINES
+        raise EpisodeValidationError(
+            f"invalid or truncated JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
+            source=source, record=_WHOLE_FILE, field=_TOP) from None
+    except RecursionError:
+        raise EpisodeValidationError("JSON nested too deeply", source=source,
+                                     record=_WHOLE_FILE, field=_TOP) from None
 
 
 def decode_text(data: bytes, *, source: str) -> tuple[str, list[int]]:
