@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -68,7 +69,7 @@ class JsonFile:
                     and "\n" not in text.strip())
         for document in documents:
             if document.sniff(obj) and not (one_line and document.name == "canonical"):
-                return document.read(loader, obj, source, bad_lines)
+                return _read_document(document, loader, obj, source, bad_lines)
         if one_line:
             return read_jsonl(loader, text, source, bad_lines=bad_lines)
         if isinstance(obj, list) and not obj:
@@ -76,7 +77,7 @@ class JsonFile:
             for document in documents:
                 claims = getattr(document, "claims_empty", None)
                 if claims is not None and claims(source):
-                    return document.read(loader, obj, source, bad_lines)
+                    return _read_document(document, loader, obj, source, bad_lines)
         hint = ("; an empty list is read as a τ-bench run of 0 episodes only when its file "
                 "name follows τ-bench run.py's pattern" if obj == [] else "")
         raise EpisodeValidationError(
@@ -84,6 +85,17 @@ class JsonFile:
             "object ({info, tasks, simulations}) or episode records with 'benchmark' and "
             f"'episode_id' (found {_describe(obj)}{hint})", source=source, record=_WHOLE_FILE,
             field=_TOP)
+
+
+def _read_document(document: Any, loader: Any, obj: Any, source: str,
+                   bad_lines: list[int]) -> pa.Table:
+    """``document.read(...)``, with the warnings it emits kept as notes of the load (so a
+    report run stays quiet, and a cached load reports them again)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = document.read(loader, obj, source, bad_lines)
+    loader.report.notes.extend(str(w.message) for w in caught)
+    return table
 
 
 #: What :func:`parse_text` gives for text that is not one JSON document but JSON Lines.
