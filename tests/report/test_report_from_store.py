@@ -32,7 +32,8 @@ def test_tables_from_the_store_equal_a_report_from_the_transcripts(store):
                           verdicts=[])
     stored = build_report(out=store / "stored", params=SMALL, notebooks=nbs, progress=False,
                           scores=store / "scores")
-    assert [r.status for r in direct] == [r.status for r in stored] == ["ok", "ok"]
+    assert [r.status for r in direct] == [r.status for r in stored] == ["ok", "ok"], \
+        [(r.notebook, r.reason) for r in [*direct, *stored] if r.status != "ok"]
     tables = sorted(p.name for p in (store / "direct" / "tables").glob("*.csv"))
     assert tables and tables == sorted(p.name for p in (store / "stored" / "tables").glob("*.csv"))
     for name in tables:
