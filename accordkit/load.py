@@ -736,19 +736,45 @@ def _drop_duplicates(ds: pa.Table, reader: _Reader) -> pa.Table:
 
 def load_table(table: pa.Table, *, source: str, errors: Literal["raise", "skip"] = "raise",
                config: str | None = None, split: str | None = None,
-               ) -> tuple[datasets.Dataset, LoadReport]:
+               origin: str | None = None) -> tuple[datasets.Dataset, LoadReport]:
     """Check an Arrow table of canonical episodes (a parquet batch) by the loader's rules.
 
     Used by the streaming engines to load one batch of a shard without reading the rest.
     Returns the good rows as a dataset and the report of what was skipped; ``config`` and
     ``split`` keep only the rows of that config / split, as :func:`load` does for a
-    canonical file.
+    canonical file; ``origin`` fills empty ``source`` values (default: ``source``).
     """
     report = LoadReport()
     reader = _Reader(errors, report, config=config, split=split, revision=None)
-    good, labels = reader.table(table, source=source)
+    good, labels = reader.table(table, source=source, origin=origin)
     good, _ = reader.filtered(good, labels)
     return episode_dataset(good), report
+
+
+def load_data_file(path: str | Path, *, folder: str | Path, config: str, split: str,
+                   errors: Literal["raise", "skip"] = "raise",
+                   ) -> tuple[datasets.Dataset, LoadReport]:
+    """One data file of a dataset folder, read as :func:`load` of the folder reads it.
+
+    Its rows get the ``config`` and ``split`` the folder's card gives the file, and
+    ``folder`` fills their empty ``source`` values. Used by the scoring engines, which
+    score a dataset folder file by file (see :func:`accordkit.engines.plan.plan_work`).
+    """
+    from .readers.dataset_folder import read_data_file
+
+    report = LoadReport()
+    reader = _Reader(errors, report, config=None, split=None, revision=None, cache=True)
+    finished = False
+    try:
+        with gc_paused():
+            part = reader.guarded(str(path), lambda: read_data_file(
+                reader, Path(path), origin=str(folder), parts=(config, split)))
+            ds = episode_dataset(_drop_duplicates(_concat([part] if part is not None else []),
+                                                  reader))
+        finished = True
+    finally:
+        reader.finish(warn=finished)
+    return ds, report
 
 
 def load_with_report(

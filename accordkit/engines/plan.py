@@ -16,10 +16,29 @@ from pathlib import Path
 
 from ..store import InputRecord
 
-__all__ = ["WorkItem", "plan_work", "expand_sources", "is_url"]
+__all__ = ["CardPart", "WorkItem", "plan_work", "expand_sources", "is_url"]
 
 #: File types read from folders (anything else there, e.g. README.md, is not an input).
 _DATA_SUFFIXES = (".parquet", ".json", ".jsonl")
+
+
+@dataclass(frozen=True)
+class CardPart:
+    """What a dataset folder's card says of one of its data files.
+
+    Attributes
+    ----------
+    config, split : str
+        The config and split the card gives the file's rows (their ``config`` and
+        ``split`` columns), as :func:`accordkit.load` of the folder sets them.
+    folder : str
+        The dataset folder: it fills empty ``source`` values, as it does for a load of
+        the folder.
+    """
+
+    config: str
+    split: str
+    folder: str
 
 
 @dataclass(frozen=True)
@@ -44,6 +63,12 @@ class WorkItem:
         For parquet items: the row groups to read.
     rows : int
         Rows in the batch (parquet) or 0 when unknown before reading.
+    sources : tuple of str
+        For the modes item: the parquet inputs.
+    card : CardPart or None
+        For a data file of a dataset folder: what its card says of it.
+    cards : tuple of (CardPart or None)
+        For the modes item: the ``card`` of each of ``sources``.
     """
 
     input_index: int
@@ -53,6 +78,8 @@ class WorkItem:
     row_groups: tuple[int, ...] = ()
     rows: int = 0
     sources: tuple[str, ...] = ()
+    card: CardPart | None = None
+    cards: tuple[CardPart | None, ...] = ()
 
 
 def is_url(source: str) -> bool:
@@ -67,13 +94,24 @@ def _local(source: str) -> str:
 def expand_sources(sources: Sequence[str]) -> list[str]:
     """Files (and hub ids) behind ``sources``, in a stable order.
 
-    A local folder gives the inputs :func:`accordkit.readers.folder.folder_inputs` finds
-    in it, the same rule :func:`accordkit.load` reads a folder by: its parquet, JSON and
+    A local folder gives the inputs :func:`accordkit.load` reads it by. A dataset folder
+    (its ``README.md`` lists ``configs``) gives the data files its card names
+    (:func:`accordkit.readers.dataset_folder.dataset_files`). Any other folder gives what
+    :func:`accordkit.readers.folder.folder_inputs` finds in it: its parquet, JSON and
     JSONL files, sorted by path, a dir-format tau2 run being one input (its metadata file,
     e.g. ``results.json``; its ``simulations/`` files are not inputs of their own). A
     folder with nothing to read stays an input, so that the plan can say so.
     """
-    out: list[str] = []
+    return [source for source, _, _ in _expand(sources)]
+
+
+def _expand(sources: Sequence[str], *, split: str | None = None,
+            ) -> list[tuple[str, CardPart | None, str | None]]:
+    """``(input, card part, error)`` of each input behind ``sources`` (see
+    :func:`expand_sources`); a dataset folder's card problems (an unknown ``split``, a
+    config that matches no file) are inputs of their own, naming the folder, with the
+    error."""
+    out: list[tuple[str, CardPart | None, str | None]] = []
     for src in sources:
         src = str(src)
         if is_url(src):
@@ -83,20 +121,33 @@ def expand_sources(sources: Sequence[str]) -> list[str]:
             protocol = src.split("://", 1)[0]
             if fs.isdir(root):
                 found = sorted(p for p in fs.find(root) if p.endswith(_DATA_SUFFIXES))
-                out += [f"{protocol}://{p}" for p in found]
+                out += [(f"{protocol}://{p}", None, None) for p in found]
             else:
-                out.append(src)
+                out.append((src, None, None))
             continue
         path = Path(_local(src))
         if path.exists():
             path = path.resolve()       # the manifest names inputs from anywhere
         if path.is_dir():
+            from ..readers.dataset_folder import dataset_files, is_dataset_folder
             from ..readers.folder import folder_inputs
+            from ..schema import EpisodeValidationError
 
-            # a folder with nothing to read stays an input, so the plan can say so
-            out += [str(p) for p in folder_inputs(path)] or [str(path)]
+            if not is_dataset_folder(path):
+                # a folder with nothing to read stays an input, so the plan can say so
+                out += ([(str(p), None, None) for p in folder_inputs(path)]
+                        or [(str(path), None, None)])
+                continue
+            try:
+                files, problems = dataset_files(path, split=split)
+            except EpisodeValidationError as exc:
+                out.append((str(path), None, exc.reason))
+                continue
+            out += [(str(f.path), CardPart(f.config, f.split, str(path)), None)
+                    for f in files]
+            out += [(str(path), None, p.reason) for p in problems]
         else:
-            out.append(str(path) if path.exists() else src)
+            out.append((str(path) if path.exists() else src, None, None))
     return out
 
 
@@ -130,7 +181,8 @@ def _open_parquet(source: str):
 
 
 def plan_work(sources: Sequence[str], *, batch_size: int = 20_000,
-              whole_files: bool = False) -> tuple[list[WorkItem], list[InputRecord]]:
+              whole_files: bool = False, split: str | None = None,
+              ) -> tuple[list[WorkItem], list[InputRecord]]:
     """Plan the batches of a scoring run.
 
     Parameters
@@ -142,6 +194,9 @@ def plan_work(sources: Sequence[str], *, batch_size: int = 20_000,
         row group is larger).
     whole_files : bool
         One item per file whatever its size (for modes that pool over a file).
+    split : str, optional
+        Of a dataset folder, only the files of this split (as :func:`accordkit.load`'s
+        ``split=``; other inputs are filtered by rows when read).
 
     Returns
     -------
@@ -153,10 +208,13 @@ def plan_work(sources: Sequence[str], *, batch_size: int = 20_000,
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     items: list[WorkItem] = []
     inputs: list[InputRecord] = []
-    parquet: list[tuple[int, int, str]] = []
-    for index, source in enumerate(expand_sources(sources)):
+    parquet: list[tuple[int, int, str, CardPart | None]] = []
+    for index, (source, card, error) in enumerate(_expand(sources, split=split)):
         record = InputRecord(index=index, source=source)
         inputs.append(record)
+        if error is not None:
+            record.error = error
+            continue
         if not is_url(source) and Path(source).is_dir():
             record.error = f"no {', '.join(_DATA_SUFFIXES)} file in this folder"
             continue
@@ -166,7 +224,7 @@ def plan_work(sources: Sequence[str], *, batch_size: int = 20_000,
             record.error = f"unreadable: {exc}"
             continue
         if not source.endswith(".parquet"):
-            items.append(WorkItem(index, 0, source, "file"))
+            items.append(WorkItem(index, 0, source, "file", card=card))
             continue
         try:
             meta = _open_parquet(source).metadata
@@ -188,12 +246,14 @@ def plan_work(sources: Sequence[str], *, batch_size: int = 20_000,
                 batches.append(current)
         for b, batch in enumerate(batches):
             items.append(WorkItem(index, b, source, "parquet",
-                                  tuple(g for g, _ in batch), sum(n for _, n in batch)))
+                                  tuple(g for g, _ in batch), sum(n for _, n in batch),
+                                  card=card))
         if groups:
-            parquet.append((index, len(batches), source))
+            parquet.append((index, len(batches), source, card))
     if parquet:
         # one item for the compare_modes table of every parquet input, named after the first
-        index, batch, source = parquet[0]
+        index, batch, source, _ = parquet[0]
         items.append(WorkItem(index, batch, source, "modes",
-                              sources=tuple(src for _, _, src in parquet)))
+                              sources=tuple(src for _, _, src, _ in parquet),
+                              cards=tuple(c for _, _, _, c in parquet)))
     return items, inputs

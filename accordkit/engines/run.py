@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..store import InputRecord, write_manifest, write_part
-from .plan import WorkItem, _open_parquet, is_url, plan_work
+from .plan import CardPart, WorkItem, _open_parquet, is_url, plan_work
 
 __all__ = ["ENGINES", "score_to_store", "score_item", "write_scored", "verdict_table",
            "RayUnreachableError"]
@@ -43,12 +43,20 @@ def _load_batch(item: WorkItem, *, errors: str, metadata: Mapping[str, Any] | No
     from ..load import load_with_report
 
     options = dict(load_options or {})
+    card = item.card
     if item.kind == "parquet":
         from ..load import load_table
 
         table = _open_parquet(item.source).read_row_groups(list(item.row_groups))
-        ds, report = load_table(table, source=item.source, errors=errors,
-                                split=options.get("split"))
+        table, origin, split = _with_card(table, card, split=options.get("split"))
+        ds, report = load_table(table, source=item.source, errors=errors, split=split,
+                                origin=origin)
+        return ds, report.skipped
+    if card is not None:
+        from ..load import load_data_file
+
+        ds, report = load_data_file(item.source, folder=card.folder, config=card.config,
+                                    split=card.split, errors=errors)
         return ds, report.skipped
     if is_url(item.source):
         import fsspec
@@ -63,6 +71,21 @@ def _load_batch(item: WorkItem, *, errors: str, metadata: Mapping[str, Any] | No
             return ds, report.skipped
     ds, report = load_with_report(item.source, errors=errors, metadata=metadata, **options)
     return ds, report.skipped
+
+
+def _with_card(table: Any, card: CardPart | None, *, split: str | None,
+               ) -> tuple[Any, str | None, str | None]:
+    """A parquet batch as its dataset folder gives it: ``(table, origin, split filter)``.
+
+    A data file of a dataset folder gets the card's config and split, and the folder fills
+    its empty sources; the plan chose its files by ``split`` already, so no row filter is
+    left. Any other batch is unchanged and filtered by ``split``.
+    """
+    if card is None:
+        return table, None, split
+    from ..readers.parquet import with_parts
+
+    return with_parts(table, card.config, card.split), card.folder, None
 
 
 def verdict_table(paths: Sequence[str]) -> Any:
@@ -128,6 +151,7 @@ def _parquet_modes(item: WorkItem, *, split: str | None) -> Any:
     from ..score import GOALSHIFT_BENCHMARKS
 
     files = list(item.sources or (item.source,))
+    cards = list(item.cards) or [item.card] * len(files)
     opened = [_open_parquet(path) for path in files]
     # source value -> [(file, row group, rows within it)], in order of first appearance
     where: dict[str, list[tuple[int, int, np.ndarray]]] = {}
@@ -158,8 +182,11 @@ def _parquet_modes(item: WorkItem, *, split: str | None) -> Any:
                 parts[k].append(row_group.take(pa.array(rows)))
             del row_group
         for k, pieces in enumerate(groups):
-            ds, _ = load_table(pa.concat_tables(parts[k]), source=files[pieces[0][0]],
-                               errors="skip", split=split)
+            first = pieces[0][0]
+            table, origin, keep = _with_card(pa.concat_tables(parts[k]), cards[first],
+                                             split=split)
+            ds, _ = load_table(table, source=files[first], errors="skip", split=keep,
+                               origin=origin)
             parts[k] = []
             frame = compare_modes(ds)
             if len(frame):
@@ -388,7 +415,7 @@ def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "lo
     out.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     whole = modes.get("tcrr_mode") in POOLED_TCRR_MODES
-    items, inputs = plan_work(sources, batch_size=batch_size, whole_files=whole)
+    items, inputs = plan_work(sources, batch_size=batch_size, whole_files=whole, split=split)
     runner = _run_local if engine == "local" else _run_ray
     verdicts = tuple(str(Path(v).resolve()) if Path(v).exists() else str(v)
                      for v in verdicts)

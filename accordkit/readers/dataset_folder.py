@@ -14,6 +14,7 @@ folder changed; one bad file is one problem.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,8 @@ from ..schema import EpisodeValidationError
 from .canonical import read_canonical_text
 from .parquet import read_parquet
 
-__all__ = ["DatasetFolder", "card_configs", "data_files"]
+__all__ = ["DatasetFolder", "DataFile", "card_configs", "data_files", "dataset_files",
+           "is_dataset_folder", "read_data_file"]
 
 _WHOLE_FILE = "(whole file)"
 _CARD = "README.md"
@@ -39,50 +41,100 @@ class DatasetFolder:
     name = "dataset-folder"
 
     def sniff(self, path: Path) -> bool:
-        return path.is_dir() and _card_header(path) is not None
+        return is_dataset_folder(path)
 
     def read(self, loader: Any, path: Path) -> pa.Table:
-        configs = card_configs(path)
-        if loader.config is not None and loader.config not in configs:
+        files, problems = dataset_files(path, config=loader.config, split=loader.split)
+        for problem in problems:
+            loader.problem(problem)
+        return loader.concat([
+            loader.guarded(str(f.path), lambda f=f: read_data_file(
+                loader, f.path, origin=str(path), parts=(f.config, f.split)))
+            for f in files])
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One data file of a dataset folder, with the config and split the card gives it."""
+
+    path: Path
+    config: str
+    split: str
+
+
+def dataset_files(path: Path, *, config: str | None = None, split: str | None = None,
+                  ) -> tuple[list[DataFile], list[EpisodeValidationError]]:
+    """The data files a dataset folder's card names: the one rule for what it holds.
+
+    Used by its reader and by the scoring plan (:func:`accordkit.engines.plan.plan_work`),
+    so that ``accordkit.load(folder)`` and ``accordkit score folder`` read the same files
+    with the same ``config`` and ``split``.
+
+    Parameters
+    ----------
+    path : Path
+        A folder whose ``README.md`` lists ``configs``.
+    config, split : str, optional
+        Only the files of this config / split.
+
+    Returns
+    -------
+    files : list of DataFile
+        In the card's order of configs and splits, each split's files as
+        :func:`data_files` orders them.
+    problems : list of EpisodeValidationError
+        A config or split the card names but no file matches (the rest is still read).
+
+    Raises
+    ------
+    EpisodeValidationError
+        ``config`` or ``split`` is not one the card names (the error lists those it does).
+    """
+    configs = card_configs(path)
+    if config is not None and config not in configs:
+        raise EpisodeValidationError(
+            f"no config {config!r}; the dataset card names {sorted(configs)}",
+            source=str(path), record=_WHOLE_FILE, field="(config)")
+    chosen = {name: splits for name, splits in configs.items()
+              if config is None or name == config}
+    if split is not None:
+        known = list(dict.fromkeys(s for splits in chosen.values() for s in splits))
+        if split not in known:
+            where = (f"config {config!r} of the dataset card has" if config
+                     else "the dataset card names")
             raise EpisodeValidationError(
-                f"no config {loader.config!r}; the dataset card names {sorted(configs)}",
-                source=str(path), record=_WHOLE_FILE, field="(config)")
-        chosen = {name: splits for name, splits in configs.items()
-                  if loader.config is None or name == loader.config}
-        if loader.split is not None:
-            known = list(dict.fromkeys(s for splits in chosen.values() for s in splits))
-            if loader.split not in known:
-                where = (f"config {loader.config!r} of the dataset card has" if loader.config
-                         else "the dataset card names")
-                raise EpisodeValidationError(
-                    f"no split {loader.split!r}; {where} split(s) {known}", source=str(path),
-                    record=_WHOLE_FILE, field="(split)")
-        parts = []
-        for name, splits in chosen.items():
-            if not splits:
-                loader.problem(EpisodeValidationError(
-                    f"config {name}: no data files found (no data_files, and none below its "
-                    "data_dir by the hub's default split names)", source=str(path),
-                    record=_WHOLE_FILE, field="(dataset card)"))
-            for split_name, patterns in splits.items():
-                if loader.split is not None and split_name != loader.split:
-                    continue
-                files = data_files(path, patterns)
-                if not files:
-                    loader.problem(EpisodeValidationError(
-                        f"config {name}, split {split_name}: no .parquet, .json or .jsonl file "
-                        f"matches {patterns}", source=str(path), record=_WHOLE_FILE,
-                        field="(dataset card)"))
-                for f in files:
-                    parts.append(loader.guarded(
-                        str(f), lambda f=f, n=name, s=split_name: _read_data_file(
-                            loader, f, origin=str(path), parts=(n, s))))
-        return loader.concat(parts)
+                f"no split {split!r}; {where} split(s) {known}", source=str(path),
+                record=_WHOLE_FILE, field="(split)")
+    files: list[DataFile] = []
+    problems: list[EpisodeValidationError] = []
+    for name, splits in chosen.items():
+        if not splits:
+            problems.append(EpisodeValidationError(
+                f"config {name}: no data files found (no data_files, and none below its "
+                "data_dir by the hub's default split names)", source=str(path),
+                record=_WHOLE_FILE, field="(dataset card)"))
+        for split_name, patterns in splits.items():
+            if split is not None and split_name != split:
+                continue
+            found = data_files(path, patterns)
+            if not found:
+                problems.append(EpisodeValidationError(
+                    f"config {name}, split {split_name}: no .parquet, .json or .jsonl file "
+                    f"matches {patterns}", source=str(path), record=_WHOLE_FILE,
+                    field="(dataset card)"))
+            files += [DataFile(f, name, split_name) for f in found]
+    return files, problems
 
 
-def _read_data_file(loader: Any, path: Path, *, origin: str,
-                    parts: tuple[str, str]) -> pa.Table:
-    """One data file of a dataset folder, read by its own format."""
+def is_dataset_folder(path: Path) -> bool:
+    """Whether ``path`` is a folder whose dataset card lists ``configs``."""
+    return path.is_dir() and _card_header(path) is not None
+
+
+def read_data_file(loader: Any, path: Path, *, origin: str,
+                   parts: tuple[str, str]) -> pa.Table:
+    """One data file of a dataset folder, read by its own format; ``parts`` = the (config,
+    split) its card gives it, ``origin`` the folder."""
     if _READ_AS[_suffix(path)] == "parquet":
         return read_parquet(loader, path, origin=origin, parts=parts)
     return read_canonical_text(loader, path, origin=origin, parts=parts)
