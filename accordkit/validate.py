@@ -295,10 +295,20 @@ def record_problem(rec: Any) -> tuple[str, str] | None:
 # --------------------------------------------------------------------------- tables
 
 
+#: Columns that mark a judge verdict table (:data:`accordkit.judges.verdicts.VERDICT_COLUMNS`).
+_VERDICT_MARKERS = ("episode_id", "judge", "judge_model", "prompt_id", "verdict")
+
+
 def check_columns(names: Sequence[str], *, source: str) -> None:
     """Raise when a canonical table lacks a column or has one the schema does not know."""
     missing = [c for c in EPISODE_FEATURES if c not in names]
     extra = [c for c in names if c not in EPISODE_FEATURES]
+    if missing and set(_VERDICT_MARKERS) <= set(names):
+        raise EpisodeValidationError(
+            "a judge verdict table (what `accordkit judge` writes), not episodes: pass it "
+            "as verdicts, `--verdicts FILE` of `accordkit score` / `report`, or "
+            "`ak.score(ds, verdicts=ak.read_verdicts(FILE))`", source=source,
+            record="(whole file)", field="(columns)")
     if missing or extra:
         parts = []
         if missing:

@@ -88,6 +88,21 @@ def test_check_columns_names_missing_and_unknown():
     assert "missing column(s) ['seed']; unknown column(s) ['extra']" in str(exc.value)
 
 
+def test_a_verdict_table_is_named_as_one_and_pointed_to_verdicts():
+    from accordkit.judges.verdicts import VERDICT_COLUMNS
+
+    with pytest.raises(ak.EpisodeValidationError) as exc:
+        check_columns(list(VERDICT_COLUMNS), source="verdicts/usersim_tests.parquet")
+    assert exc.value.field == "(columns)" and exc.value.record == "(whole file)"
+    assert "judge verdict table" in exc.value.reason and "--verdicts" in exc.value.reason
+
+
+def test_a_folder_holding_verdicts_names_the_verdict_file(sample_dir):
+    with pytest.raises(ak.EpisodeValidationError, match="judge verdict table") as exc:
+        ak.load(sample_dir, cache=False)
+    assert exc.value.source.endswith("usersim_tests.parquet")
+
+
 def test_check_table_types_casts_lossless_widths():
     table = _table(_episode())
     i64 = table.column("rollout").cast(pa.int64())
