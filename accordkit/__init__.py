@@ -87,6 +87,7 @@ _EXPORTS = {
     "save_figure": "accordkit.tables",
     "BCaFallbackWarning": "accordkit.stats",
     "DegenerateIntervalWarning": "accordkit.stats",
+    "MixedBenchmarksWarning": "accordkit.stats",
     "UnpairedComparisonWarning": "accordkit.stats",
     # reliability (issue 15)
     "noise_floor": "accordkit.stats",

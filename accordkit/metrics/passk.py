@@ -222,6 +222,10 @@ def _tasks_and_counts(frame, ks, *, by, rule, success, task, trial):
     return out, pd.DataFrame(counts, columns=[*by_cols, "n_episodes", "n_excluded"])
 
 
+#: Columns ``pass_hat_k(ci=True)`` adds, from :func:`accordkit.summarize`.
+_CI_COLUMNS = ("ci_low", "ci_high", "ci_method", "small_cell")
+
+
 def pass_hat_k(frame: pd.DataFrame, ks: Sequence[int] | int | None = None, *,
                by: str | Sequence[str] | None = None, rule: str = "per_task",
                success: str = "success", task: str = "scenario_id", trial: str = "rollout",
@@ -237,8 +241,9 @@ def pass_hat_k(frame: pd.DataFrame, ks: Sequence[int] | int | None = None, *,
         As in :func:`pass_hat_k_tasks`. ``by`` defaults to domain x configuration.
     ci : bool, optional
         Add an interval of pass^k (``ci_low``, ``ci_high``, ``ci_method``) from
-        :func:`accordkit.summarize` on the per-task values, resampling tasks. ``"bootstrap"``
-        is the older spelling of ``True`` (deprecated).
+        :func:`accordkit.summarize` on the per-task values, resampling tasks, and its
+        ``small_cell`` flag (fewer than 10 tasks: the interval is not to be trusted).
+        ``"bootstrap"`` is the older spelling of ``True`` (deprecated).
     method, confidence, n_resamples, seed
         Passed to :func:`accordkit.summarize` (BCa by default).
 
@@ -271,7 +276,7 @@ def pass_hat_k(frame: pd.DataFrame, ks: Sequence[int] | int | None = None, *,
     tasks, counts = _tasks_and_counts(frame, ks, by=by, rule=rule, success=success, task=task,
                                       trial=trial)
     by_cols = list(counts.columns[:-2])
-    columns = [*by_cols, *GROUP_COLUMNS] + (["ci_low", "ci_high", "ci_method"] if ci else [])
+    columns = [*by_cols, *GROUP_COLUMNS] + (list(_CI_COLUMNS) if ci else [])
     if tasks.empty:
         out = _empty(by_cols, frame, GROUP_COLUMNS,
                      ("k", "n_tasks", "n_episodes", "n_excluded"))
@@ -279,6 +284,7 @@ def pass_hat_k(frame: pd.DataFrame, ks: Sequence[int] | int | None = None, *,
             out["ci_low"] = pd.Series(dtype=float)
             out["ci_high"] = pd.Series(dtype=float)
             out["ci_method"] = pd.Series(dtype=object)
+            out["small_cell"] = pd.Series(dtype=bool)
         return out[columns]
     keys = [*by_cols, "k"]
     grouped = tasks.groupby(keys, dropna=False, sort=True)
@@ -297,8 +303,9 @@ def pass_hat_k(frame: pd.DataFrame, ks: Sequence[int] | int | None = None, *,
             warnings.simplefilter("ignore", RuntimeWarning)
             table = summarize(tasks, ["pass_hat_k"], by=keys, cluster=task, method=method,
                               confidence=confidence, n_resamples=n_resamples, seed=seed)
-        table = table[[*keys, "ci_low", "ci_high", "ci_method"]]
+        table = table[[*keys, *_CI_COLUMNS]]
         out = out.merge(table, on=keys, how="left")
+        out["small_cell"] = out["small_cell"].fillna(True).astype(bool)
     for col in ("k", "n_tasks", "n_episodes", "n_excluded"):
         out[col] = out[col].astype(np.int64)
     return out[columns]

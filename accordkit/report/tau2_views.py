@@ -244,7 +244,7 @@ def pass_k_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configu
     from ..metrics.passk import pass_hat_k
 
     cols = [*by, "k", "pass_hat_k", "pass_at_k", "n_tasks", "n_episodes", "n_excluded",
-            "ci_low", "ci_high"]
+            "ci_low", "ci_high", "small_cell"]
     if not len(frame):
         return pd.DataFrame(columns=cols)
-    return pass_hat_k(frame, by=list(by), ci="bootstrap", n_resamples=n_resamples, seed=seed)
+    return pass_hat_k(frame, by=list(by), ci=True, n_resamples=n_resamples, seed=seed)

@@ -17,7 +17,12 @@ How far a number can be trusted (issue 15):
 Tables are rendered by :func:`accordkit.tables.format_table`.
 """
 
-from ._warnings import BCaFallbackWarning, DegenerateIntervalWarning, UnpairedComparisonWarning
+from ._warnings import (
+    BCaFallbackWarning,
+    DegenerateIntervalWarning,
+    MixedBenchmarksWarning,
+    UnpairedComparisonWarning,
+)
 from .compare import compare, compare_metrics
 from .metrics import Metric
 from .summarize import summarize
@@ -36,6 +41,7 @@ __all__ = [
     "Metric",
     "BCaFallbackWarning",
     "DegenerateIntervalWarning",
+    "MixedBenchmarksWarning",
     "UnpairedComparisonWarning",
     # reliability (issue 15)
     "noise_floor",

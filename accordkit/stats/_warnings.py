@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["BCaFallbackWarning", "DegenerateIntervalWarning", "UnpairedComparisonWarning"]
+__all__ = ["BCaFallbackWarning", "DegenerateIntervalWarning", "MixedBenchmarksWarning",
+           "UnpairedComparisonWarning"]
 
 
 class BCaFallbackWarning(UserWarning):
@@ -15,3 +16,8 @@ class DegenerateIntervalWarning(UserWarning):
 
 class UnpairedComparisonWarning(UserWarning):
     """Two groups were compared unpaired because their scenario sets differ."""
+
+
+class MixedBenchmarksWarning(UserWarning):
+    """A cell pooled the values of a metric from several benchmarks (e.g. AgentChangeBench
+    and tau2-bench runs of one agent in one domain): group by ``benchmark`` too."""

@@ -465,7 +465,9 @@ def _compare_pair(cand: _Model, base: _Model, args: CompareArgs, label: str,
         if interval.note == "bca-undefined":
             notes["bca"].append(pair_label)
 
-    n_units = n_pairs if paired else min(ec.n_clusters, eb.n_clusters)
+    # the scenarios the metric can use on both sides (a completed-only metric may use few)
+    n_units = (len(np.intersect1d(ec.contributing(), eb.contributing())) if paired
+               else min(ec.n_clusters, eb.n_clusters))
     return {
         "estimate": ec.estimate,
         "baseline_estimate": eb.estimate,
@@ -499,6 +501,24 @@ def _t_se(ec: Estimator, eb: Estimator, paired: bool, delta_b: np.ndarray):
     return float(np.sqrt(var_c + var_b)), float(df)
 
 
+#: Scenario values this close (relative, at least 1 absolute unit) are ties: a per-scenario
+#: mean of the same scores added in another order may differ in the last bit.
+_TIE_RTOL = 1e-12
+
+
+def _snap_ties(values: np.ndarray) -> np.ndarray:
+    """``values`` with each run of neighbours within :data:`_TIE_RTOL` set to its first."""
+    order = np.argsort(values, kind="stable")
+    ranked = values[order]
+    if len(ranked) < 2:
+        return values
+    gap = np.diff(ranked) > _TIE_RTOL * np.maximum(1.0, np.abs(ranked[1:]))
+    group = np.concatenate([[0], np.cumsum(gap)])
+    out = np.empty_like(values)
+    out[order] = ranked[np.flatnonzero(np.concatenate([[True], gap]))][group]
+    return out
+
+
 def _prob_improvement(cand: _Model, base: _Model, paired: bool, args: CompareArgs) -> float:
     vc, vb = cand.estimator.cluster_values(), base.estimator.cluster_values()
     sign = 1.0 if args.metric.higher_is_better else -1.0
@@ -507,12 +527,13 @@ def _prob_improvement(cand: _Model, base: _Model, paired: bool, args: CompareArg
         if not ok.any():
             return np.nan
         d = sign * (vc[ok] - vb[ok])
-        return float(np.mean(d > 0) + 0.5 * np.mean(d == 0))
+        tie = np.abs(d) <= _TIE_RTOL * np.maximum(1.0, np.maximum(np.abs(vc[ok]), np.abs(vb[ok])))
+        return float(np.mean((d > 0) & ~tie) + 0.5 * np.mean(tie))
     vc, vb = sign * vc[np.isfinite(vc)], sign * vb[np.isfinite(vb)]
     if len(vc) == 0 or len(vb) == 0:
         return np.nan
     # Mann-Whitney: U / (n1 n2) = P(X > Y) + P(X = Y) / 2, from mid-ranks
-    ranks = stats.rankdata(np.concatenate([vc, vb]))
+    ranks = stats.rankdata(_snap_ties(np.concatenate([vc, vb])))
     u = ranks[: len(vc)].sum() - len(vc) * (len(vc) + 1) / 2
     return float(u / (len(vc) * len(vb)))
 

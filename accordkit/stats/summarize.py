@@ -22,7 +22,7 @@ from ._intervals import confidence_interval, robust_se
 from ._options import resolve_aliases
 from ._resample import cell_rng, count_chunks
 from ._validate import SUMMARY_COLUMNS, _summarize_iv, metric_values
-from ._warnings import BCaFallbackWarning, DegenerateIntervalWarning
+from ._warnings import BCaFallbackWarning, DegenerateIntervalWarning, MixedBenchmarksWarning
 from .metrics import MetricLike
 
 __all__ = ["summarize", "SMALL_CLUSTERS", "SMALL_EVENTS"]
@@ -140,10 +140,14 @@ def summarize(
         strata_codes, strata_values = sorted_codes(frame[args.strata])
 
     notes: dict[str, list[str]] = {"bca": [], "degenerate": [], "empty": [],
-                                   "median_jackknife": []}
+                                   "median_jackknife": [], "mixed": []}
+    benchmarks = _benchmark_codes(frame, args.by)
     rows = []
     for cell in iter_cells(frame, args.by):
         pos = cell.positions
+        if benchmarks is not None:
+            _note_mixed(args.metrics, values, benchmarks[pos], pos,
+                        cell_label(args.by, cell.values), notes)
         codes, members = local_clusters(codes_of_rows[pos])
         n_clusters = len(members)
         if args.strata is None:
@@ -304,7 +308,37 @@ def _listing(items: list[str], limit: int = 8) -> str:
     return shown + (f"; and {len(items) - limit} more" if len(items) > limit else "")
 
 
+def _benchmark_codes(frame: pd.DataFrame, by: Sequence[str]) -> np.ndarray | None:
+    """Codes of the rows' ``benchmark`` when cells may pool several (else None)."""
+    if "benchmark" not in frame.columns or "benchmark" in by:
+        return None
+    codes, uniques = pd.factorize(frame["benchmark"])
+    return codes if len(uniques) > 1 else None
+
+
+def _note_mixed(metrics: Sequence[Any], values: dict[str, np.ndarray], benchmarks: np.ndarray,
+                pos: np.ndarray, label: str, notes: dict[str, list[str]]) -> None:
+    """Note the metrics whose rows in this cell come from more than one benchmark."""
+    mixed = []
+    for metric in metrics:
+        valid = np.ones(len(pos), dtype=bool)
+        for col in metric.columns:
+            valid &= ~np.isnan(values[col][pos])
+        if len(np.unique(benchmarks[valid])) > 1:
+            mixed.append(metric.name)
+    if mixed:
+        notes["mixed"].append(f"{label} ({', '.join(mixed)})")
+
+
 def _warn(notes: dict[str, list[str]]) -> None:
+    if notes.get("mixed"):
+        warnings.warn(
+            "cells pool one metric's values from several benchmarks (their tasks and "
+            "scenario ids are not the same ones); add 'benchmark' to `by`: "
+            f"{_listing(notes['mixed'])}",
+            MixedBenchmarksWarning,
+            stacklevel=3,
+        )
     if notes.get("median_jackknife"):
         warnings.warn(
             f"BCa for a median needs one jackknife median per cluster; above "

@@ -324,12 +324,13 @@ def km_medians(
         res = summarize(times, metrics, list(by_) or None, cluster=cluster, method=method,
                         confidence=confidence, n_resamples=n_resamples, seed=seed)
         km = res["stat"] == "km_median"
-        censored = times.groupby(list(by_), sort=True, dropna=False, observed=True)[
-            "observed"].apply(lambda s: int((~s).sum())) if by_ else None
         if by_:
-            keys = res.loc[km, list(by_)].itertuples(index=False, name=None)
-            res.loc[km, "n_censored"] = [int(censored.loc[k if len(k) > 1 else k[0]])
-                                         for k in keys]
+            # a merge matches missing labels (a persona of null) as the cells do
+            censored = (times.assign(_censored=~times["observed"].astype(bool))
+                        .groupby(list(by_), sort=True, dropna=False, observed=True)[
+                            "_censored"].sum().rename("_n").reset_index())
+            counts = res.loc[km, list(by_)].merge(censored, on=list(by_), how="left")["_n"]
+            res.loc[km, "n_censored"] = counts.fillna(0).astype(int).to_numpy()
         else:
             res.loc[km, "n_censored"] = int((~times["observed"]).sum())
         res.insert(len(by_), "event", event)

@@ -88,6 +88,10 @@ def test_interval_is_seeded_and_brackets_the_estimate():
     assert (one["pass_hat_k"] <= one["ci_high"]).all()
     assert (one["ci_high"] - one["ci_low"] > 0.05).all()
     assert set(one["ci_method"]) == {"bca"}
+    assert not one["small_cell"].any()                      # 30 tasks
+    few = pass_hat_k(trials(a=[True, False], b=[True, True], c=[False, False]), ci=True,
+                     n_resamples=200)
+    assert few["small_cell"].all()                          # 3 tasks: flagged, as summarize does
     other = pass_hat_k(frame, ci=True, n_resamples=2000, seed=8, confidence=0.8)
     assert (other["ci_high"] - other["ci_low"] <= one["ci_high"] - one["ci_low"]).all()
     assert not np.allclose(one[["ci_low", "ci_high"]], other[["ci_low", "ci_high"]])

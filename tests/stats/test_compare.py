@@ -328,3 +328,41 @@ class TestCompareMetrics:
         empty = compare_metrics(frame.iloc[:0], ["success", "turns"])
         assert empty.empty and list(empty.columns) == list(compare(frame.iloc[:0],
                                                                    "success").columns)
+
+
+def test_prob_improvement_counts_a_last_bit_difference_as_a_tie():
+    # the same three scores per scenario in reversed order: 0.1+0.2+0.3 != 0.3+0.2+0.1
+    rows = [(model, f"s{s}", r, v) for s in range(10)
+            for model, values in (("a", (0.1, 0.2, 0.3)), ("b", (0.3, 0.2, 0.1)))
+            for r, v in enumerate(values)]
+    frame = pd.DataFrame(rows, columns=["agent_model", "scenario_id", "rollout", "tsr"])
+    for test in ("bootstrap", "permutation"):
+        row = compare(frame, "tsr", baseline="a", n_resamples=500, test=test).iloc[0]
+        assert row.delta == 0.0 and row.prob_improvement == 0.5 and row.p_value == 1.0
+
+
+def test_unpaired_prob_improvement_ties_values_equal_up_to_rounding():
+    from accordkit.stats.compare import _snap_ties
+
+    values = np.array([0.6, 0.30000000000000004, 0.6000000000000001, 0.3, 0.7])
+    snapped = _snap_ties(values)
+    assert snapped.tolist() == [0.6, 0.3, 0.6, 0.3, 0.7]      # each run takes its smallest
+    assert stats.rankdata(snapped).tolist() == [3.5, 1.5, 3.5, 1.5, 5.0]
+
+
+def test_small_cell_counts_the_scenarios_the_metric_can_use_on_both_sides():
+    rng = np.random.default_rng(0)
+    rows = []
+    for s in range(40):
+        for r in range(3):
+            # the baseline's outcome is defined (a completed episode) in 4 scenarios only
+            rows.append(("a", f"s{s}", r, rng.random() if s < 4 else np.nan))
+            rows.append(("b", f"s{s}", r, rng.random()))
+    frame = pd.DataFrame(rows, columns=["agent_model", "scenario_id", "rollout", "outcome"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        row = compare(frame, "outcome", baseline="a", n_resamples=500).iloc[0]
+    assert row.paired and row.n_pairs == 40
+    assert row.small_cell          # 4 scenarios carry the baseline's estimate
+    full = frame.assign(outcome=frame["outcome"].fillna(0.5))
+    assert not compare(full, "outcome", baseline="a", n_resamples=500).iloc[0].small_cell

@@ -437,3 +437,34 @@ def test_compare_of_medians_past_the_jackknife_cap_uses_percentile_and_says_so(m
     pct = compare(frame, metric, baseline="a", n_resamples=300, method="percentile")
     assert (above["ci_low"].iloc[0], above["ci_high"].iloc[0]) == \
         (pct["ci_low"].iloc[0], pct["ci_high"].iloc[0])
+
+
+def test_row_order_does_not_change_a_bit_of_the_sums():
+    # floating-point addition is not associative: the cluster sums are taken in value order
+    frame = pd.DataFrame({"scenario_id": ["s1"] * 3 + ["s2"] * 3,
+                          "x": [0.1, 0.2, 0.3, 0.7, 0.1, 0.2]})
+    want = summarize(frame, "x", n_resamples=300)
+    rng = np.random.default_rng(0)
+    for _ in range(10):
+        shuffled = frame.iloc[rng.permutation(len(frame))].reset_index(drop=True)
+        got = summarize(shuffled, "x", n_resamples=300)
+        assert got.equals(want)
+
+
+def test_a_cell_pooling_benchmarks_warns_and_grouping_by_benchmark_does_not():
+    from accordkit.stats import MixedBenchmarksWarning
+
+    frame = pd.DataFrame({
+        "benchmark": ["agentchangebench"] * 4 + ["tau2"] * 4 + ["accord"] * 2,
+        "domain": ["airline"] * 8 + ["shop"] * 2,
+        "scenario_id": ["t0", "t1", "t2", "t3"] * 2 + ["a0", "a1"],
+        "tsr": [1.0, 0.5, 0.0, 1.0, 0.0, 0.0, 1.0, 0.0, np.nan, np.nan],
+        "outcome": [np.nan] * 8 + [1.0, 0.0],
+    })
+    with pytest.warns(MixedBenchmarksWarning, match=r"domain='airline' \(tsr\)"):
+        summarize(frame, ["tsr", "outcome"], by="domain", n_resamples=200)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MixedBenchmarksWarning)
+        summarize(frame, ["tsr", "outcome"], by=["benchmark", "domain"], n_resamples=200)
+        # rows of another benchmark that have no value of the metric pool nothing
+        summarize(frame[frame["benchmark"] != "tau2"], ["tsr", "outcome"], n_resamples=200)

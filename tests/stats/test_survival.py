@@ -181,3 +181,13 @@ def test_curves_and_medians_per_group():
     assert km.loc["a", "estimate"] == 2.0 and km.loc["a", "n_censored"] == 2
     assert km.loc["b", "estimate"] == 3.0  # 3, then 9+: S(3) = 0.5 exactly
     assert np.isnan(km_median([3.0, 9.0, 9.0], [True, False, False]))
+
+
+def test_km_medians_keeps_a_missing_label_in_a_cell_of_several_columns():
+    # AgentChangeBench's retail-old tasks have no persona
+    shifts = _shifts().assign(domain="retail", persona=["p1"] * 4 + [None] * 3)
+    out = km_medians(shifts, by=["domain", "persona"], events=["ack"], n_resamples=200)
+    km = out[out["stat"] == "km_median"]
+    assert km["persona"].isna().sum() == 1
+    counts = dict(zip(km["persona"].fillna("(none)"), km["n_censored"], strict=True))
+    assert counts == {"p1": 2, "(none)": 1}      # an unjudged shift (NA) is left out
