@@ -128,7 +128,16 @@ def _cmd_score(args: argparse.Namespace) -> int:
         print(f"accordkit score: error: {exc} (--errors skip scores the good records and "
               "lists the bad ones)", file=sys.stderr)
         return 1
-    frame = score(ds, level=args.level, **modes)
+    verdicts = None
+    if args.verdicts:
+        from .judges.verdicts import read_verdicts
+
+        try:
+            verdicts = read_verdicts(args.verdicts)
+        except (OSError, ValueError) as exc:
+            print(f"accordkit score: error: --verdicts: {exc}", file=sys.stderr)
+            return 1
+    frame = score(ds, level=args.level, verdicts=verdicts, **modes)
     if args.output:
         if args.output.endswith(".parquet"):
             frame.to_parquet(args.output, index=False)
@@ -301,6 +310,9 @@ def build_parser(*, commands: set[str] | None = None) -> argparse.ArgumentParser
                        help="stop at the first bad record, or skip and report bad records "
                        "(default: raise; with --out: skip, listed in the manifest)")
         p.add_argument("-o", "--output", help="write CSV (or .parquet) instead of printing")
+        p.add_argument("--verdicts", nargs="+", default=[], metavar="PARQUET",
+                       help="stored judge verdicts (accordkit judge) to attach where the "
+                       "episodes hold none: tables rebuild from them without an API key")
         store = p.add_argument_group(
             "score store (large data)",
             "With --out DIR, episodes are read and scored batch by batch and written as a score "
@@ -314,8 +326,6 @@ def build_parser(*, commands: set[str] | None = None) -> argparse.ArgumentParser
                            help="worker processes (local) or CPUs of a local Ray (default 1)")
         store.add_argument("--batch-size", type=int, default=20_000, metavar="ROWS",
                            help="episodes per batch of a parquet shard (default 20000)")
-        store.add_argument("--verdicts", nargs="+", default=[], metavar="PARQUET",
-                           help="stored judge verdicts to attach where the episodes hold none")
         store.add_argument("--quiet", action="store_true", help="no progress bar")
         p.set_defaults(func=_cmd_score)
 

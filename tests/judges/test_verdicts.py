@@ -186,3 +186,22 @@ def test_gsrt_verdicts_reach_the_shift_frame():
     assert len(without) == 0 or without["gsrt_ack"].isna().all()
     episode = ak.score(ds, verdicts=v).iloc[0]
     assert episode["n_shifts"] == 1
+
+
+def test_cli_score_attaches_verdicts_to_a_table_as_the_api_does(tmp_path):
+    import accordkit as ak
+    from accordkit.cli import main
+    from accordkit.judges.verdicts import write_verdicts
+
+    acb = acb_episode("a1")
+    source = tmp_path / "episodes.jsonl"
+    source.write_text(json.dumps(acb) + "\n", "utf-8")
+    verdicts = write_verdicts(rows(("gsrt", "m", acb["episode_id"], "shifts", None, GSRT_REPLY,
+                                    None, 0.0)), tmp_path / "v.parquet")
+    out = tmp_path / "shifts.csv"
+    assert main(["score", str(source), "--level", "shift", "--verdicts", str(verdicts),
+                 "-o", str(out)]) == 0
+    got = pd.read_csv(out)
+    want = ak.score(ak.load(source, cache=False), level="shift",
+                    verdicts=ak.read_verdicts(verdicts))
+    assert len(got) == len(want) == 1 and got.loc[0, "gsrt_ack"] == want.loc[0, "gsrt_ack"] == 1
