@@ -5,8 +5,10 @@ either the cache entry (written the moment the reply arrived) or ``{"error": ...
 
 What an answer must be before it counts:
 
-* a reply text: empty ``choices`` or ``content: null`` is retried like a transport failure
-  (:class:`EmptyReplyError`) and never cached;
+* a reply text: empty ``choices`` or ``content: null`` (:class:`EmptyReplyError`) is asked
+  again (3 attempts at most), then an error for the item; never cached. Its tokens are
+  billed, so they are charged to the run's cost and its cap (the usage it reports, else
+  the prompt counted locally);
 * token counts that are non-negative whole numbers; others are an error for the item
   (:class:`UsageError`), never a cost, while a local estimate is still charged to the cap;
 * missing counts (litellm reports 0 / 0) are counted locally (:func:`count_tokens`); when
@@ -179,6 +181,7 @@ async def _request_one(call: JudgeCall, key: str, *, model: str, api_base: str |
     # search of its price list (the price does not change the reply: not in the cache key)
     pricing = {} if price is None else {"input_cost_per_token": price.input_per_token,
                                         "output_cost_per_token": price.output_per_token}
+    wasted, n_empty = 0.0, 0      # USD of blank replies (billed, not answers)
     for attempt in range(1, retry.max_attempts + 1):
         stats.n_attempts += 1
         try:
@@ -200,7 +203,11 @@ async def _request_one(call: JudgeCall, key: str, *, model: str, api_base: str |
                            stats=stats)
         except EmptyReplyError as exc:
             last = exc
-            if attempt == retry.max_attempts:
+            # the tokens of a blank reply are billed (a reasoning model that ran out of
+            # max_tokens answers so): charge them, and ask at most _EMPTY_REPLY_ATTEMPTS times
+            wasted += _empty_reply_cost(call, response, price=price)
+            n_empty += 1
+            if attempt == retry.max_attempts or n_empty >= _EMPTY_REPLY_ATTEMPTS:
                 break
             await asyncio.sleep(retry.delay(attempt, None, rng))
             continue
@@ -212,8 +219,9 @@ async def _request_one(call: JudgeCall, key: str, *, model: str, api_base: str |
             if est is None and price is not None:
                 stats.halt = ("the server reported invalid token usage and the tokens could "
                               "not be counted locally")
+            stats.cost += wasted
             return {"error": redact(f"UsageError: {exc}")[:500],
-                    "charged_usd": est if est is not None else math.nan}
+                    "charged_usd": est if est is not None else math.nan, "wasted_usd": wasted}
         # written in a worker thread: the flush to disk must not stall the other requests
         try:
             await asyncio.to_thread(cache.put, call.judge, key, entry)
@@ -222,12 +230,37 @@ async def _request_one(call: JudgeCall, key: str, *, model: str, api_base: str |
             stats.n_unstored += 1
             if stats.store_error is None:
                 stats.store_error = redact(f"{type(exc).__name__}: {exc}")[:300]
-        stats.cost += entry["cost_usd"] if entry["cost_usd"] is not None else math.nan
-        return entry
+        stats.cost += (entry["cost_usd"] if entry["cost_usd"] is not None else math.nan) + wasted
+        return {**entry, "wasted_usd": wasted} if n_empty else entry
     stats.n_failed += 1
+    stats.cost += wasted
     kind = type(last).__name__ if last is not None else "Error"
     text = str(last) if last is not None else ""
-    return {"error": redact(f"{kind} after {attempt} attempt(s): {text}")[:500]}
+    out = {"error": redact(f"{kind} after {attempt} attempt(s): {text}")[:500]}
+    return {**out, "wasted_usd": wasted} if n_empty else out
+
+
+#: Attempts of one request that may end in a blank reply before it is an error: a model
+#: that answers blank (out of tokens) mostly does so again, and each blank reply is billed.
+_EMPTY_REPLY_ATTEMPTS = 3
+
+
+def _empty_reply_cost(call: JudgeCall, response: Any, *, price: Price | None) -> float:
+    """USD of a blank reply: the usage it reports, else the prompt counted locally (NaN when
+    it cannot be known; a capped run then stops, as for missing usage)."""
+    if price is None:
+        return math.nan
+    usage = getattr(response, "usage", None)
+    try:
+        n_in = _token_count(getattr(usage, "prompt_tokens", None), "prompt_tokens")
+        n_out = _token_count(getattr(usage, "completion_tokens", None), "completion_tokens")
+    except UsageError:
+        n_in = n_out = None
+    if not n_in:
+        n_in = count_tokens(messages=call.chat())
+    if n_in is None:
+        return math.nan
+    return price.cost(n_in, n_out or 0)
 
 
 def _estimate_cost(call: JudgeCall, response: Any, *, price: Price | None) -> float | None:
@@ -331,6 +364,12 @@ async def execute(pending: Mapping[str, JudgeCall], *, model: str, api_base: str
             finally:
                 budget.reserved -= est if max_cost is not None else 0.0
             results[key] = out
+            wasted = out.pop("wasted_usd", 0.0)
+            if max_cost is not None and math.isnan(wasted):
+                stats.halt = ("a blank reply's tokens could not be counted, so its cost is "
+                              "unknown")
+            elif wasted:
+                budget.spent += wasted
             charged = out.pop("charged_usd", None)
             if charged is not None:
                 budget.spent += est if math.isnan(charged) else charged

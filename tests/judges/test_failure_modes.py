@@ -178,6 +178,23 @@ def test_an_always_empty_reply_is_an_error_and_asked_again_next_run(tmp_path):
     assert len(good.calls) == 1 and again.exit_code == 0
 
 
+def test_blank_replies_are_billed_to_the_cost_and_the_cap(tmp_path):
+    # 500 + 100 tokens at $1000 per million each: $0.60 per blank reply
+    fake = _fake(lambda n: _response(content=None))
+    eps = [acb_episode(f"e{i}") for i in range(20)]
+    run = run_judge(eps[:2], judge="gsrt", cache_dir=tmp_path, concurrency=1,
+                    _completion=fake, max_attempts=10, **PRICED, **FAST)
+    assert len(fake.calls) == 6                   # 3 attempts per item, not 10
+    assert run.cost_usd == pytest.approx(6 * 0.6)
+    assert run.verdicts["error"].str.contains("EmptyReplyError after 3 attempt").all()
+    capped = _fake(lambda n: _response(content=None))
+    run = run_judge(eps, judge="gsrt", cache_dir=tmp_path, concurrency=1, max_cost=5.0,
+                    _completion=capped, **PRICED, **FAST)
+    assert run.cost_usd <= 5.0 + 3 * 0.6          # the cap holds (one request may overrun)
+    assert len(capped.calls) < 3 * len(eps)
+    assert run.verdicts["error"].str.contains("max_cost").any()
+
+
 def test_a_killed_runs_temp_files_are_removed_by_the_next_run(tmp_path):
     folder = tmp_path / "gsrt" / "ab"
     folder.mkdir(parents=True)
