@@ -195,7 +195,43 @@ def _judge_iv(*, judge: str, model: str, concurrency: int, timeout: float, max_a
         if name in _FORBIDDEN_KWARGS or _SECRET_KWARG.search(name):
             raise ValueError(f"completion_kwargs may not set {name!r}: API keys come only from "
                              "the environment, and the runner sets the others itself")
+    where = _credential_inside(completion_kwargs or {})
+    if where is not None:
+        raise ValueError(f"completion_kwargs may not carry a credential ({where}): request "
+                         "parameters are stored with every cached reply; API keys come only "
+                         "from the environment")
     return spec
+
+
+#: Header names (and nested keys) that carry credentials: ``Authorization``, ``api-key``
+#: (Azure), ``x-api-key``, ``Ocp-Apim-Subscription-Key``, cookies.
+_SECRET_HEADER = re.compile(r"^(proxy_)?authorization$|api_?key|subscription_key|cookie",
+                            re.IGNORECASE)
+#: Values that are credentials whatever their key is called.
+_SECRET_VALUE = re.compile(r"^\s*(bearer|basic)\s+\S", re.IGNORECASE)
+
+
+def _credential_inside(value: Any, path: str = "") -> str | None:
+    """Where a credential sits inside nested request parameters (``extra_headers``,
+    ``headers``, ``extra_body``, ...), as ``"extra_headers.Authorization"``, or None."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            name = str(key)
+            here = f"{path}.{name}" if path else name
+            normal = name.replace("-", "_")
+            if path and (_SECRET_KWARG.search(normal) or _SECRET_HEADER.search(normal)):
+                return here
+            found = _credential_inside(item, here)
+            if found is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            found = _credential_inside(item, f"{path}[{i}]")
+            if found is not None:
+                return found
+    elif isinstance(value, str) and _SECRET_VALUE.search(value):
+        return path or "a value"
+    return None
 
 
 def _run_coroutine(coro: Any) -> Any:

@@ -109,11 +109,26 @@ def test_stored_output_is_skipped_unless_asked(tmp_path):
     ({"completion_kwargs": {"api_key": "sk-x"}}, "may not set 'api_key'"),
     ({"completion_kwargs": {"aws_secret_access_key": "x"}}, "may not set"),
     ({"completion_kwargs": {"azure_ad_token": "x"}}, "may not set"),
+    ({"completion_kwargs": {"extra_headers": {"Authorization": "Bearer sk-x"}}},
+     r"credential \(extra_headers.Authorization\)"),
+    ({"completion_kwargs": {"headers": {"api-key": "x"}}}, r"credential \(headers.api-key\)"),
+    ({"completion_kwargs": {"extra_headers": {"X-Api-Key": "x"}}}, "credential"),
+    ({"completion_kwargs": {"extra_body": {"auth": {"token": "x"}}}},
+     r"credential \(extra_body.auth.token\)"),
+    ({"completion_kwargs": {"extra_headers": {"X-Custom": "Bearer abc"}}},
+     r"credential \(extra_headers.X-Custom\)"),
 ])
 def test_bad_options(kwargs, match, tmp_path):
     opts = {"judge": "gsrt", "model": "gpt-4o-mini", "cache_dir": tmp_path, **FAST, **kwargs}
     with pytest.raises(ValueError, match=match):
         run_judge([acb_episode()], **opts)
+
+
+def test_headers_without_a_credential_are_fine(tmp_path):
+    run = run_judge([acb_episode()], judge="gsrt", model="gpt-4o-mini", cache_dir=tmp_path,
+                    completion_kwargs={"mock_response": GSRT_REPLY,
+                                       "extra_headers": {"X-Title": "accordkit"}}, **FAST)
+    assert run.exit_code == 0
 
 
 # --------------------------------------------------------------------------- stub server
