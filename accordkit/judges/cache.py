@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import tempfile
 import time
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +34,7 @@ from .._files import atomic_write_bytes
 from .calls import JudgeCall
 
 __all__ = ["JudgeCache", "CacheNotWritableError", "cache_key", "default_cache_dir",
-           "CACHE_ENV", "STALE_TEMP_SECONDS"]
+           "entry_is_sound", "CACHE_ENV", "STALE_TEMP_SECONDS"]
 
 CACHE_ENV = "ACCORDKIT_JUDGE_CACHE"
 #: A ``.tmp-*`` file older than this is a leftover of a killed run (a write takes
@@ -68,6 +70,46 @@ def cache_key(call: JudgeCall, *, model: str, params: Mapping[str, Any]) -> str:
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def _count_ok(value: Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool)
+                             and value >= 0)
+
+
+def entry_is_sound(entry: Any, key: str | None = None) -> bool:
+    """Whether a stored entry can be trusted as a reply: a JSON object under ``key`` (any key
+    when None) with a reply text, whole non-negative token counts (or none), a finite
+    non-negative cost (or none) and an ISO ``cached_at`` (or none).
+
+    Anything else (an edited or half-written file that still parses) is not a verdict: it
+    is requested again rather than kept as a permanent ``invalid`` or crashing the run.
+
+    Examples
+    --------
+    >>> entry_is_sound({"key": "k", "raw": "yes", "input_tokens": 12, "cost_usd": 0.1}, "k")
+    True
+    >>> entry_is_sound({"key": "k", "raw": None}, "k"), entry_is_sound({"key": "k",
+    ...     "raw": "yes", "input_tokens": "12k"}, "k")
+    (False, False)
+    """
+    if not isinstance(entry, dict) or (key is not None and entry.get("key") != key):
+        return False
+    if not isinstance(entry.get("raw"), str):
+        return False
+    if not (_count_ok(entry.get("input_tokens")) and _count_ok(entry.get("output_tokens"))):
+        return False
+    cost = entry.get("cost_usd")
+    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, int | float)
+                             or not math.isfinite(cost) or cost < 0):
+        return False
+    stamp = entry.get("cached_at")
+    if stamp is not None:
+        try:
+            datetime.fromisoformat(stamp)
+        except (TypeError, ValueError):
+            return False
+    return True
+
+
 class JudgeCache:
     """Directory-backed cache of judge replies.
 
@@ -99,7 +141,7 @@ class JudgeCache:
             return None
         except (OSError, ValueError):
             return None
-        return entry if isinstance(entry, dict) and entry.get("key") == key else None
+        return entry if entry_is_sound(entry, key) else None
 
     def put(self, judge: str, key: str, entry: Mapping[str, Any]) -> Path:
         """Store ``entry`` under ``key`` atomically (temp file + ``os.replace``)."""

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from .._files import atomic_write_bytes
-from .cache import JudgeCache
+from .cache import JudgeCache, entry_is_sound
 
 __all__ = ["merge_verdicts", "merge_caches", "MergeConflictError", "REQUEST_COLUMNS"]
 
@@ -85,10 +85,12 @@ def merge_verdicts(tables: Iterable[pd.DataFrame | str | Path]) -> pd.DataFrame:
 
 
 def _read(path: Path) -> dict[str, Any] | None:
+    """A cache entry file, or None when it cannot be trusted (see ``entry_is_sound``)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        entry = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    return entry if entry_is_sound(entry, path.stem) else None
 
 
 def merge_caches(sources: Sequence[str | Path], into: str | Path) -> dict[str, int]:
@@ -118,8 +120,10 @@ def merge_caches(sources: Sequence[str | Path], into: str | Path) -> dict[str, i
             other = seen.get(rel)
             if other is None and dest.exists():
                 other = (dest, _read(dest))
+                if other[1] is None:       # an unreadable target entry is replaced
+                    other = None
             if other is not None:
-                if other[1] is not None and other[1].get("raw") != entry.get("raw"):
+                if other[1].get("raw") != entry.get("raw"):
                     conflicts.append(f"{rel}: {other[0]} and {path} hold different replies")
                 else:
                     present += 1

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from accordkit.judges.cache import JudgeCache, cache_key, default_cache_dir
 from accordkit.judges.calls import JudgeCall
 
@@ -58,6 +60,28 @@ def test_unreadable_or_foreign_entries_are_misses(tmp_path):
     assert cache.get("gsrt", key) is None
     path.write_text(json.dumps({"raw": "x", "key": "other"}))
     assert cache.get("gsrt", key) is None
+
+
+@pytest.mark.parametrize("bad", [
+    {"input_tokens": 3},                                  # no reply text
+    {"raw": None}, {"raw": ["yes"]}, {"raw": 1},
+    {"raw": "yes", "input_tokens": "12k"}, {"raw": "yes", "output_tokens": -1},
+    {"raw": "yes", "input_tokens": True}, {"raw": "yes", "input_tokens": 2.5},
+    {"raw": "yes", "cost_usd": "0.1"}, {"raw": "yes", "cost_usd": -0.5},
+    {"raw": "yes", "cost_usd": float("nan")},
+    {"raw": "yes", "cached_at": "yesterday"}, {"raw": "yes", "cached_at": 5},
+])
+def test_an_entry_that_parses_but_is_not_a_reply_is_a_miss(tmp_path, bad):
+    cache = JudgeCache(tmp_path)
+    key = "ab" + "2" * 62
+    path = cache.path("gsrt", key)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({**bad, "key": key}))
+    assert cache.get("gsrt", key) is None
+    good = {"raw": "yes", "input_tokens": 3, "output_tokens": 0, "cost_usd": 0,
+            "cached_at": "2026-12-02T06:00:00+00:00"}
+    path.write_text(json.dumps({**good, "key": key}))
+    assert cache.get("gsrt", key)["raw"] == "yes"
 
 
 def test_default_dir_follows_env(monkeypatch, tmp_path):

@@ -78,6 +78,16 @@ def test_conflicting_caches_are_refused_and_nothing_copied(tmp_path):
     assert not (tmp_path / "into").exists() or not JudgeCache(tmp_path / "into").entries()
 
 
+def test_a_corrupt_entry_in_the_target_is_replaced(tmp_path):
+    run_judge(_eps(2), cache_dir=tmp_path / "a", _completion=_completion, **OPTS)
+    assert merge_caches([tmp_path / "a"], tmp_path / "into") == {"copied": 2, "present": 0}
+    broken = JudgeCache(tmp_path / "into").entries()[0]
+    broken.write_text(broken.read_text()[:20])              # truncated
+    assert merge_caches([tmp_path / "a"], tmp_path / "into") == {"copied": 1, "present": 1}
+    again = run_judge(_eps(2), cache_dir=tmp_path / "into", _completion=_completion, **OPTS)
+    assert again.n_calls == 0
+
+
 def test_merge_from_the_command_line(tmp_path, capsys):
     paths = []
     for i in (1, 2):
