@@ -72,10 +72,23 @@ def parse_json_object(raw: str | None) -> dict[str, Any] | None:
     if fenced:
         text = fenced.group(1).strip()
     try:
-        obj = json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+        obj = json.loads(text, object_pairs_hook=_unique_keys)
+    except (json.JSONDecodeError, RecursionError, _RepeatedKeyError):
         return None
     return obj if isinstance(obj, dict) else None
+
+
+class _RepeatedKeyError(ValueError):
+    """A JSON object names one key twice: two answers to one question."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's pairs as a dict; a key given twice makes the whole reply unreadable
+    (``json.loads`` would keep the last answer without a word)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        raise _RepeatedKeyError("repeated key")
+    return out
 
 
 def parse_nl_results(raw: str | None, n: int) -> list[tuple[str, str]]:
@@ -84,7 +97,8 @@ def parse_nl_results(raw: str | None, n: int) -> list[tuple[str, str]]:
     ``verdict`` is ``"met"``, ``"not_met"`` or ``"invalid"``; ``raw_row`` is the JSON text of
     that assertion's result (with its justification), or the whole reply when the reply
     cannot be read at all. An assertion with no result, two results, or a non-boolean
-    ``met`` is ``"invalid"``.
+    ``met`` is ``"invalid"``; a result whose index names no assertion (outside ``0..n-1``)
+    makes every assertion ``"invalid"``.
 
     Examples
     --------
@@ -98,6 +112,10 @@ def parse_nl_results(raw: str | None, n: int) -> list[tuple[str, str]]:
     found: dict[int, list[dict[str, Any]]] = {}
     for entry in results:
         if isinstance(entry, dict) and type(entry.get("index")) is int:
+            if not 0 <= entry["index"] < n:
+                # an index that names no assertion (a reply counting from 1, or one made
+                # up): the others cannot be trusted to be aligned either
+                return [(INVALID, raw or "")] * n
             found.setdefault(entry["index"], []).append(entry)
     out = []
     for i in range(n):

@@ -58,6 +58,20 @@ def test_parse_nl_results_unreadable_reply_is_invalid_for_all_items():
     assert parse_nl_results("I think all are met.", 2) == [("invalid", "I think all are met.")] * 2
 
 
+def test_a_key_answered_twice_makes_the_reply_unreadable():
+    assert parse_json_object('{"test000": "yes", "test000": "no"}') is None
+    assert parse_json_object('{"a": {"b": 1, "b": 2}}') is None
+    assert parse_json_object('{"test000": "yes", "test001": "no"}') == {
+        "test000": "yes", "test001": "no"}
+
+
+@pytest.mark.parametrize("indices", [(1, 2), (0, 1, 7), (-1, 0, 1)])
+def test_an_index_naming_no_assertion_makes_every_assertion_invalid(indices):
+    # a reply counting from 1 would shift every answer onto the wrong assertion
+    raw = json.dumps({"results": [{"index": i, "met": True} for i in indices]})
+    assert parse_nl_results(raw, 2) == [("invalid", raw)] * 2
+
+
 def test_parse_gsrt_normalises_and_rejects_bad_types():
     out = parse_gsrt(GSRT_REPLY)
     assert out["start_goal"] == {"turn": 1, "goal": "cards"}
