@@ -344,9 +344,17 @@ def _usable(verdicts: pd.DataFrame, judge_model: str | None) -> pd.DataFrame:
                                           & (clash["judge"] == first["judge"])
                                           & (clash["item"] == first["item"]),
                                           "judge_model"].unique()))
+        versions = ""
+        if "prompt_version" in verdicts:
+            seen = verdicts.loc[(verdicts["episode_id"] == first["episode_id"])
+                                & (verdicts["judge"] == first["judge"])
+                                & (verdicts["item"] == first["item"]), "prompt_version"]
+            versions = f", prompt versions {sorted(map(str, seen.dropna().unique()))}"
         raise ValueError(
             f"conflicting {first['judge']} verdicts for episode {first['episode_id']!r}, item "
-            f"{first['item']!r} (judge models {names}); pass judge_model= to use one model")
+            f"{first['item']!r} (judge models {names}{versions}): keep the rows of one judge "
+            "model and prompt version, e.g. v[v.judge_model == ...] (attach_verdicts takes "
+            "judge_model=)")
     return distinct.drop(columns=["label", "judge_model"]).reset_index(drop=True)
 
 

@@ -109,8 +109,9 @@ def test_gsrt_and_nl_conversions():
     two = pd.concat([v, v.assign(judge_model="n", verdict=v["verdict"].where(
         v["judge"] != "gsrt", other).where(v["episode_id"] == "e1", "invalid"))],
         ignore_index=True)
-    with pytest.raises(ValueError, match="conflicting gsrt verdicts for episode 'e1'"):
+    with pytest.raises(ValueError, match="conflicting gsrt verdicts for episode 'e1'") as exc:
         gsrt_from_verdicts(two)
+    assert "keep the rows of one judge model and prompt version" in str(exc.value)
     assert gsrt_from_verdicts(two, judge_model="n")["e1"]["start_goal"] == "x"
 
 
