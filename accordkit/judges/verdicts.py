@@ -186,10 +186,15 @@ def write_verdicts(frame: pd.DataFrame, path: str | Path) -> Path:
 def read_verdicts(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     """Read and validate one or more verdict parquet files (concatenated).
 
+    Files that hold the same request (a first run whose calls failed and the re-run that
+    answered them, overlapping shards) are combined by the rule of ``accordkit
+    judge-merge`` (:func:`accordkit.judges.merge_verdicts`): an answer wins over an error,
+    identical rows count once, and two different answers are a conflict.
+
     Raises
     ------
     FileNotFoundError, ValueError
-        Naming the file.
+        Naming the file (:class:`~accordkit.judges.MergeConflictError` for a conflict).
 
     Examples
     --------
@@ -204,7 +209,13 @@ def read_verdicts(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
         frames.append(check_verdicts(pd.read_parquet(p), where=str(p)))
     if not frames:
         return empty_verdicts()
-    return check_verdicts(pd.concat(frames, ignore_index=True), where="combined verdict files")
+    both = pd.concat(frames, ignore_index=True)
+    key = ["episode_id", "judge", "judge_model", "item", "turn_idx"]
+    if len(frames) > 1 and both.duplicated(key).any():
+        from .merge import merge_verdicts
+
+        return merge_verdicts(frames)
+    return check_verdicts(both, where="combined verdict files")
 
 
 def judge_costs(verdicts: pd.DataFrame) -> pd.DataFrame:

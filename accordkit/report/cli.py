@@ -30,6 +30,14 @@ def _run(args: argparse.Namespace) -> int:
         print("accordkit report: no such file or folder, and not a hub id of the form "
               f"'org/name': {', '.join(missing)}", file=sys.stderr)
         return 2
+    if args.verdicts:
+        from ..judges.verdicts import read_verdicts
+
+        try:   # a bad verdict file is its own error, not a bad record of the episodes
+            read_verdicts(args.verdicts)
+        except (OSError, ValueError) as exc:
+            print(f"accordkit report: --verdicts: {exc}", file=sys.stderr)
+            return 2
     try:
         results = build_report(args.source, out=args.out, params=params,
                                verdicts=args.verdicts, notebooks=args.notebooks, jobs=args.jobs,

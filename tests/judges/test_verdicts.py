@@ -206,3 +206,20 @@ def test_cli_score_attaches_verdicts_to_a_table_as_the_api_does(tmp_path):
     want = ak.score(ak.load(source, cache=False), level="shift",
                     verdicts=ak.read_verdicts(verdicts))
     assert len(got) == len(want) == 1 and got.loc[0, "gsrt_ack"] == want.loc[0, "gsrt_ack"] == 1
+
+
+def test_a_rerun_file_read_with_the_first_run_keeps_the_answers(tmp_path):
+    from accordkit.judges import MergeConflictError
+    from accordkit.judges.verdicts import write_verdicts
+
+    answered = rows(("gsrt", "m", "e1", "shifts", None, GSRT_REPLY, None, 0.1))
+    failed = answered.assign(verdict=None, error="RateLimitError after 10 attempt(s)")
+    first = write_verdicts(failed, tmp_path / "first.parquet")
+    again = write_verdicts(answered, tmp_path / "again.parquet")
+    both = read_verdicts([first, again])
+    assert len(both) == 1 and both.loc[0, "verdict"] == GSRT_REPLY and pd.isna(both.loc[0, "error"])
+    assert len(read_verdicts([again, again])) == 1             # the same file twice: once
+    other = json.dumps({"start_goal": {"turn": 1, "goal": "x"}, "user_goal_shifts": []})
+    clash = write_verdicts(answered.assign(verdict=other), tmp_path / "clash.parquet")
+    with pytest.raises(MergeConflictError):
+        read_verdicts([again, clash])

@@ -187,6 +187,19 @@ def test_a_source_that_does_not_exist_exits_2_and_writes_nothing(tmp_path, capsy
     assert not out.exists()
 
 
+def test_a_bad_verdict_file_exits_2_naming_it_and_writes_nothing(tmp_path, capsys, sample_dir):
+    from accordkit.cli import main
+
+    bad = tmp_path / "verdicts.parquet"
+    bad.write_bytes(b"not parquet")
+    out = tmp_path / "rep"
+    assert main(["report", "--source", str(sample_dir / "accord"), "--verdicts", str(bad),
+                 "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "--verdicts" in err and "verdicts.parquet" in err
+    assert not out.exists()
+
+
 def test_full_disk_during_report_marks_it_incomplete(tmp_path, tau2_dir, monkeypatch):
     from accordkit.cli import main
     from accordkit.report import index
