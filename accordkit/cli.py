@@ -46,8 +46,9 @@ USAGE_ERROR = 64
 
 EXIT_STATUS = """
 exit status: 0 success; 1 bad input (every problem listed); 2 (judge) some items still
-have transport errors, run again; 64 usage error (unknown option, missing argument), with
-option values never printed; 130 interrupted.
+have transport errors, run again, (report) a --source does not exist, or --strict and a
+bad record; 64 usage error (unknown option, missing argument; report: unknown parameter
+or notebook), with option values never printed; 130 interrupted.
 """
 
 _BAD_VALUE = re.compile(r"(invalid choice|invalid [\w ]*?value|ignored explicit argument):? "

@@ -26,25 +26,27 @@
 # comparable, with the reason.
 
 # %% tags=["parameters"]
+# episodes: paths, folders or hub ids
 source = ["../data/sample/accord", "../data/sample/goalshift"]
+# stored judge verdict files (parquet)
 verdicts = ["../data/sample/verdicts/usersim_tests.parquet"]
-revision = None
-split = None
-models = None
-domains = None
-metrics = None
-cluster = "scenario_id"
-ci_method = "bca"
-confidence = 0.95
-n_resamples = 10_000
-seed = 0
-tcrr_mode = "episode"
-action_mode = "best_match"
-baseline = None
-out_dir = "../reports/interactive"
-figures_dir = None
-provenance_path = None
-scores_dir = None
+revision = None         # hub revision of hub sources
+split = None            # only this split
+models = None           # only these agent models (list)
+domains = None          # only these domains (list)
+metrics = None          # only these metrics (list of names)
+cluster = "scenario_id"  # resampled together: rollouts of a scenario
+ci_method = "bca"       # bca, percentile, basic or t
+confidence = 0.95       # of the intervals
+n_resamples = 10_000    # bootstrap resamples
+seed = 0                # of the resampling: same seed, same tables
+tcrr_mode = "episode"   # redundant calls: episode or an upstream mode
+action_mode = "best_match"  # TSR action matching: best_match or upstream
+baseline = None         # configuration compared against (None: most tasks)
+out_dir = "../reports/interactive"  # tables go here (set by the report)
+figures_dir = None      # figures go here (set by the report)
+provenance_path = None  # provenance goes here (set by the report)
+scores_dir = None       # read tables from this score store
 
 # %%
 from accordkit.plots import plot_forest

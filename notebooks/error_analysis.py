@@ -22,22 +22,24 @@
 # a conversation with its preference reveals, goal shifts and tool calls marked.
 
 # %% tags=["parameters"]
+# episodes: paths, folders or hub ids
 source = ["../data/sample/accord", "../data/sample/goalshift"]
+# stored judge verdict files (parquet)
 verdicts = ["../data/sample/verdicts/usersim_tests.parquet"]
-revision = None
-split = None
-models = None
-domains = None
-tcrr_mode = "episode"
-action_mode = "best_match"
-out_dir = "../reports/interactive"
-figures_dir = None
-provenance_path = None
-scores_dir = None
+revision = None         # hub revision of hub sources
+split = None            # only this split
+models = None           # only these agent models (list)
+domains = None          # only these domains (list)
+tcrr_mode = "episode"   # redundant calls: episode or an upstream mode
+action_mode = "best_match"  # TSR action matching: best_match or upstream
+out_dir = "../reports/interactive"  # tables go here (set by the report)
+figures_dir = None      # figures go here (set by the report)
+provenance_path = None  # provenance goes here (set by the report)
+scores_dir = None       # read tables from this score store
 
-failure = "unrecovered_shift"
-cell = {}
-show = 2
+failure = "unrecovered_shift"  # failure type to drill into
+cell = {}               # column values of the cell to list
+show = 2                # conversations shown in full
 
 # %%
 import accordkit as ak

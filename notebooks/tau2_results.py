@@ -22,21 +22,21 @@
 # tasks, so the trials of one task move together.
 
 # %% tags=["parameters"]
-source = ["../data/sample/goalshift"]
-revision = None
-split = None
-models = None
-domains = None
-cluster = "scenario_id"
-ci_method = "bca"
-confidence = 0.95
-n_resamples = 10_000
-seed = 0
-baseline = None
-out_dir = "../reports/interactive"
-figures_dir = None
-provenance_path = None
-scores_dir = None
+source = ["../data/sample/goalshift"]  # episodes: paths, folders or hub ids
+revision = None         # hub revision of hub sources
+split = None            # only this split
+models = None           # only these agent models (list)
+domains = None          # only these domains (list)
+cluster = "scenario_id"  # resampled together: rollouts of a scenario
+ci_method = "bca"       # bca, percentile, basic or t
+confidence = 0.95       # of the intervals
+n_resamples = 10_000    # bootstrap resamples
+seed = 0                # of the resampling: same seed, same tables
+baseline = None         # configuration compared against (None: most tasks)
+out_dir = "../reports/interactive"  # tables go here (set by the report)
+figures_dir = None      # figures go here (set by the report)
+provenance_path = None  # provenance goes here (set by the report)
+scores_dir = None       # read tables from this score store
 
 # %%
 from accordkit.plots import plot_intervals

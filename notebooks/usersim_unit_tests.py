@@ -25,10 +25,11 @@
 # stored verdicts: no API key is needed.
 
 # %% tags=["parameters"]
+# stored judge verdict files (parquet)
 verdicts = ["../data/sample/verdicts/usersim_tests.parquet"]
-out_dir = "../reports/interactive"
-figures_dir = None
-provenance_path = None
+out_dir = "../reports/interactive"  # tables go here (set by the report)
+figures_dir = None      # figures go here (set by the report)
+provenance_path = None  # provenance goes here (set by the report)
 
 # %%
 import accordkit as ak

@@ -9,22 +9,28 @@ __all__ = ["register"]
 
 def _run(args: argparse.Namespace) -> int:
     import sys
-
-    import yaml
+    from pathlib import Path
 
     from ..store import IncompleteStoreError
     from .outdir import ReportBusyError, ReportIncompleteError
     from .runner import SkippedRecordsError, build_report
 
-    params = {}
-    if args.params:
-        with open(args.params, encoding="utf-8") as fh:
-            params = yaml.safe_load(fh) or {}
-        if not isinstance(params, dict):
-            raise SystemExit(f"{args.params}: expected a mapping of notebook parameters")
-    for item in args.set or ():
-        key, _, value = item.partition("=")
-        params[key] = yaml.safe_load(value)
+    try:
+        params = _parameters(args)
+        if args.notebooks:
+            from .notebooks import NOTEBOOKS
+
+            known = [n.name for n in NOTEBOOKS]
+            unknown = [n for n in args.notebooks if n not in known]
+            if unknown:
+                raise ValueError(f"unknown notebook(s) {unknown}; known: {known}")
+        if args.jobs < 1:
+            raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
+        if Path(args.out).exists() and not Path(args.out).is_dir():
+            raise ValueError(f"--out {args.out} exists and is not a folder")
+    except ValueError as exc:  # a usage error: one line, nothing run
+        print(f"accordkit report: error: {exc}", file=sys.stderr)
+        return 64
     missing = _missing_sources(args.source or ())
     if missing:  # a typo is a usage error, not a bad record of a report that exits 0
         print("accordkit report: no such file or folder, and not a hub id of the form "
@@ -49,6 +55,15 @@ def _run(args: argparse.Namespace) -> int:
     except (ReportBusyError, ReportIncompleteError, IncompleteStoreError) as exc:
         print(f"accordkit report: {exc}", file=sys.stderr)
         return 1
+    if args.source and results and all(r.status == "skipped" for r in results) \
+            and any(entry["skipped"] for entry in results.skipped):
+        for entry in results.skipped:
+            if entry["skipped"]:
+                print(f"  skipped {entry['skipped']} bad record(s) in {entry['source']}; "
+                      f"first: {entry['reasons'][0]}", file=sys.stderr)
+        print("accordkit report: error: no episode could be read from the sources (every "
+              f"notebook was skipped); see {args.out}/index.html", file=sys.stderr)
+        return 1
     width = max(len(r.notebook) for r in results) if results else 0
     for r in results:
         extra = f" ({r.reason})" if r.reason else ""
@@ -59,6 +74,36 @@ def _run(args: argparse.Namespace) -> int:
                   f"{entry['reasons'][0]}", file=sys.stderr)
     print(f"report: {args.out}/index.html")
     return 0 if all(r.status != "failed" for r in results) else 1
+
+
+def _parameters(args: argparse.Namespace) -> dict:
+    """The run's parameters from ``--params`` and ``--set``, checked (``ValueError``)."""
+    import yaml
+
+    from .parameters import check_parameters
+
+    params = {}
+    if args.params:
+        try:
+            with open(args.params, encoding="utf-8") as fh:
+                params = yaml.safe_load(fh) or {}
+        except OSError as exc:
+            raise ValueError(f"--params {args.params}: {exc.strerror or exc}") from None
+        except yaml.YAMLError as exc:
+            raise ValueError(f"--params {args.params}: not valid YAML ({exc})") from None
+        if not isinstance(params, dict):
+            raise ValueError(f"--params {args.params}: expected a mapping of notebook "
+                             "parameters")
+    for item in args.set or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--set takes KEY=VALUE, got {item!r}")
+        try:
+            params[key] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            raise ValueError(f"--set {key}: not a YAML value ({exc})") from None
+    check_parameters(params)
+    return params
 
 
 def _missing_sources(sources: list[str] | tuple[str, ...]) -> list[str]:
@@ -75,9 +120,14 @@ def _missing_sources(sources: list[str] | tuple[str, ...]) -> list[str]:
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``report`` subcommand."""
+    import textwrap
+
+    from .parameters import parameters_help
+
     p = subparsers.add_parser(
         "report", help="run the notebooks in batch and write an HTML report",
-        description="Run the parameterized notebooks with papermill (in parallel processes), "
+        description=textwrap.fill(
+        "Run the parameterized notebooks with papermill (in parallel processes), "
         "export them to HTML and write tables (CSV, Markdown, LaTeX), figures (PNG, SVG) and "
         "an index.html. Notebooks whose inputs are absent are skipped with the reason; bad "
         "records are skipped and listed in index.html, results.json and provenance.json. "
@@ -85,7 +135,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "every notebook that was not skipped succeeded; 1 when a notebook failed, another "
         "report is writing --out, or the report could not be written (disk full); 2 when a "
         "--source does not exist (nothing is written), or with --strict when a bad record "
-        "was skipped.")
+        "was skipped; 64 on a usage error (an unknown parameter or notebook, a bad --set).", 79),
+        epilog="parameters (--set KEY=VALUE, or a --params file):\n" + parameters_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--source", nargs="+", metavar="PATH_OR_HUB_ID",
                    help="one or more sources loaded as one dataset "
                    "(default: the embedded sample in data/sample)")

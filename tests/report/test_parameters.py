@@ -1,0 +1,86 @@
+"""The report's parameter table, its check, and the report CLI's usage errors (exit 64)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from accordkit.cli import main
+from accordkit.report.parameters import PARAMETERS, check_parameters
+from accordkit.report.runner import DEFAULT_PARAMETERS
+
+NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+
+
+def _cell_names(path: Path) -> set[str]:
+    text = path.read_text("utf-8")
+    cell = text.split('# %% tags=["parameters"]', 1)[1].split("\n# %%", 1)[0]
+    return set(re.findall(r"^([a-z_]+) =", cell, flags=re.MULTILINE))
+
+
+def test_every_notebook_parameter_is_in_the_table():
+    names = set(DEFAULT_PARAMETERS)
+    for path in sorted(NOTEBOOKS.glob("*.py")):
+        names |= _cell_names(path)
+    assert names <= set(PARAMETERS), sorted(names - set(PARAMETERS))
+
+
+def test_every_notebook_parameter_has_a_comment_in_its_cell():
+    for path in sorted(NOTEBOOKS.glob("*.py")):
+        cell = path.read_text("utf-8").split('# %% tags=["parameters"]', 1)[1].split(
+            "\n# %%", 1)[0]
+        lines = cell.splitlines()
+        bare = [line for before, line in zip(["", *lines], lines, strict=False)
+                if re.match(r"^[a-z_]+ =", line) and "#" not in line
+                and not before.startswith("#")]
+        assert not bare, f"{path.name}: {bare}"
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"n_resample": 5}, r"unknown report parameter 'n_resample' \(did you mean 'n_resamples'"),
+    ({"grid": {"seed": 3}}, "grid: seed must be a non-empty list"),
+    ({"grid": [1, 2]}, "grid must be a mapping"),
+    ({"grid": {"sead": [1]}}, "unknown report parameter 'sead'"),
+])
+def test_check_refuses_what_the_report_does_not_take(params, match):
+    with pytest.raises(ValueError, match=match):
+        check_parameters(params)
+
+
+@pytest.mark.parametrize("args, match", [
+    (["--set", "n_resamples"], "--set takes KEY=VALUE"),
+    (["--set", "nosuch=3"], "unknown report parameter 'nosuch'"),
+    (["--notebooks", "nosuch"], r"unknown notebook\(s\) \['nosuch'\]"),
+    (["--params", "missing.yaml"], "--params missing.yaml"),
+    (["--jobs", "0"], "--jobs must be at least 1"),
+])
+def test_usage_errors_exit_64_in_one_line_and_write_nothing(tmp_path, capsys, args, match,
+                                                             monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "rep"
+    assert main(["report", *args, "--out", str(out)]) == 64
+    err = capsys.readouterr().err
+    assert re.search(match, err) and "Traceback" not in err and len(err.splitlines()) == 1
+    assert not out.exists()
+
+
+def test_a_params_file_that_is_not_yaml_or_an_out_that_is_a_file_are_usage_errors(
+        tmp_path, capsys):
+    bad = tmp_path / "grid.yaml"
+    bad.write_text("grid: [unclosed\n")
+    assert main(["report", "--params", str(bad), "--out", str(tmp_path / "r")]) == 64
+    assert "not valid YAML" in capsys.readouterr().err
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert main(["report", "--out", str(afile)]) == 64
+    assert "exists and is not a folder" in capsys.readouterr().err
+
+
+def test_sources_that_give_no_episode_at_all_exit_1(tmp_path, capsys):
+    bad = tmp_path / "notjson.json"
+    bad.write_text("this is not json")
+    assert main(["report", "--source", str(bad), "--out", str(tmp_path / "r")]) == 1
+    err = capsys.readouterr().err
+    assert "no episode could be read" in err and "notjson.json" in err
