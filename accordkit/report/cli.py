@@ -55,14 +55,14 @@ def _run(args: argparse.Namespace) -> int:
     except (ReportBusyError, ReportIncompleteError, IncompleteStoreError) as exc:
         print(f"accordkit report: {exc}", file=sys.stderr)
         return 1
-    if args.source and results and all(r.status == "skipped" for r in results) \
-            and any(entry["skipped"] for entry in results.skipped):
+    if args.source and results.skipped and results.n_skipped \
+            and not sum(entry.get("episodes", 0) for entry in results.skipped):
         for entry in results.skipped:
             if entry["skipped"]:
                 print(f"  skipped {entry['skipped']} bad record(s) in {entry['source']}; "
                       f"first: {entry['reasons'][0]}", file=sys.stderr)
-        print("accordkit report: error: no episode could be read from the sources (every "
-              f"notebook was skipped); see {args.out}/index.html", file=sys.stderr)
+        print("accordkit report: error: no episode could be read from the sources; see "
+              f"{args.out}/index.html", file=sys.stderr)
         return 1
     width = max(len(r.notebook) for r in results) if results else 0
     for r in results:
