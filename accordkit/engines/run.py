@@ -14,7 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from ..store import InputRecord, write_manifest, write_part
+from ..store import PART_DIRS, InputRecord, write_manifest, write_part
 from .plan import CardPart, WorkItem, _open_parquet, is_url, plan_work
 
 __all__ = ["ENGINES", "score_to_store", "score_item", "write_scored", "verdict_table",
@@ -353,6 +353,37 @@ def _run_ray(items: Sequence[WorkItem], *, out: str, num_proc: int, progress: bo
     return rows
 
 
+#: Written first into a store's folder: it marks the folder's part folders as a store's, so
+#: that a rerun after an interruption may clear them (and never a folder of the user's).
+STORE_MARKER = ".accordkit-store"
+
+
+def _claim_store_folder(out: Path) -> None:
+    """Make ``out`` ready for a new store: new, empty, or the leftovers of an unfinished one.
+
+    Raises
+    ------
+    FileExistsError
+        ``out`` holds a finished store (its manifest), is a file, or is a folder with files
+        that no store run wrote (nothing in it is touched).
+    """
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(f"--out {out} exists and is not a folder")
+    if (out / "manifest.json").exists():
+        raise FileExistsError(f"{out} already holds a finished score store; remove it or "
+                              "choose another --out")
+    if out.exists() and any(out.iterdir()):
+        if not (out / STORE_MARKER).exists():
+            raise FileExistsError(
+                f"--out {out} is a folder with files that are not a score store's; choose a "
+                "new or empty folder (nothing in it was touched)")
+        # leftovers of an unfinished run: start clean so no stale part is read
+        for sub in PART_DIRS.values():
+            shutil.rmtree(out / sub, ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / STORE_MARKER).write_text("a score store being written by accordkit score\n")
+
+
 def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "local",
                    num_proc: int = 1, batch_size: int = 20_000, errors: str = "skip",
                    modes: Mapping[str, Any] | None = None, progress: bool = True,
@@ -367,7 +398,8 @@ def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "lo
     sources : list of str
         Files, folders (parquet shards, result files), hub ids or fsspec URLs.
     out : str or Path
-        Folder of the store; must not hold a finished store already (delete it first).
+        Folder of the store: new, empty, or the leftovers of an interrupted run (which are
+        cleared); a finished store or a folder of other files is refused.
     engine : {"local", "ray"}
         Where batches are scored (see :mod:`accordkit.engines`).
     num_proc : int
@@ -405,14 +437,7 @@ def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "lo
         raise ValueError(f"errors must be 'skip' or 'raise', got {errors!r}")
     modes = dict(modes or {})
     out = Path(out)
-    if (out / "manifest.json").exists():
-        raise FileExistsError(f"{out} already holds a finished score store; remove it or "
-                              "choose another --out")
-    if out.exists() and any(out.iterdir()):
-        # leftovers of an unfinished run: start clean so no stale part is read
-        for sub in ("episodes", "preferences", "shifts"):
-            shutil.rmtree(out / sub, ignore_errors=True)
-    out.mkdir(parents=True, exist_ok=True)
+    _claim_store_folder(out)
     started = time.perf_counter()
     whole = modes.get("tcrr_mode") in POOLED_TCRR_MODES
     items, inputs = plan_work(sources, batch_size=batch_size, whole_files=whole, split=split)

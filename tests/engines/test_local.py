@@ -277,3 +277,27 @@ def test_worker_processes_start_the_modes_item_first(monkeypatch):
     results = run._run_local(items, out="unused", num_proc=2, progress=False)
     assert submitted == ["modes", "parquet", "parquet"]
     assert len(results) == 3
+
+
+def test_an_out_folder_of_other_files_is_refused_and_left_untouched(tmp_path, sample_dir):
+    out = tmp_path / "proj"
+    data = out / "episodes" / "run1.parquet"        # the user's data, where a store puts parts
+    data.parent.mkdir(parents=True)
+    src = sorted((sample_dir / "goalshift").rglob("*.parquet"))[0]
+    data.write_bytes(src.read_bytes())
+    with pytest.raises(FileExistsError, match="not a score store"):
+        score_to_store([str(data)], out=out, progress=False)
+    assert data.read_bytes() == src.read_bytes()
+
+
+def test_a_rerun_clears_every_part_of_the_interrupted_run(tmp_path, shards):
+    out = tmp_path / "store"
+    files = sorted(str(p) for p in shards.glob("*.parquet"))
+    score_to_store(files, out=out, batch_size=60, progress=False)
+    (out / "manifest.json").unlink()                 # as if killed before the manifest
+    stale = out / "modes" / "00007-00099.parquet"    # a modes part of another batch size
+    stale.write_bytes((next((out / "modes").glob("*.parquet"))).read_bytes())
+    score_to_store(files, out=out, batch_size=500, progress=False)
+    assert not stale.exists()
+    want = ak.compare_modes(ak.load(files))
+    assert len(read_modes(out)) == len(want)
