@@ -13,7 +13,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from ..store import IncompleteStoreError
     from .outdir import ReportBusyError, ReportIncompleteError
-    from .runner import SkippedRecordsError, build_report
+    from .runner import RepeatedEpisodesError, SkippedRecordsError, build_report
 
     try:
         params = _parameters(args)
@@ -52,6 +52,9 @@ def _run(args: argparse.Namespace) -> int:
     except SkippedRecordsError as exc:
         print(f"accordkit report: {exc}", file=sys.stderr)
         return 2
+    except RepeatedEpisodesError as exc:
+        print(f"accordkit report: error: {exc}", file=sys.stderr)
+        return 1
     except (ReportBusyError, ReportIncompleteError, IncompleteStoreError) as exc:
         print(f"accordkit report: {exc}", file=sys.stderr)
         return 1

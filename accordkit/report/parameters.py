@@ -39,6 +39,8 @@ PARAMETERS: dict[str, str] = {
     "tcrr_mode": "how redundant tool calls are counted: episode (default) or an upstream mode "
                  "(upstream, upstream_a6a9157, upstream_b2cc83c)",
     "action_mode": "how calls are matched to expected actions in TSR: best_match or upstream",
+    "shop_type_gate": "AcCoRD shop: score the outcome 0 when the product type is wrong (spec "
+                      "4.2; from a score store: as it was scored)",
     "failure": "error_analysis: the failure type to drill into (see its table)",
     "cell": "error_analysis: column values that pick the cell to list, e.g. {domain: retail}",
     "show": "error_analysis: conversations shown in full (default 2)",

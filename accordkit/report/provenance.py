@@ -112,4 +112,6 @@ def provenance_line(prov: Mapping[str, Any]) -> str:
                 "action_mode"):
         if key in params and params[key] is not None:
             bits.append(f"{key}={params[key]}")
+    if params.get("shop_type_gate"):       # a score store scored with the gate
+        bits.append("shop_type_gate=True")
     return "; ".join(bits)

@@ -9,6 +9,7 @@ import os
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
@@ -20,7 +21,8 @@ from .notebooks import NOTEBOOKS, InputFacts, NotebookSpec, notebook_parameters,
 from .provenance import collect_provenance
 
 __all__ = ["build_report", "RunResult", "ReportResults", "DEFAULT_PARAMETERS",
-           "SAMPLE_SOURCES", "SAMPLE_VERDICTS", "SkippedRecordsError", "expand_grid",
+           "SAMPLE_SOURCES", "SAMPLE_VERDICTS", "SkippedRecordsError", "RepeatedEpisodesError",
+           "StoreChangedWarning", "expand_grid",
            "skipped_summary", "store_skipped_summary", "MAX_REASONS"]
 
 #: How many skip reasons per source the report lists.
@@ -79,6 +81,14 @@ class ReportResults(list):
     def n_skipped(self) -> int:
         """Records (or whole files) left out of the report as bad."""
         return sum(entry["skipped"] for entry in self.skipped)
+
+
+class RepeatedEpisodesError(ValueError):
+    """A score store holds one episode more than once: its tables would count it twice."""
+
+
+class StoreChangedWarning(UserWarning):
+    """An input of a score store changed since it was scored."""
 
 
 class SkippedRecordsError(ValueError):
@@ -379,8 +389,11 @@ def _key(params: Mapping[str, Any], names: Sequence[str]) -> str:
 
 def _run_modes(params: Mapping[str, Any]) -> dict[str, Any]:
     """The scoring modes of a run's parameters."""
-    return {"tcrr_mode": params.get("tcrr_mode", "episode"),
-            "action_mode": params.get("action_mode", "best_match")}
+    modes = {"tcrr_mode": params.get("tcrr_mode", "episode"),
+             "action_mode": params.get("action_mode", "best_match")}
+    if params.get("shop_type_gate"):
+        modes["shop_type_gate"] = True
+    return modes
 
 
 def _stream_scores(sources: Sequence[str], store: Path, *, params: Mapping[str, Any],
@@ -518,15 +531,54 @@ def _report_from_store(store: Path, *, out: Path, params: dict[str, Any],
     if strict and any(e["skipped"] or e["reasons"] for e in skipped):
         raise SkippedRecordsError(skipped)
     episodes = read_scores(store, level="episode", columns=[])
+    repeated = episodes["episode_id"][episodes["episode_id"].duplicated()]
+    if len(repeated):
+        raise RepeatedEpisodesError(
+            f"the score store {store} holds {repeated.nunique()} episode(s) more than once "
+            f"(e.g. {repeated.iloc[0]!r}: the same episode in several inputs, such as "
+            "checkpoints of one run), and every table would count them twice; report from "
+            "the sources instead (accordkit report --source ...), which merges the copies as "
+            "ak.load does")
     facts = InputFacts.from_frame(episodes, verdicts)
     del episodes
+    # the modes the store was scored with (shop_type_gate too): the tables are theirs
     modes = {k: v for k, v in manifest.get("modes", {}).items()
-             if k in ("tcrr_mode", "action_mode")}
+             if k in ("tcrr_mode", "action_mode", "shop_type_gate")}
     params = {**params, **modes, "scores_dir": str(store)}
+    scored = _as_scored(manifest)
+    changed = [r["source"] for r in scored if r.get("changed")]
+    if changed:
+        warnings.warn(
+            f"{len(changed)} input(s) changed since the score store was scored "
+            f"({', '.join(changed[:3])}{' ...' if len(changed) > 3 else ''}): the tables are "
+            "those of the files as scored (their sha256 is in provenance.json, "
+            "score_store.inputs), while drill-down pages read the files as they are now; "
+            "score them again for tables of the files as they are", StoreChangedWarning,
+            stacklevel=3)
     with staged_output(out) as stage:
         return _run_notebooks(stage, specs, sources=sources, verdicts=verdicts, params=params,
                               facts=facts, skipped=skipped, jobs=jobs, show_code=show_code,
-                              progress=progress)
+                              progress=progress,
+                              score_store={"path": str(store), "modes": dict(
+                                  manifest.get("modes", {})), "inputs": scored})
+
+
+def _as_scored(manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each input of a store as it was scored (its sha256 then), and whether the local file
+    now differs (``changed``; a file moved away is ``present: False``, not changed: the
+    tables need no transcripts)."""
+    from ..engines.plan import is_url
+    from .provenance import file_sha256
+
+    out = []
+    for rec in manifest.get("inputs", []):
+        entry = {"source": rec["source"], "sha256": rec.get("sha256")}
+        path = Path(rec["source"])
+        if rec.get("sha256") and not is_url(rec["source"]):
+            entry["present"] = path.is_file()
+            entry["changed"] = entry["present"] and file_sha256(path) != rec["sha256"]
+        out.append(entry)
+    return out
 
 
 def _wanted(notebooks: Sequence[str] | None, params: Mapping[str, Any]) -> list[NotebookSpec]:
@@ -556,7 +608,8 @@ def _score_once(ds: Any, store: Path, *, params: Mapping[str, Any],
 def _run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[str],
                    verdicts: list[str], params: dict[str, Any], facts: InputFacts,
                    skipped: list[dict[str, Any]], jobs: int, show_code: bool,
-                   progress: bool, store_for: Any = None) -> ReportResults:
+                   progress: bool, store_for: Any = None,
+                   score_store: Mapping[str, Any] | None = None) -> ReportResults:
     """Run every (run, notebook) into the (staging) folder ``out`` and write the index.
 
     ``store_for(run_dir, parameters)`` gives the score store a run's notebooks read (unless
@@ -576,6 +629,8 @@ def _run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[st
         prov = collect_provenance(sources=sources, parameters=merged,
                                   revision=merged.get("revision"), verdicts=verdicts)
         prov["skipped_records"] = skipped
+        if score_store is not None:   # read from a store: its inputs as they were scored
+            prov["score_store"] = dict(score_store)
         run_dir.mkdir(parents=True, exist_ok=True)
         write_text_checked(run_dir / "provenance.json", json.dumps(prov, indent=1))
         if store_for is not None and not merged.get("scores_dir"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -100,3 +101,37 @@ def test_a_folder_that_is_not_a_store_is_refused(tmp_path):
     from accordkit.cli import main
 
     assert main(["report", "--scores", str(tmp_path), "--out", str(tmp_path / "r")]) == 1
+
+
+def test_a_store_with_an_episode_twice_is_refused(tmp_path, tau2_dir, capsys):
+    from accordkit.cli import main
+
+    run = sorted(tau2_dir.glob("*.json"))[0]
+    copy = tmp_path / "checkpoint.json"
+    shutil.copy(run, copy)                     # two checkpoints of one run
+    ak.write_scores([run, copy], tmp_path / "scores")
+    assert main(["report", "--scores", str(tmp_path / "scores"), "--out",
+                 str(tmp_path / "rep")]) == 1
+    err = capsys.readouterr().err
+    assert "more than once" in err and "--source" in err
+    assert not (tmp_path / "rep").exists()
+
+
+def test_a_changed_input_is_said_and_provenance_names_the_scored_bytes(tmp_path, sample_dir):
+    import json
+
+    from accordkit.report.runner import StoreChangedWarning
+
+    shutil.copytree(sample_dir / "goalshift", tmp_path / "goalshift")
+    ak.write_scores([tmp_path / "goalshift"], tmp_path / "scores", shop_type_gate=True)
+    first = read_manifest(tmp_path / "scores")["inputs"][0]
+    Path(first["source"]).write_bytes(Path(first["source"]).read_bytes() + b"\n")
+    with pytest.warns(StoreChangedWarning, match="1 input"):
+        build_report(out=tmp_path / "rep", params=SMALL, notebooks=["goalshift_results"],
+                     progress=False, scores=tmp_path / "scores")
+    prov = json.loads((tmp_path / "rep" / "provenance.json").read_text())
+    scored = {r["source"]: r for r in prov["score_store"]["inputs"]}
+    assert scored[first["source"]]["sha256"] == first["sha256"]
+    assert scored[first["source"]]["changed"] is True
+    assert prov["score_store"]["modes"]["shop_type_gate"] is True
+    assert prov["parameters"]["shop_type_gate"] is True
