@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -301,3 +302,14 @@ def test_a_rerun_clears_every_part_of_the_interrupted_run(tmp_path, shards):
     assert not stale.exists()
     want = ak.compare_modes(ak.load(files))
     assert len(read_modes(out)) == len(want)
+
+
+def test_an_input_of_which_nothing_can_be_read_is_a_failed_input(tmp_path, tau2_dir):
+    good = sorted(tau2_dir.glob("*.json"))[0]
+    cut = tmp_path / "cut.json"
+    cut.write_bytes(good.read_bytes()[:20_000])        # a truncated results file
+    manifest = score_to_store([str(good), str(cut)], out=tmp_path / "s", progress=False)
+    by_source = {Path(r["source"]).name: r for r in manifest["inputs"]}
+    assert manifest["failed_inputs"] == 1 and by_source[good.name]["error"] is None
+    assert "truncated JSON" in by_source["cut.json"]["error"]
+    assert by_source["cut.json"]["skipped"] == 0 and by_source["cut.json"]["episodes"] == 0
