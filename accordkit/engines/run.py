@@ -30,6 +30,10 @@ RAY_CONNECT_TIMEOUT = 10.0
 POOLED_TCRR_MODES = ("upstream", "upstream_a6a9157", "upstream_b2cc83c")
 
 
+class SplitSourceError(ValueError):
+    """A pooled TCRR mode, and one source's goal-shift rows lie in several inputs."""
+
+
 class RayUnreachableError(RuntimeError):
     """``RAY_ADDRESS`` names a cluster that does not answer."""
 
@@ -131,30 +135,17 @@ def _modes_passes(groups: list[list[tuple[int, int, Any]]], *,
     return passes
 
 
-def _parquet_modes(item: WorkItem, *, split: str | None) -> Any:
-    """:func:`accordkit.compare_modes` of the parquet inputs, one ``source`` group at a time.
-
-    The upstream TCRR pools the conversations of a source file, so each group is scored
-    whole, wherever its rows lie (shards of one data set may split a source file). A pass
-    over two small columns of every file finds the groups; groups are then read in passes of
-    up to :data:`MODES_PASS_ROWS` rows (each row group a pass touches read once), scored one
-    at a time and freed: memory holds one pass (or one larger group) and one row group.
-    Records the score batches skipped are skipped here too, without being counted again.
-    """
+def _goalshift_sources(opened: Sequence[Any]) -> dict[str, list[tuple[int, int, Any]]]:
+    """``source value -> [(file, row group, rows within it)]`` of the goal-shift rows of
+    opened parquet files, in order of first appearance (a pass over two small columns)."""
     import numpy as np
     import pandas as pd
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from ..load import load_table
-    from ..metrics.compare_modes import COMPARE_COLUMNS, compare_modes
     from ..score import GOALSHIFT_BENCHMARKS
 
-    files = list(item.sources or (item.source,))
-    cards = list(item.cards) or [item.card] * len(files)
-    opened = [_open_parquet(path) for path in files]
-    # source value -> [(file, row group, rows within it)], in order of first appearance
-    where: dict[str, list[tuple[int, int, np.ndarray]]] = {}
+    where: dict[str, list[tuple[int, int, Any]]] = {}
     for f, pf in enumerate(opened):
         if not {"benchmark", "source"} <= set(pf.schema_arrow.names):
             continue
@@ -168,6 +159,49 @@ def _parquet_modes(item: WorkItem, *, split: str | None) -> Any:
                 codes, uniques = pd.factorize(np.asarray(values.to_pylist(), dtype=object))
                 for k, src in enumerate(uniques):
                     where.setdefault(src, []).append((f, g, rows[codes == k]))
+    return where
+
+
+def _check_pooled_sources(items: Sequence[WorkItem], tcrr_mode: str) -> None:
+    """Refuse a pooled TCRR mode when one source's goal-shift rows lie in several inputs.
+
+    The upstream modes pool the tool calls of a whole source file, and a store scores each
+    input apart: such a source would be scored in pieces, each with a wrong TCRR.
+    """
+    (modes,) = [i for i in items if i.kind == "modes"] or [None]
+    if modes is None or len(modes.sources) < 2:
+        return
+    where = _goalshift_sources([_open_parquet(path) for path in modes.sources])
+    for src, pieces in where.items():
+        files = sorted({modes.sources[f] for f, _, _ in pieces})
+        if len(files) > 1:
+            raise SplitSourceError(
+                f"tcrr_mode={tcrr_mode!r} pools the tool calls of a whole source file, but "
+                f"the goal-shift episodes of source {src or '(none)'!r} lie in {len(files)} "
+                f"inputs ({', '.join(files[:3])}); a store scores each input apart, so score "
+                f"them in one load: ak.score(ak.load([...]), tcrr_mode={tcrr_mode!r})")
+
+
+def _parquet_modes(item: WorkItem, *, split: str | None) -> Any:
+    """:func:`accordkit.compare_modes` of the parquet inputs, one ``source`` group at a time.
+
+    The upstream TCRR pools the conversations of a source file, so each group is scored
+    whole, wherever its rows lie (shards of one data set may split a source file). A pass
+    over two small columns of every file finds the groups; groups are then read in passes of
+    up to :data:`MODES_PASS_ROWS` rows (each row group a pass touches read once), scored one
+    at a time and freed: memory holds one pass (or one larger group) and one row group.
+    Records the score batches skipped are skipped here too, without being counted again.
+    """
+    import pandas as pd
+    import pyarrow as pa
+
+    from ..load import load_table
+    from ..metrics.compare_modes import COMPARE_COLUMNS, compare_modes
+
+    files = list(item.sources or (item.source,))
+    cards = list(item.cards) or [item.card] * len(files)
+    opened = [_open_parquet(path) for path in files]
+    where = _goalshift_sources(opened)
     frames = []
     for groups in _modes_passes(list(where.values()), max_rows=MODES_PASS_ROWS):
         # one read of each row group the pass touches, its rows split among the groups
@@ -447,6 +481,8 @@ def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "lo
     started = time.perf_counter()
     whole = modes.get("tcrr_mode") in POOLED_TCRR_MODES
     items, inputs = plan_work(sources, batch_size=batch_size, whole_files=whole, split=split)
+    if whole:
+        _check_pooled_sources(items, modes["tcrr_mode"])
     runner = _run_local if engine == "local" else _run_ray
     verdicts = tuple(str(Path(v).resolve()) if Path(v).exists() else str(v)
                      for v in verdicts)

@@ -401,21 +401,29 @@ def _stream_scores(sources: Sequence[str], store: Path, *, params: Mapping[str, 
     """Score the sources batch by batch into ``store`` (the run's modes and verdicts).
 
     Memory is bounded by the batch size, not by the data. Returns the store and its episode
-    id columns, or None (removing the store) when an episode id occurs more than once:
-    merging checkpoints needs every episode at once.
+    id columns, or None (removing the store) when an episode id occurs more than once
+    (merging checkpoints needs every episode at once) or when an upstream TCRR mode pools a
+    source file whose episodes lie in several inputs.
     """
     import shutil
 
     from ..engines import score_to_store
     from ..engines.plan import expand_sources
+    from ..engines.run import SplitSourceError
     from ..store import read_scores
 
     files = [Path(f) for f in expand_sources(sources)]
     num_proc = max(1, jobs) if _worth_workers(files) else 1
-    score_to_store(list(sources), out=store, num_proc=num_proc, modes=_run_modes(params),
-                   errors="skip", progress=False, verdicts=verdicts,
-                   metadata=params.get("metadata"), revision=params.get("revision"),
-                   split=params.get("split"))
+    try:
+        score_to_store(list(sources), out=store, num_proc=num_proc, modes=_run_modes(params),
+                       errors="skip", progress=False, verdicts=verdicts,
+                       metadata=params.get("metadata"), revision=params.get("revision"),
+                       split=params.get("split"))
+    except SplitSourceError:
+        # an upstream TCRR mode, and a source file's episodes in several shards: only a
+        # load of everything at once pools them right
+        shutil.rmtree(store, ignore_errors=True)
+        return None
     ids = read_scores(store, level="episode", columns=[])
     if ids["episode_id"].duplicated().any():
         shutil.rmtree(store)

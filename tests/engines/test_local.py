@@ -313,3 +313,19 @@ def test_an_input_of_which_nothing_can_be_read_is_a_failed_input(tmp_path, tau2_
     assert manifest["failed_inputs"] == 1 and by_source[good.name]["error"] is None
     assert "truncated JSON" in by_source["cut.json"]["error"]
     assert by_source["cut.json"]["skipped"] == 0 and by_source["cut.json"]["episodes"] == 0
+
+
+def test_a_pooled_tcrr_mode_refuses_a_source_split_across_inputs(tmp_path, sample_dir):
+    from accordkit.engines.run import SplitSourceError
+
+    table = pq.read_table(sorted((sample_dir / "goalshift").rglob("*.parquet"))[0])
+    halves = [tmp_path / "part-0.parquet", tmp_path / "part-1.parquet"]
+    pq.write_table(table.take(pa.array(range(0, table.num_rows, 2))), halves[0])
+    pq.write_table(table.take(pa.array(range(1, table.num_rows, 2))), halves[1])
+    with pytest.raises(SplitSourceError, match="lie in 2 inputs"):
+        score_to_store([str(h) for h in halves], out=tmp_path / "s", progress=False,
+                       modes={"tcrr_mode": "upstream"})
+    # the default mode scores each episode on its own: splitting is fine
+    score_to_store([str(h) for h in halves], out=tmp_path / "t", progress=False)
+    want = ak.score(ak.load([str(h) for h in halves]))
+    pd.testing.assert_series_equal(read_scores(tmp_path / "t")["tcrr"], want["tcrr"])
