@@ -7,6 +7,7 @@ Each subcommand lives with the code it drives and registers itself here through 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import re
 import sys
@@ -335,6 +336,18 @@ def build_parser(*, commands: set[str] | None = None) -> argparse.ArgumentParser
     return parser
 
 
+def _terminate_as_interrupt() -> None:
+    """SIGTERM (how schedulers and ``kill`` stop a job) ends a command as Ctrl-C does: what
+    is stored stays stored, worker processes are stopped, exit status 130."""
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    with contextlib.suppress(ValueError, OSError):     # not the main thread: leave it
+        signal.signal(signal.SIGTERM, interrupt)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``accordkit`` console script."""
     from_console = argv is None
@@ -348,6 +361,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    if from_console:
+        _terminate_as_interrupt()
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

@@ -317,14 +317,31 @@ def _run_local(items: Sequence[WorkItem], *, out: str, num_proc: int, progress: 
         # the compare_modes item reads and scores every goal-shift row of the parquet
         # inputs: the longest single item, so it starts first, beside the batches
         ordered = sorted(items, key=lambda item: item.kind != "modes")
-        with ProcessPoolExecutor(max_workers=num_proc,
-                                 mp_context=mp.get_context("spawn")) as pool:
+        pool = ProcessPoolExecutor(max_workers=num_proc, mp_context=mp.get_context("spawn"))
+        try:
             futures = [pool.submit(score_item, item, out=out, **options) for item in ordered]
             for fut in as_completed(futures):
                 results.append(fut.result())
                 bar.update()
+        except BaseException:
+            # interrupted (Ctrl-C, or SIGTERM from a scheduler, see accordkit.cli): stop the
+            # workers too, or they outlive this process and keep writing parts
+            _stop_workers(pool)
+            raise
+        pool.shutdown()
     bar.close()
     return results
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and terminate the worker processes of ``pool``."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in processes:
+        proc.join(timeout=5)
 
 
 def _check_ray_address(address: str) -> None:

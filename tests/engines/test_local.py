@@ -329,3 +329,39 @@ def test_a_pooled_tcrr_mode_refuses_a_source_split_across_inputs(tmp_path, sampl
     score_to_store([str(h) for h in halves], out=tmp_path / "t", progress=False)
     want = ak.score(ak.load([str(h) for h in halves]))
     pd.testing.assert_series_equal(read_scores(tmp_path / "t")["tcrr"], want["tcrr"])
+
+
+def _children(pid: int) -> set[int]:
+    kids = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        kids |= {int(k) for k in (task / "children").read_text().split()}
+    return kids
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
+def test_sigterm_stops_the_workers_with_the_command(tmp_path, shards):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "store"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from accordkit.cli import main; sys.exit(main())",
+         "score", str(shards), "--out", str(out),
+         "--num-proc", "2", "--batch-size", "10", "--quiet"],
+        env={**os.environ, "HF_HUB_OFFLINE": "1"}, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(list((out / "episodes").glob("*.parquet"))) < 2:
+        time.sleep(0.1)
+    kids = _children(proc.pid)
+    assert kids, "no worker started"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 130
+    assert "interrupted" in proc.stderr.read()
+    time.sleep(0.5)
+    alive = [k for k in kids if Path(f"/proc/{k}").exists()
+             and "Z" not in Path(f"/proc/{k}/stat").read_text().split()[2]]
+    assert not alive, f"workers outlived the command: {alive}"
+    assert not (out / "manifest.json").exists()
