@@ -283,13 +283,26 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
                 part[col] = part[col].astype(object).where(part[col].notna(), None)
         frames.append(part)
     # pandas' concat, as ak.score joins benchmark families: a column one part lacks is
-    # missing (NA of the other parts' dtype) there, never coerced to another type.
+    # missing (NA of the other parts' dtype) there, never coerced to another type. Parts
+    # with AcCoRD rows go first, so the columns come in ak.score's order (AcCoRD's, then
+    # goal-shift's) whatever the input order; the rows are put in order below.
+    frames.sort(key=lambda part: not _has_accord(part["benchmark"]))
     frame = pd.concat(frames, ignore_index=True, sort=False)
     for col in frame.columns if exact_dtypes else ():
         if frame[col].dtype == object:       # a column one family lacks: None, as ak.score
             frame[col] = frame[col].where(frame[col].notna(), None)
     frame = frame.sort_values(list(ORDER_COLUMNS), kind="stable").reset_index(drop=True)
     return frame.drop(columns=list(ORDER_COLUMNS))
+
+
+def _has_accord(benchmark: Any) -> bool:
+    """Whether a part's ``benchmark`` column (pandas or Arrow) holds an AcCoRD row."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if isinstance(benchmark, pa.ChunkedArray | pa.Array):
+        return bool(pc.any(pc.equal(benchmark.cast(pa.string()), "accord")).as_py())
+    return bool((benchmark == "accord").any())
 
 
 def _read_categorical(parts: Sequence[Path], want: Sequence[str] | None) -> Any:
@@ -332,8 +345,13 @@ def _read_categorical(parts: Sequence[Path], want: Sequence[str] | None) -> Any:
                                 read_dictionary=[f.name for f in t.schema
                                                  if pa.types.is_dictionary(f.type)])
                   for p, t in zip(parts, tables, strict=True)]
+    # columns in ak.score's order (AcCoRD's first), whatever the input order
+    first = sorted(tables, key=lambda t: "benchmark" not in t.column_names
+                   or not _has_accord(t.column("benchmark")))
+    columns = list(dict.fromkeys(c for t in first for c in t.column_names))
     table = pa.concat_tables(tables, promote_options="permissive").unify_dictionaries()
-    del tables
+    table = table.select(columns)
+    del tables, first
     if not in_order:
         keys = np.lexsort([table.column(c).to_numpy() for c in ORDER_COLUMNS[::-1]])
         table = table.take(pa.array(keys)).drop_columns(list(ORDER_COLUMNS))

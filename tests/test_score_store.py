@@ -114,3 +114,12 @@ def test_cli_bad_input_is_one_line_and_exit_1(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no such file or folder" in err[0]
     assert not (tmp_path / "s").exists()
+
+
+def test_columns_come_in_ak_score_order_whatever_the_input_order(tmp_path, sample_dir):
+    sources = [sample_dir / "goalshift", sample_dir / "accord"]     # goal-shift first
+    ak.write_scores(sources, tmp_path / "s")
+    want = ak.score(ak.load(sources))
+    got = ak.read_scores(tmp_path / "s")
+    assert list(got.columns) == list(want.columns)
+    assert list(ak.read_scores(tmp_path / "s", categorical=True).columns) == list(want.columns)

@@ -265,6 +265,9 @@ def test_worker_processes_start_the_modes_item_first(monkeypatch):
         def __exit__(self, *exc):
             return False
 
+        def shutdown(self, *args, **kwargs):
+            pass
+
         def submit(self, fn, item, **_):
             submitted.append(item.kind)
             fut = Future()
