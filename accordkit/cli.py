@@ -116,10 +116,26 @@ def _cmd_synth(args: argparse.Namespace) -> int:
 
 def _cmd_score(args: argparse.Namespace) -> int:
     """Score sources; bad input is one line on stderr and exit status 1, not a traceback."""
+    from pathlib import Path
+
     modes = {"tcrr_mode": args.tcrr_mode, "action_mode": args.action_mode,
              "shop_type_gate": args.shop_type_gate}
+    if args.num_proc < 1 or args.batch_size < 1:
+        print("accordkit score: error: --num-proc and --batch-size must be at least 1",
+              file=sys.stderr)
+        return USAGE_ERROR
     if args.out:
         return _score_to_store(args, modes)
+    if args.output and (Path(args.output).suffix.lower() not in (".csv", ".parquet")
+                        or not Path(args.output).resolve().parent.is_dir()):
+        print(f"accordkit score: error: -o {args.output}: a .csv or .parquet file in a folder "
+              "that exists", file=sys.stderr)
+        return USAGE_ERROR
+    missing = _missing(args.sources)
+    if missing:
+        print(f"accordkit score: error: {missing[0]}: no such file or folder, and not a hub "
+              "id or URL", file=sys.stderr)
+        return 1
     from .load import load
     from .schema import EpisodeValidationError
     from .score import score
@@ -151,16 +167,21 @@ def _cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def _score_to_store(args: argparse.Namespace, modes: dict) -> int:
+def _missing(sources: Sequence[str]) -> list[str]:
+    """The sources that are neither a local path, an fsspec URL nor a hub id."""
     from pathlib import Path
 
-    from .engines import score_to_store
     from .engines.plan import is_url
-    from .engines.run import RayUnreachableError
     from .load import is_hub_id
 
-    missing = [s for s in args.sources
-               if not (Path(s).exists() or is_url(s) or is_hub_id(s))]
+    return [s for s in sources if not (Path(s).exists() or is_url(s) or is_hub_id(s))]
+
+
+def _score_to_store(args: argparse.Namespace, modes: dict) -> int:
+    from .engines import score_to_store
+    from .engines.run import RayUnreachableError
+
+    missing = _missing(args.sources)
     if missing:
         print(f"accordkit score: error: {missing[0]}: no such file or folder, and not a hub "
               "id or URL", file=sys.stderr)
@@ -248,7 +269,10 @@ def _register_cache(sub: argparse._SubParsersAction) -> None:
                        "file (keyed by the file's sha256, accordkit's schema version and the "
                        "reader options) so that loading it again is instant. It lives in "
                        "ACCORDKIT_CACHE_DIR (default ~/.cache/accordkit).")
-    p.add_argument("action", choices=("info", "clear"), nargs="?", default="info")
+    p.add_argument("action", choices=("info", "clear"), nargs="?", default="info",
+                   metavar="{info,clear}",
+                   help="info: the folder, its entries and their size (the default); clear: "
+                   "delete every entry (sources are read again on their next load)")
     p.set_defaults(func=_cmd_cache)
 
 
@@ -268,7 +292,8 @@ def build_parser(*, commands: set[str] | None = None) -> argparse.ArgumentParser
                        description="Load every source, print episode counts per benchmark, "
                        "domain and agent model, and list every bad record (file, record, field, "
                        "reason). Exit code 1 when any record is bad.")
-    p.add_argument("sources", nargs="+", metavar="SOURCE")
+    p.add_argument("sources", nargs="+", metavar="SOURCE",
+                   help="files, folders or hub ids (as accordkit load reads them)")
     p.add_argument("--max-per-reason", type=int, default=3, metavar="N",
                    help="list at most N records per file and reason (default: 3)")
     p.set_defaults(func=_cmd_validate)
@@ -284,11 +309,14 @@ def build_parser(*, commands: set[str] | None = None) -> argparse.ArgumentParser
         "large sets", "With --episodes, write a large AcCoRD set instead of the sample: "
         "distinct scenarios from the same simulator, as a local dataset folder of parquet "
         "shards (the same seed gives the same files, whatever --num-proc).")
-    big.add_argument("--episodes", type=int, metavar="N", help="episodes to simulate")
+    big.add_argument("--episodes", type=int, metavar="N",
+                     help="episodes to simulate, rounded up to a multiple of 24 (each "
+                     "scenario pair is played by every agent and method, 3 rollouts each); "
+                     "without it the sample is written")
     big.add_argument("--shards", type=int, default=16, metavar="S",
                      help="parquet files (default 16)")
     big.add_argument("--num-proc", type=int, default=1, metavar="P",
-                     help="processes simulating shards in parallel")
+                     help="processes simulating shards in parallel (default 1)")
     p.set_defaults(func=_cmd_synth)
 
     if commands is not None and "score" not in commands:
@@ -302,16 +330,25 @@ def build_parser(*, commands: set[str] | None = None) -> argparse.ArgumentParser
         p = sub.add_parser("score", help=SCORE_HELP,
                            description="Score episodes with accordkit's metrics; one row per "
                            "episode, preference or goal shift.")
-        p.add_argument("sources", nargs="+", metavar="SOURCE")
-        p.add_argument("--level", choices=LEVELS, default=LEVELS[0])
-        p.add_argument("--tcrr-mode", default=TCRR_MODES[0], choices=TCRR_MODES)
-        p.add_argument("--action-mode", default=ACTION_MODES[0], choices=ACTION_MODES)
+        p.add_argument("sources", nargs="+", metavar="SOURCE",
+                       help="files, folders or hub ids, scored as one dataset")
+        p.add_argument("--level", choices=LEVELS, default=LEVELS[0],
+                       help="one row per episode, per AcCoRD preference or per goal shift "
+                       f"(default {LEVELS[0]})")
+        p.add_argument("--tcrr-mode", default=TCRR_MODES[0], choices=TCRR_MODES,
+                       help="how redundant tool calls are counted: per episode (default) or "
+                       "as an upstream version of AgentChangeBench does (docs/"
+                       "metrics-goalshift.md)")
+        p.add_argument("--action-mode", default=ACTION_MODES[0], choices=ACTION_MODES,
+                       help="how calls are matched to expected actions for TSR: best match "
+                       "(default) or the upstream rule (first call of each tool)")
         p.add_argument("--shop-type-gate", action="store_true",
                        help="AcCoRD shop: outcome 0 when the product type is wrong")
         p.add_argument("--errors", choices=("raise", "skip"), default=None,
                        help="stop at the first bad record, or skip and report bad records "
                        "(default: raise; with --out: skip, listed in the manifest)")
-        p.add_argument("-o", "--output", help="write CSV (or .parquet) instead of printing")
+        p.add_argument("-o", "--output", metavar="FILE",
+                       help="write the table to FILE (.csv or .parquet) instead of printing")
         p.add_argument("--verdicts", nargs="+", default=[], metavar="PARQUET",
                        help="stored judge verdicts (accordkit judge) to attach where the "
                        "episodes hold none: tables rebuild from them without an API key")

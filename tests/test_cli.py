@@ -66,3 +66,19 @@ def test_synth_regenerates_the_committed_sample_bit_for_bit(tmp_path, sample_dir
 def test_synth_with_another_seed_differs(tmp_path):
     assert main(["synth", "--out", str(tmp_path), "--seed", "7", "--only", "goalshift"]) == 0
     assert _digest(tmp_path / "goalshift") != _digest(SAMPLE / "goalshift")
+
+
+@pytest.mark.parametrize("args, code, match", [
+    (["nonexistent.json", "--errors", "skip", "-o", "s.csv"], 1, "no such file or folder"),
+    (["{sample}", "-o", "out.xlsx"], 64, "a .csv or .parquet file"),
+    (["{sample}", "-o", "no/such/folder/x.csv"], 64, "a .csv or .parquet file"),
+    (["{sample}", "--out", "store", "--num-proc", "0"], 64, "at least 1"),
+])
+def test_score_refuses_before_scoring(tmp_path, capsys, monkeypatch, sample_dir, args, code,
+                                      match):
+    monkeypatch.chdir(tmp_path)
+    args = [a.format(sample=sample_dir / "goalshift") for a in args]
+    assert main(["score", *args]) == code
+    err = capsys.readouterr().err
+    assert match in err and "Traceback" not in err
+    assert not list(tmp_path.iterdir())                # nothing written

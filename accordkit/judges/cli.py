@@ -109,7 +109,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--shard", metavar="I/N",
                    help="judge only share I of N of the requests (fixed by request hash); "
                    "run 1/N ... N/N in parallel, then `accordkit judge merge`")
-    p.add_argument("-o", "--output", required=True, metavar="VERDICTS.parquet")
+    p.add_argument("-o", "--output", required=True, metavar="VERDICTS.parquet",
+                   help="the verdict table to write (parquet; what --verdicts of score and "
+                   "report read)")
     p.set_defaults(func=run)
 
 
@@ -122,7 +124,8 @@ def register_merge(subparsers: argparse._SubParsersAction) -> None:
         "writes nothing, when two runs answered the same request differently. Also "
         "reachable as `accordkit judge merge ...`.")
     m.add_argument("verdicts", nargs="+", metavar="VERDICTS.parquet")
-    m.add_argument("-o", "--output", required=True, metavar="MERGED.parquet")
+    m.add_argument("-o", "--output", required=True, metavar="MERGED.parquet",
+                   help="the merged verdict table to write (parquet)")
     m.add_argument("--caches", nargs="+", metavar="DIR", help="cache folders to combine")
     m.add_argument("--into", metavar="DIR", help="cache folder receiving --caches")
     m.set_defaults(func=run_merge)
