@@ -399,7 +399,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     if from_console:
+        from ._warnings_format import plain_warnings
+
         _terminate_as_interrupt()
+        plain_warnings()
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

@@ -7,6 +7,8 @@ in its legend entry, so a curve resting on a few shifts is recognisable.
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib.pyplot as plt
 import pandas as pd
 
@@ -40,23 +42,28 @@ def plot_recovery_curves(curves: pd.DataFrame, *, hue: str = "agent_model",
         raise ValueError(f"`curves` lacks column(s) {sorted(missing)!r}; pass the output of "
                          "accordkit.stats.recovery_curves")
     events = list(dict.fromkeys(curves["event"]))
-    fig, axes = plt.subplots(1, max(len(events), 1), figsize=(3.8 * max(len(events), 1), 3.4),
-                             sharey=True, squeeze=False)
+    n_curves = curves[hue].nunique()
+    # legends go below their panel (long configuration names would cover the curves), and
+    # the figure grows with them; constrained layout makes room for them
+    fig, axes = plt.subplots(1, max(len(events), 1),
+                             figsize=(3.8 * max(len(events), 1), 3.0 + 0.32 * n_curves),
+                             sharey=True, squeeze=False, layout="constrained")
     palette = model_palette(curves[hue].astype(str))
     for ax, event in zip(axes[0], events, strict=False):
         part = curves[curves["event"] == event]
         for name, curve in part.groupby(hue, sort=True):
             first = curve.iloc[0]
-            label = f"{name} ({int(first.n_shifts)} shifts, {int(first.n_censored)} censored)"
+            label = textwrap.fill(f"{name} ({int(first.n_shifts)} shifts, "
+                                  f"{int(first.n_censored)} censored)", 46)
             ax.step(curve["time"], curve["survival"], where="post", label=label,
                     color=palette[str(name)])
         ax.axhline(0.5, color="0.6", lw=0.8, ls=":")
         ax.set_title(_LABELS.get(event, str(event)), fontsize=9)
         ax.set_xlabel("messages after the shift")
         ax.set_ylim(-0.02, 1.02)
-        ax.legend(fontsize=7, frameon=False)
+        ax.legend(fontsize=6.5, frameon=False, loc="upper center",
+                  bbox_to_anchor=(0.5, -0.2), ncol=1)
     axes[0][0].set_ylabel("share not yet recovered (KM)")
     if title:
-        fig.suptitle(title, y=1.04)
-    fig.tight_layout()
+        fig.suptitle(title)
     return fig

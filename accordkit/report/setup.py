@@ -14,13 +14,18 @@ def notebook_setup() -> None:
       are not repeated on the page: every table's caption and its ``ci_method`` column
       already say which interval each cell has.
     * tqdm's notice about missing Jupyter widgets is hidden (bars fall back to text).
+    * Other warnings read ``Category: message`` in the page's Notes box, without the path
+      and source line of the code that raised them.
     * pandas shows up to 200 rows and 3 decimals.
     * Inside a Jupyter kernel, figures are shown inline even when ``MPLBACKEND=Agg`` is set
       for batch runs (papermill kernels inherit it).
     """
     import pandas as pd
 
+    from .._warnings_format import plain_warnings
     from ..stats import BCaFallbackWarning, DegenerateIntervalWarning
+
+    plain_warnings()
 
     for category in (BCaFallbackWarning, DegenerateIntervalWarning):
         warnings.simplefilter("ignore", category)
