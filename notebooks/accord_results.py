@@ -90,7 +90,7 @@ grid = plot_intervals(dyn, x="dynamic", hue="agent_model", col="method",
                       order=[d for d in views.ACCORD_DYNAMICS if d in set(dyn["dynamic"])],
                       ylabel="preference score",
                       title="Preference score by dynamic (hollow: small cell)")
-out.figure(grid, "dynamics")
+out.figure(grid, "dynamics", data=dyn)
 
 # %%
 dyn_domain = views.accord_dynamics(prefs, by=["domain", *group], **boot)

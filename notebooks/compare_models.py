@@ -82,6 +82,7 @@ if len(results):
     display(out.frame(results[cols], "all_comparisons",
                       caption="All paired comparisons (same benchmark, domain and tasks)."))
     out.figure(plot_forest(results, label="configuration",
-                           title="Paired differences vs baseline"), "forest")
+                           title="Paired differences vs baseline"), "forest",
+               data=results[cols])
 else:
     print("No benchmark and domain has two configurations that ran the same tasks.")

@@ -90,7 +90,7 @@ grid = plot_intervals(headline, x=group[0], hue=group[1] if len(group) > 1 else 
                       col="metric", sharey=False, col_wrap=2, height=3, aspect=1.3,
                       palette=None,
                       title="Headline metrics with 95% intervals (hollow: small cell)")
-out.figure(grid, "headline")
+out.figure(grid, "headline", data=headline)
 
 # %% [markdown]
 # ## Recovery time after a goal shift (GSRT)
@@ -131,13 +131,14 @@ out.table(by_persona, "main_by_persona", rows=["domain", "persona"], columns="me
 rec = by_persona[by_persona["metric"].isin(["TSR", "recovery rate"])]
 out.figure(plot_intervals(rec, x="persona", hue="metric", col="domain", palette=None,
                           ylabel="estimate", title="TSR and recovery by persona"),
-           "recovery_by_persona")
+           "recovery_by_persona", data=rec)
 
 # %%
 tcrr = main[main["metric"] == "TCRR"]
 if len(group) > 1:
     out.figure(plot_intervals(tcrr, x=group[0], hue=group[1], palette=None, ylabel="TCRR",
-                              title="Redundant tool calls by domain"), "redundancy_by_domain")
+                              title="Redundant tool calls by domain"), "redundancy_by_domain",
+               data=tcrr)
 
 # %% [markdown]
 # ## pass^k

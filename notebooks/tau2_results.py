@@ -69,7 +69,8 @@ out.table(reward, "reward", rows=group, columns="metric",
 
 # %%
 out.figure(plot_intervals(reward, x="domain", hue="configuration", col="metric",
-                          palette=None, title="Stored reward with intervals"), "reward")
+                          palette=None, title="Stored reward with intervals"), "reward",
+           data=reward)
 
 # %% [markdown]
 # ## pass^k and pass@k
@@ -82,7 +83,8 @@ passk = tau2_views.pass_k_table(episodes, by=group, n_resamples=min(n_resamples,
 out.frame(passk, "pass_k", caption="pass^k and pass@k by domain and configuration.")
 
 # %%
-out.figure(plot_pass_curves(passk, title="pass^k (solid) and pass@k (dashed)"), "pass_k")
+out.figure(plot_pass_curves(passk, title="pass^k (solid) and pass@k (dashed)"), "pass_k",
+           data=passk)
 
 # %% [markdown]
 # ## The checks behind the reward

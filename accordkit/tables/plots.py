@@ -7,6 +7,7 @@ resamples rows and ignores clusters. Each agent model keeps one colour across fi
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -142,7 +143,12 @@ def plot_forest(comparison: pd.DataFrame, *, label: str = "agent_model",
               for _, r in data.iterrows()]
     if "metric" in data and data["metric"].nunique() > 1:
         labels = [f"{m}: {lab}" for m, lab in zip(data["metric"], labels, strict=True)]
-    fig, ax = plt.subplots(figsize=(9.0, 0.45 * len(data) + 1.2))
+    if "domain" in data and data["domain"].nunique() > 1:   # else rows of two domains read alike
+        labels = [f"{d} · {lab}" for d, lab in zip(data["domain"], labels, strict=True)]
+    # long configuration names wrap, so that the axis keeps its width
+    labels = [textwrap.fill(lab, 64) for lab in labels]
+    lines = sum(lab.count("\n") + 1 for lab in labels)
+    fig, ax = plt.subplots(figsize=(10.0, 0.3 * lines + 0.2 * len(data) + 1.2))
     y = np.arange(len(data))[::-1]
     palette = model_palette(data[label].astype(str))
     for yi, (_, row) in zip(y, data.iterrows(), strict=True):

@@ -85,6 +85,19 @@ def test_no_cell_errored_and_pages_have_figures(sample_report):
     assert "Traceback" not in page
 
 
+def test_every_figure_has_its_numbers_and_notes_read_plainly(sample_report):
+    import re
+
+    out, _ = sample_report
+    figures = sorted((out / "figures").glob("*.png"))
+    assert figures
+    missing = [f.name for f in figures if not f.with_suffix(".csv").is_file()]
+    assert not missing, f"figures without the CSV of their numbers: {missing}"
+    for page in out.glob("*.html"):
+        # a warning in a Notes box says what, not which file and line raised it
+        assert not re.search(r"\.py:\d+: \w*Warning", page.read_text()), page.name
+
+
 def test_tables_carry_their_provenance(sample_report):
     out, _ = sample_report
     md = (out / "tables/accord_results__table3.md").read_text()
