@@ -39,6 +39,7 @@ from typing import Any
 
 import pandas as pd
 
+from ._litellm import get_litellm
 from .cache import JudgeCache, cache_key, default_cache_dir
 from .calls import JudgeCall, JudgeSpec
 from .dispatch import DispatchStats, execute
@@ -234,6 +235,29 @@ def _credential_inside(value: Any, path: str = "") -> str | None:
     return None
 
 
+class MissingCredentialsError(ValueError):
+    """The provider of the judge model needs a key that the environment does not hold."""
+
+
+def _check_credentials(model: str, api_base: str | None, *, n_pending: int,
+                       n_cached: int) -> None:
+    """Refuse to send when litellm says the model's provider key is not in the environment.
+
+    Without it, every request would fail with an authentication error (stored as an error
+    per item, "run again"); saying so first is clearer. Replies in the cache need no key.
+    """
+    try:
+        found = get_litellm().validate_environment(model=model, api_base=api_base)
+    except Exception:  # noqa: BLE001 - an unknown provider: let the request say what it needs
+        return
+    missing = list(found.get("missing_keys") or [])
+    if missing:
+        raise MissingCredentialsError(
+            f"{' and '.join(missing)} not set in the environment: litellm needs it for "
+            f"{model!r} (for a local OpenAI-compatible server, any value will do); "
+            f"{n_pending} request(s) not sent, {n_cached} answered from the cache")
+
+
 def _run_coroutine(coro: Any) -> Any:
     """Run ``coro`` to completion, also from inside a running loop (Jupyter).
 
@@ -411,6 +435,9 @@ async def arun_judge(
     stats = DispatchStats()
     if pending:
         cache.check_writable()          # before any paid request
+        if _completion is None and "mock_response" not in params:
+            _check_credentials(model, api_base, n_pending=len(pending),
+                               n_cached=len(unique) - len(pending))
         with warnings.catch_warnings():
             # pydantic warns about litellm's own types on the first request; not ours to fix
             warnings.filterwarnings("ignore", message=r".*`ReadOnly` qualifier",

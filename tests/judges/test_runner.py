@@ -235,3 +235,25 @@ def test_cancelled_run_resumes_without_re_requesting_stored_items(stub, tmp_path
     assert not stored & set(asked)
     assert len(asked) == 16 - len(stored) == run.n_calls
     assert run.exit_code == 0 and run.verdicts["verdict"].notna().all()
+
+
+def test_a_missing_provider_key_is_said_before_sending_and_the_cache_needs_none(
+        tmp_path, monkeypatch):
+    from accordkit.judges.runner import MissingCredentialsError
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    opts = {"judge": "gsrt", "model": "openai/gpt-4o-mini", "cache_dir": tmp_path, **FAST}
+    with pytest.raises(MissingCredentialsError, match="OPENAI_API_KEY not set") as exc:
+        run_judge([acb_episode()], **opts)
+    assert "1 request(s) not sent, 0 answered from the cache" in str(exc.value)
+    # answered once (by a stand-in server), the same run is then served from the cache
+    from types import SimpleNamespace
+
+    async def server(**_):
+        return SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(
+            content=GSRT_REPLY))], usage=SimpleNamespace(prompt_tokens=5, completion_tokens=5),
+            model="stub")
+
+    run_judge([acb_episode()], _completion=server, **opts)
+    again = run_judge([acb_episode()], **opts)
+    assert again.n_calls == 0 and again.exit_code == 0
