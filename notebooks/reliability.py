@@ -61,7 +61,8 @@ nb = NotebookContext.from_parameters("reliability", globals())
 out = nb.out
 episodes = rv.reliability_episodes(nb.scores())
 chosen = rv.chosen_metrics(episodes, metrics)
-print(f"{len(episodes)} episodes; metric per benchmark: {chosen}")
+print(f"{len(episodes)} episodes; the metric of each benchmark: "
+      + ", ".join(f"{bench}: {metric}" for bench, metric in chosen.items()))
 
 # %% [markdown]
 # ## Noise floor per configuration
