@@ -18,8 +18,7 @@ def plain_warnings() -> None:
 
     Examples
     --------
-    >>> plain_warnings()
-    >>> warnings.formatwarning(UserWarning("k is capped at 1"), UserWarning, "/x.py", 3)
+    >>> _plain(UserWarning("k is capped at 1"), UserWarning, "/x.py", 3)
     'UserWarning: k is capped at 1\\n'
     """
     warnings.formatwarning = _plain

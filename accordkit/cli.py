@@ -157,7 +157,7 @@ def _cmd_score(args: argparse.Namespace) -> int:
             return 1
     frame = score(ds, level=args.level, verdicts=verdicts, **modes)
     if args.output:
-        if args.output.endswith(".parquet"):
+        if args.output.lower().endswith(".parquet"):
             frame.to_parquet(args.output, index=False)
         else:
             frame.to_csv(args.output, index=False)

@@ -135,9 +135,15 @@ def _modes_passes(groups: list[list[tuple[int, int, Any]]], *,
     return passes
 
 
-def _goalshift_sources(opened: Sequence[Any]) -> dict[str, list[tuple[int, int, Any]]]:
+def _goalshift_sources(opened: Sequence[Any], origins: Sequence[str],
+                       ) -> dict[str, list[tuple[int, int, Any]]]:
     """``source value -> [(file, row group, rows within it)]`` of the goal-shift rows of
-    opened parquet files, in order of first appearance (a pass over two small columns)."""
+    opened parquet files, in order of first appearance (a pass over two small columns).
+
+    A row with no ``source`` belongs to its file's ``origins`` entry (the file, or its
+    dataset folder), as :func:`accordkit.load` fills it: the null rows of two files are
+    two sources, not one.
+    """
     import numpy as np
     import pandas as pd
     import pyarrow as pa
@@ -155,7 +161,7 @@ def _goalshift_sources(opened: Sequence[Any]) -> dict[str, list[tuple[int, int, 
                                          value_set=pa.array(GOALSHIFT_BENCHMARKS)), False)
             rows = np.flatnonzero(goal.to_numpy(zero_copy_only=False))
             if len(rows):
-                values = pc.fill_null(keys.column("source"), "").take(pa.array(rows))
+                values = pc.fill_null(keys.column("source"), origins[f]).take(pa.array(rows))
                 codes, uniques = pd.factorize(np.asarray(values.to_pylist(), dtype=object))
                 for k, src in enumerate(uniques):
                     where.setdefault(src, []).append((f, g, rows[codes == k]))
@@ -171,7 +177,10 @@ def _check_pooled_sources(items: Sequence[WorkItem], tcrr_mode: str) -> None:
     (modes,) = [i for i in items if i.kind == "modes"] or [None]
     if modes is None or len(modes.sources) < 2:
         return
-    where = _goalshift_sources([_open_parquet(path) for path in modes.sources])
+    cards = list(modes.cards) or [None] * len(modes.sources)
+    where = _goalshift_sources([_open_parquet(path) for path in modes.sources],
+                               [c.folder if c else f for c, f in zip(cards, modes.sources,
+                                                                     strict=True)])
     for src, pieces in where.items():
         files = sorted({modes.sources[f] for f, _, _ in pieces})
         if len(files) > 1:
@@ -201,7 +210,8 @@ def _parquet_modes(item: WorkItem, *, split: str | None) -> Any:
     files = list(item.sources or (item.source,))
     cards = list(item.cards) or [item.card] * len(files)
     opened = [_open_parquet(path) for path in files]
-    where = _goalshift_sources(opened)
+    where = _goalshift_sources(opened, [c.folder if c else f for c, f in zip(cards, files,
+                                                                           strict=True)])
     frames = []
     for groups in _modes_passes(list(where.values()), max_rows=MODES_PASS_ROWS):
         # one read of each row group the pass touches, its rows split among the groups

@@ -209,7 +209,7 @@ def _judge_iv(*, judge: str, model: str, concurrency: int, timeout: float, max_a
 _SECRET_HEADER = re.compile(r"^(proxy_)?authorization$|api_?key|subscription_key|cookie",
                             re.IGNORECASE)
 #: Values that are credentials whatever their key is called.
-_SECRET_VALUE = re.compile(r"^\s*(bearer|basic)\s+\S", re.IGNORECASE)
+_SECRET_VALUE = re.compile(r"^\s*(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}\s*$", re.IGNORECASE)
 
 
 def _credential_inside(value: Any, path: str = "") -> str | None:
@@ -250,7 +250,9 @@ def _check_credentials(model: str, api_base: str | None, *, n_pending: int,
         found = get_litellm().validate_environment(model=model, api_base=api_base)
     except Exception:  # noqa: BLE001 - an unknown provider: let the request say what it needs
         return
-    missing = list(found.get("missing_keys") or [])
+    # only a missing API key is certain to fail: other names (AWS_*, VERTEXAI_*, an
+    # OLLAMA_API_BASE) have defaults outside the environment (profiles, local servers)
+    missing = [k for k in found.get("missing_keys") or [] if str(k).endswith("_API_KEY")]
     if missing:
         raise MissingCredentialsError(
             f"{' and '.join(missing)} not set in the environment: litellm needs it for "

@@ -368,3 +368,18 @@ def test_sigterm_stops_the_workers_with_the_command(tmp_path, shards):
              and "Z" not in Path(f"/proc/{k}/stat").read_text().split()[2]]
     assert not alive, f"workers outlived the command: {alive}"
     assert not (out / "manifest.json").exists()
+
+
+def test_rows_without_a_source_are_their_files_own_for_the_pooled_check(tmp_path, sample_dir):
+    table = pq.read_table(sorted((sample_dir / "goalshift").rglob("*.parquet"))[0])
+    table = table.set_column(table.column_names.index("source"), "source",
+                             pa.nulls(table.num_rows, pa.string()))
+    shards = [tmp_path / "a.parquet", tmp_path / "b.parquet"]
+    half = table.num_rows // 2
+    pq.write_table(table.slice(0, half), shards[0])
+    pq.write_table(table.slice(half), shards[1])
+    files = [str(s) for s in shards]
+    score_to_store(files, out=tmp_path / "s", progress=False, modes={"tcrr_mode": "upstream"})
+    want = ak.score(ak.load(files), tcrr_mode="upstream")
+    pd.testing.assert_series_equal(read_scores(tmp_path / "s")["tcrr"], want["tcrr"])
+    assert len(read_modes(tmp_path / "s")) == len(ak.compare_modes(ak.load(files)))

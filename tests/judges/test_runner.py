@@ -115,7 +115,7 @@ def test_stored_output_is_skipped_unless_asked(tmp_path):
     ({"completion_kwargs": {"extra_headers": {"X-Api-Key": "x"}}}, "credential"),
     ({"completion_kwargs": {"extra_body": {"auth": {"token": "x"}}}},
      r"credential \(extra_body.auth.token\)"),
-    ({"completion_kwargs": {"extra_headers": {"X-Custom": "Bearer abc"}}},
+    ({"completion_kwargs": {"extra_headers": {"X-Custom": "Bearer abc123def456"}}},
      r"credential \(extra_headers.X-Custom\)"),
 ])
 def test_bad_options(kwargs, match, tmp_path):
@@ -257,3 +257,13 @@ def test_a_missing_provider_key_is_said_before_sending_and_the_cache_needs_none(
     run_judge([acb_episode()], _completion=server, **opts)
     again = run_judge([acb_episode()], **opts)
     assert again.n_calls == 0 and again.exit_code == 0
+
+
+def test_only_a_missing_api_key_stops_a_run_before_sending(monkeypatch):
+    from accordkit.judges.runner import _check_credentials
+
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "OLLAMA_API_BASE"):
+        monkeypatch.delenv(name, raising=False)
+    # credentials from a profile or a local default server: not refused here
+    _check_credentials("bedrock/anthropic.claude-3-haiku", None, n_pending=1, n_cached=0)
+    _check_credentials("ollama_chat/llama3", None, n_pending=1, n_cached=0)
