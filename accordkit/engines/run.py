@@ -14,6 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from .._pool import stop_pool
 from ..store import PART_DIRS, InputRecord, write_manifest, write_part
 from .plan import CardPart, WorkItem, _open_parquet, is_url, plan_work
 
@@ -336,22 +337,11 @@ def _run_local(items: Sequence[WorkItem], *, out: str, num_proc: int, progress: 
         except BaseException:
             # interrupted (Ctrl-C, or SIGTERM from a scheduler, see accordkit.cli): stop the
             # workers too, or they outlive this process and keep writing parts
-            _stop_workers(pool)
+            stop_pool(pool)
             raise
         pool.shutdown()
     bar.close()
     return results
-
-
-def _stop_workers(pool: ProcessPoolExecutor) -> None:
-    """Cancel what has not started and terminate the worker processes of ``pool``."""
-    processes = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for proc in processes:
-        if proc.is_alive():
-            proc.terminate()
-    for proc in processes:
-        proc.join(timeout=5)
 
 
 def _check_ray_address(address: str) -> None:

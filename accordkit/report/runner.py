@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .._env import PROJECT_ROOT
+from .._pool import stop_pool
 from .notebooks import NOTEBOOKS, InputFacts, NotebookSpec, notebook_parameters, skip_reason
 from .provenance import collect_provenance
 
@@ -651,7 +652,8 @@ def _run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[st
                 continue
             tasks.append((spec, run_name, merged, run_dir))
     futures = {}
-    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+    pool = ProcessPoolExecutor(max_workers=max(1, jobs))
+    try:
         for spec, run_name, merged, run_dir in tasks:
             nb_dir = run_dir / "notebooks"
             nb_dir.mkdir(exist_ok=True)
@@ -682,6 +684,12 @@ def _run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[st
             bar.set_postfix_str(f"{spec.name}: {'FAILED' if error else 'ok'}")
             bar.update()
         bar.close()
+    except BaseException:
+        # interrupted (Ctrl-C, or SIGTERM, see accordkit.cli): stop the queued notebooks
+        # and the running kernels now; the staged report is then discarded
+        stop_pool(pool)
+        raise
+    pool.shutdown()
     order = {(r, n.name): i for i, (r, n) in
              enumerate(itertools.product([r for r, _ in runs], NOTEBOOKS))}
     results.sort(key=lambda r: order.get((r.run, r.notebook), 0))

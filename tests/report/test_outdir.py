@@ -6,6 +6,7 @@ import errno
 import json
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -231,3 +232,35 @@ def test_concurrent_report_into_a_locked_folder_is_refused(tmp_path, tau2_dir, c
                  "--notebooks", "accord_results"])
     assert code == 1 and "another accordkit report" in capsys.readouterr().err
     assert sorted(p.name for p in out.iterdir()) == ["index.html", "stale_page.html"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
+def test_sigterm_stops_a_report_and_its_kernels_at_once(tmp_path, sample_dir):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import psutil
+
+    out = tmp_path / "rep"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from accordkit.cli import main; sys.exit(main())",
+         "report", "--source", str(sample_dir / "accord"), str(sample_dir / "goalshift"),
+         "--out", str(out), "--jobs", "2", "--set", "n_resamples=200"],
+        env={**os.environ, "HF_HUB_OFFLINE": "1"}, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not list(tmp_path.rglob("notebooks/*.ipynb")):
+        time.sleep(0.2)
+    family = psutil.Process(proc.pid).children(recursive=True)
+    assert family, "no notebook started"
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 130
+    took = time.monotonic() - sent
+    assert took < 8, took                        # not after every queued notebook
+    gone, alive = psutil.wait_procs(family, timeout=10)
+    assert not alive, f"left running: {[p.cmdline()[:3] for p in alive]}"
+    assert not out.exists()                      # nothing half-written under --out
