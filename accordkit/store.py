@@ -82,6 +82,9 @@ class InputRecord:
         Why the input could not be read at all (its rows are then absent, and said so).
     problems : list of str
         The first reasons records were skipped.
+    size, mtime_ns : int or None
+        Of the local file when it was hashed: a later check may trust an unchanged size and
+        time instead of reading the file again.
     """
 
     index: int
@@ -92,6 +95,8 @@ class InputRecord:
     batches: int = 0
     error: str | None = None
     problems: list[str] = field(default_factory=list)
+    size: int | None = None
+    mtime_ns: int | None = None
 
 
 def part_name(input_index: int, batch_index: int) -> str:

@@ -219,6 +219,9 @@ def plan_work(sources: Sequence[str], *, batch_size: int = 20_000,
             record.error = f"no {', '.join(_DATA_SUFFIXES)} file in this folder"
             continue
         try:
+            if not is_url(source) and Path(source).is_file():
+                st = Path(source).stat()
+                record.size, record.mtime_ns = st.st_size, st.st_mtime_ns
             record.sha256 = _sha256(source)
         except OSError as exc:
             record.error = f"unreadable: {exc}"

@@ -584,8 +584,17 @@ def _as_scored(manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
         entry = {"source": rec["source"], "sha256": rec.get("sha256")}
         path = Path(rec["source"])
         if rec.get("sha256") and not is_url(rec["source"]):
-            entry["present"] = path.is_file()
-            entry["changed"] = entry["present"] and file_sha256(path) != rec["sha256"]
+            try:
+                entry["present"] = path.is_file()
+                st = path.stat() if entry["present"] else None
+                same = (st is not None and rec.get("size") == st.st_size
+                        and rec.get("mtime_ns") == st.st_mtime_ns)
+                # an unchanged size and time is trusted: no input is read again
+                entry["changed"] = bool(entry["present"] and not same
+                                        and file_sha256(path) != rec["sha256"])
+            except OSError as exc:
+                entry["changed"] = None
+                entry["unchecked"] = f"{type(exc).__name__}: {exc}"
         out.append(entry)
     return out
 
