@@ -128,9 +128,9 @@ def ratio_from_rows(
 ) -> RatioEstimator:
     """Per-cluster sums of a mean (``den=None``) or of a ratio, skipping NaN rows.
 
-    The sums do not depend on the order of the rows: each cluster's rows are added in
-    value order, so the same rows in another order give the same bits (floating-point
-    addition is not associative: 0.1 + 0.2 + 0.3 != 0.3 + 0.2 + 0.1).
+    Rows are added in the order given: :func:`summarize` and :func:`compare` give each
+    cell's rows in value order (:func:`~accordkit.stats._cells.value_rank`), so the sums
+    do not depend on the order of the frame.
     """
     if den is None:
         valid = ~np.isnan(num)
@@ -139,8 +139,6 @@ def ratio_from_rows(
         valid = ~(np.isnan(num) | np.isnan(den))
         den_rows = np.where(valid, den, 0.0)
     num_rows = np.where(valid, num, 0.0)
-    order = np.lexsort((den_rows, num_rows, codes))
-    codes, num_rows, den_rows = codes[order], num_rows[order], den_rows[order]
     num_c = np.bincount(codes, weights=num_rows, minlength=n_clusters)
     den_c = np.bincount(codes, weights=den_rows, minlength=n_clusters)
     return RatioEstimator(num_c, den_c)

@@ -15,7 +15,7 @@ from scipy import stats
 
 from . import _estimators
 from ._adjust import adjust_pvalues, tie_groups
-from ._cells import cell_label, iter_cells, sorted_codes
+from ._cells import cell_label, iter_cells, sorted_codes, value_rank
 from ._estimators import (
     MedianEstimator,
     RatioEstimator,
@@ -259,7 +259,8 @@ def _compare_all(frame: pd.DataFrame, metrics: list[Any], *, between: Any, basel
     notes = [{"bca": [], "degenerate": [], "unpaired": [], "baseline": [],
               "median_jackknife": []} for _ in every]
     rows: list[list[dict]] = [[] for _ in every]
-    for cell in iter_cells(frame, first.by):
+    rank = value_rank([v for vals in values for v in vals.values()])  # bit-stable sums
+    for cell in iter_cells(frame, first.by, rank=rank):
         label = cell_label(first.by, cell.values)
         models = [_cell_models(cell, model_codes, model_values, scen_codes, scen_values,
                                vals, args) for vals, args in zip(values, every, strict=True)]

@@ -11,7 +11,14 @@ import pandas as pd
 import scipy
 
 from . import _estimators
-from ._cells import cell_label, cluster_codes, iter_cells, local_clusters, sorted_codes
+from ._cells import (
+    cell_label,
+    cluster_codes,
+    iter_cells,
+    local_clusters,
+    sorted_codes,
+    value_rank,
+)
 from ._estimators import (
     distributions_from_totals,
     estimator_for,
@@ -143,7 +150,8 @@ def summarize(
                                    "median_jackknife": [], "mixed": []}
     benchmarks = _benchmark_codes(frame, args.by)
     rows = []
-    for cell in iter_cells(frame, args.by):
+    rank = value_rank(list(values.values()))      # rows in value order: bit-stable sums
+    for cell in iter_cells(frame, args.by, rank=rank):
         pos = cell.positions
         if benchmarks is not None:
             _note_mixed(args.metrics, values, benchmarks[pos], pos,
