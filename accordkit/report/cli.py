@@ -136,9 +136,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "records are skipped and listed in index.html, results.json and provenance.json. "
         "The report is built beside --out and swapped in when complete. Exit code 0 iff "
         "every notebook that was not skipped succeeded; 1 when a notebook failed, another "
-        "report is writing --out, or the report could not be written (disk full); 2 when a "
-        "--source does not exist (nothing is written), or with --strict when a bad record "
-        "was skipped; 64 on a usage error (an unknown parameter or notebook, a bad --set).", 79),
+        "report is writing --out, the report could not be written (disk full), no episode "
+        "could be read from the sources, or a --scores store holds an episode twice; 2 when "
+        "a --source does not exist or a --verdicts file cannot be read (nothing is written), "
+        "or with --strict when a bad record was skipped; 64 on a usage error (an unknown "
+        "parameter or notebook, a bad --set).", 79),
         epilog="parameters (--set KEY=VALUE, or a --params file):\n" + parameters_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--source", nargs="+", metavar="PATH_OR_HUB_ID",
