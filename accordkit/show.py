@@ -105,7 +105,8 @@ def show(item: Any, *, episodes: Any = None, rows: Any = None, columns: Any = "m
     Returns
     -------
     object
-        Displayed by Jupyter as HTML; ``str()`` of it is the HTML text.
+        Displayed by Jupyter as HTML; ``str()`` of it is the HTML text, and its ``repr``
+        (what a terminal REPL prints) plain text: the messages, or the table in Markdown.
 
     Raises
     ------
@@ -136,8 +137,9 @@ def show(item: Any, *, episodes: Any = None, rows: Any = None, columns: Any = "m
         if not row_keys:
             item = item.assign(table="all")
             row_keys = ["table"]
-        return ConversationView(format_table(item, rows=row_keys, columns=columns, fmt="html",
-                                             digits=digits))
+        return ConversationView(
+            format_table(item, rows=row_keys, columns=columns, fmt="html", digits=digits),
+            format_table(item, rows=row_keys, columns=columns, fmt="markdown", digits=digits))
     if isinstance(item, pd.Series):
         item = item.to_dict()
     if isinstance(item, Mapping) and item.get("messages") is not None:

@@ -69,3 +69,21 @@ def test_summary_tables_render_as_in_the_report(sample_dir):
     assert f"{first['estimate']:.3f}" in html
     with pytest.raises(TypeError, match="ak.summarize / ak.compare"):
         show(ak.score(ds))
+
+
+def test_a_terminal_repr_is_the_plain_conversation_or_table():
+    import pandas as pd
+
+    import accordkit as ak
+
+    ep = {"episode_id": "e1", "messages": [
+        {"role": "user", "content": "I need a flight", "turn_idx": 0},
+        {"role": "assistant", "content": "", "turn_idx": 1,
+         "tool_calls": [{"name": "search", "arguments_json": '{"to": "LIS"}'}]}]}
+    text = repr(ak.show(ep))
+    assert "[0] user: I need a flight" in text and '→ search({"to": "LIS"})' in text
+    assert "<div" not in text and "object at 0x" not in text
+    table = ak.summarize(pd.DataFrame({"scenario_id": list("abcd"), "x": [1.0, 0, 1, 1]}), "x",
+                         n_resamples=100)
+    shown = repr(ak.show(table))
+    assert shown.startswith("|") and "0.750 [" in shown           # the mean, with its interval

@@ -31,16 +31,24 @@ font-size:11px;margin-left:.4rem}
 
 
 class ConversationView:
-    """HTML shown by Jupyter (``_repr_html_``) and usable as a string (``.html``)."""
+    """HTML shown by Jupyter (``_repr_html_``) and usable as a string (``.html``); in a
+    terminal its ``repr`` is the plain text (``.text``), so that a REPL shows the
+    conversation or table rather than an object address."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, plain: str | None = None) -> None:
         self.html = text
+        self.text = plain
 
     def _repr_html_(self) -> str:
         return self.html
 
     def __str__(self) -> str:
         return self.html
+
+    def __repr__(self) -> str:
+        if self.text is not None:
+            return self.text
+        return f"<ConversationView: {len(self.html)} characters of HTML; str() gives them>"
 
 
 def _judge_marks(episode: Mapping[str, Any]) -> dict[int, list[str]]:
@@ -103,6 +111,14 @@ def render_conversation(episode: Mapping[str, Any], *, max_tool_chars: int = 400
         rows += f"<tr><td><b>preferences</b></td><td><ul style='margin:0'>{items}</ul></td></tr>"
     marks = _judge_marks(episode)
     parts = [_STYLE, "<div class='ak-conv'>", f"<table class='ak-head'>{rows}</table>"]
+    lines = [" · ".join(f"{k} {v}" for k, v in head if v is not None)]
+    for msg in episode.get("messages") or ():
+        content = msg.get("content") or ""
+        lines.append(f"[{msg.get('turn_idx')}] {msg.get('role') or '?'}: "
+                     + (_short(content, max_tool_chars) if msg.get("role") == "tool"
+                        else content))
+        lines += [f"    → {c.get('name')}({c.get('arguments_json')})"
+                  for c in msg.get("tool_calls") or ()]
     for msg in episode.get("messages") or ():
         role = msg.get("role") or "?"
         idx = msg.get("turn_idx")
@@ -133,4 +149,4 @@ def render_conversation(episode: Mapping[str, Any], *, max_tool_chars: int = 400
                      f"<span class='ak-role'>{esc(role)}</span>{extra}<div>{body}</div>{calls}"
                      "</div>")
     parts.append("</div>")
-    return ConversationView("".join(parts))
+    return ConversationView("".join(parts), "\n".join(lines))
