@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -24,8 +25,9 @@ accordkit re-scores user-agent collaboration benchmarks and reports them.
   judge     LLM-judged scores through litellm, cached on disk and resumable
   report    parameterized notebooks run by papermill -> HTML report, tables, figures
 
-Sources are recognised by content. A path that exists is never treated as a hub id.
-Tests and the default run are offline; set HF_HUB_OFFLINE=0 to read from the hub.
+Sources are recognised by content. A path that exists is never treated as a hub id. The
+command runs offline (HF_HUB_OFFLINE=1 unless set): set HF_HUB_OFFLINE=0 to read from
+the hub.
 """
 
 EPILOG = """\
@@ -401,6 +403,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if from_console:
         from ._warnings_format import plain_warnings
 
+        # offline unless asked: without a network, a hub id would wait ~24 s in retries
+        # (before datasets / huggingface_hub are imported, which read it once)
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
         _terminate_as_interrupt()
         plain_warnings()
     try:

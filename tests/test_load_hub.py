@@ -127,6 +127,28 @@ def test_offline_without_cache_says_so(tmp_path, monkeypatch):
             ak.load("org/never-downloaded")
 
 
+def _go_offline(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(hconst, "HF_HUB_OFFLINE", True)
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+
+
+def test_offline_a_cached_dataset_loads_as_it_did_online_at_each_revision(repos, hub,
+                                                                          monkeypatch):
+    online = {"all": ak.load("org/episodes"), "v1": ak.load("org/episodes", revision="v1"),
+              "tau2": ak.load("org/episodes", config="tau2")}
+    _go_offline(monkeypatch)
+    served = len(hub.requests)
+    _same(ak.load("org/episodes"), online["all"])               # every config, not "default"
+    _same(ak.load("org/episodes", revision="v1"), online["v1"])   # the pinned rows, not main's
+    _same(ak.load("org/episodes", revision=hub.commit("org/episodes", "v1")), online["v1"])
+    _same(ak.load("org/episodes", config="tau2"), online["tau2"])
+    assert len(hub.requests) == served                          # nothing asked of the hub
+    with pytest.raises(ak.EpisodeValidationError, match=r"revision 'v9' is not in the local "
+                       r"cache \(the cache holds main, v1\); HF_HUB_OFFLINE=0 downloads it"):
+        ak.load("org/episodes", revision="v9")
+
+
 def test_environment_is_restored_after_the_hub_tests():
     """The stand-in tests must not leak their settings into the rest of the suite."""
     assert not hconst.ENDPOINT.startswith("http://127.0.0.1")

@@ -7,7 +7,6 @@ hub id.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ import pyarrow as pa
 from ..schema import EpisodeValidationError
 from .parquet import with_parts
 
-__all__ = ["Hub", "is_hub_id"]
+__all__ = ["Hub", "cached_snapshot", "is_hub_id"]
 
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 #: File name endings that mark a path, never a hub repository name.
@@ -44,6 +43,16 @@ def is_hub_id(source: str | Path) -> bool:
             and not Path(text).exists())
 
 
+def _path_hint(source: str) -> str:
+    """A hint for a hub id that failed to load while its ``org`` is a local folder: it may
+    be a mistyped path (``data/sampel`` for ``data/sample``)."""
+    parent = Path(source).parent
+    if parent != Path(".") and parent.is_dir():
+        return (f"; a folder {str(parent)!r} exists here: if {source!r} was meant as a path "
+                "in it, no such file or folder exists")
+    return ""
+
+
 class Hub:
     """A dataset on the Hugging Face hub (or the hub named by ``HF_ENDPOINT``)."""
 
@@ -56,6 +65,12 @@ class Hub:
         import datasets
 
         from .._arrow import arrow_table
+
+        if _offline():
+            # datasets offline knows neither the configs (it asks for "default") nor the
+            # revision (it serves whichever was cached last): read the snapshot of the
+            # asked-for commit that huggingface_hub keeps, as a dataset folder
+            return _read_snapshot(loader, source)
 
         try:
             configs = ([loader.config] if loader.config else
@@ -78,11 +93,76 @@ class Hub:
         return loader.concat(parts)
 
 
+def _offline() -> bool:
+    """Whether the hub libraries run offline (they read the environment once, on import)."""
+    import datasets.config as dconfig
+    import huggingface_hub.constants as hconst
+
+    return bool(hconst.HF_HUB_OFFLINE or dconfig.HF_HUB_OFFLINE
+                or getattr(dconfig, "HF_DATASETS_OFFLINE", False))
+
+
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+def cached_snapshot(source: str, revision: str | None) -> Path:
+    """The local snapshot folder of ``source`` at ``revision`` in huggingface_hub's cache.
+
+    ``revision`` (default ``main``) is a branch or tag resolved through the cache's
+    ``refs/``, or a full commit hash.
+
+    Raises
+    ------
+    EpisodeValidationError
+        The revision is not in the cache (the message lists what is).
+    """
+    from huggingface_hub import constants
+
+    org, name = source.split("/", 1)
+    root = Path(constants.HF_HUB_CACHE) / f"datasets--{org}--{name}"
+    rev = revision or "main"
+    ref = root / "refs" / rev
+    commit = ref.read_text().strip() if ref.is_file() else (rev if _COMMIT.match(rev) else None)
+    snapshot = root / "snapshots" / commit if commit else None
+    if snapshot is None or not (snapshot / "README.md").is_file():
+        refs = sorted(p.name for p in (root / "refs").glob("*")) if root.is_dir() else []
+        have = (f"the cache holds {', '.join(refs)}" if refs
+                else "it was never downloaded here")
+        raise EpisodeValidationError(
+            f"HF_HUB_OFFLINE is set (the accordkit command sets it unless told otherwise), "
+            f"and revision {rev!r} is not in the local cache ({have}); HF_HUB_OFFLINE=0 "
+            f"downloads it{_path_hint(source)}", source=source, record="(whole file)",
+            field="(dataset)")
+    return snapshot
+
+
+def _read_snapshot(loader: Any, source: str) -> pa.Table:
+    """``source`` read offline from its cached snapshot: the files its card names, each with
+    its config and split, and the hub id as the source of rows that name none (as online)."""
+    from .dataset_folder import dataset_files, read_data_file
+
+    snapshot = cached_snapshot(source, loader.revision)
+    files, problems = dataset_files(snapshot, config=loader.config, split=loader.split)
+    for problem in problems:
+        loader.problem(EpisodeValidationError(
+            f"{problem.reason} (in the cached snapshot {snapshot.name[:12]}: only the files "
+            "downloaded before are there)", source=source, record="(whole file)",
+            field="(dataset)"))
+    return loader.concat([
+        loader.guarded(f"{source} ({f.path.relative_to(snapshot)})",
+                       lambda f=f: read_data_file(loader, f.path, origin=source,
+                                                  parts=(f.config, f.split)))
+        for f in files])
+
+
 def _hub_error(path: str, exc: Exception, config: str | None = None) -> EpisodeValidationError:
     hint = ""
-    if os.environ.get("HF_HUB_OFFLINE", "").upper() in ("1", "TRUE", "ON", "YES"):
-        hint = " (HF_HUB_OFFLINE is set: only datasets already in the local cache can be read)"
+    if _offline():
+        hint = (" (HF_HUB_OFFLINE is set, as the accordkit command sets it by default: only "
+                "datasets already in the local cache can be read; HF_HUB_OFFLINE=0 downloads)")
     where = f"config {config}: " if config else ""
     return EpisodeValidationError(
-        f"{where}could not load the dataset: {type(exc).__name__}: {exc}{hint}",
+        f"{where}could not load the dataset: {type(exc).__name__}: {exc}{hint}"
+        f"{_path_hint(path)}",
         source=path, record="(whole file)", field="(dataset)")
+
