@@ -143,7 +143,8 @@ def _cmd_score(args: argparse.Namespace) -> int:
     from .score import score
 
     try:
-        ds = load(args.sources, errors=args.errors or "raise")
+        ds = load(args.sources, errors=args.errors or "raise", revision=args.revision,
+                  split=args.split)
     except (EpisodeValidationError, OSError, ValueError) as exc:
         print(f"accordkit score: error: {exc} (--errors skip scores the good records and "
               "lists the bad ones)", file=sys.stderr)
@@ -194,7 +195,8 @@ def _score_to_store(args: argparse.Namespace, modes: dict) -> int:
                                   num_proc=args.num_proc, batch_size=args.batch_size,
                                   errors="raise" if args.errors == "raise" else "skip",
                                   modes=modes, progress=not args.quiet,
-                                  verdicts=args.verdicts)
+                                  verdicts=args.verdicts, revision=args.revision,
+                                  split=args.split)
     except (FileExistsError, RayUnreachableError, ImportError, ValueError) as exc:
         print(f"accordkit score: error: {exc}", file=sys.stderr)
         return 1
@@ -354,6 +356,11 @@ def build_parser(*, commands: set[str] | None = None) -> argparse.ArgumentParser
         p.add_argument("--verdicts", nargs="+", default=[], metavar="PARQUET",
                        help="stored judge verdicts (accordkit judge) to attach where the "
                        "episodes hold none: tables rebuild from them without an API key")
+        p.add_argument("--revision", metavar="REV",
+                       help="hub ids: the branch, tag or commit to read (pin it for "
+                       "reproducible tables)")
+        p.add_argument("--split", metavar="NAME",
+                       help="only this split (dataset folders, hub ids, canonical files)")
         store = p.add_argument_group(
             "score store (large data)",
             "With --out DIR, episodes are read and scored batch by batch and written as a score "

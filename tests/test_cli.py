@@ -82,3 +82,14 @@ def test_score_refuses_before_scoring(tmp_path, capsys, monkeypatch, sample_dir,
     err = capsys.readouterr().err
     assert match in err and "Traceback" not in err
     assert not list(tmp_path.iterdir())                # nothing written
+
+
+def test_score_reads_one_split_in_memory_and_into_a_store(tmp_path, capsys, sample_dir):
+    assert main(["score", str(sample_dir / "accord"), "--split", "test",
+                 "-o", str(tmp_path / "t.csv")]) == 0
+    assert len(pd.read_csv(tmp_path / "t.csv")) == 576
+    assert main(["score", str(sample_dir / "accord"), "--split", "nosuch",
+                 "-o", str(tmp_path / "n.csv")]) == 1
+    assert "no split 'nosuch'" in capsys.readouterr().err
+    assert main(["score", str(sample_dir / "accord"), "--split", "nosuch", "--out",
+                 str(tmp_path / "s"), "--quiet"]) == 1
