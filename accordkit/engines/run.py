@@ -509,6 +509,8 @@ def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "lo
                      modes=modes, errors=errors, metadata=metadata,
                      load_options=load_options, verdicts=verdicts)
     by_input: dict[int, InputRecord] = {r.index: r for r in inputs}
+    # an error names its batch only when the input was read in several
+    batched = {i.input_index for i in items if i.kind == "parquet" and i.batch_index > 0}
     for res in sorted(results, key=lambda r: (r["input_index"], r["batch_index"])):
         rec = by_input[int(res["input_index"])]
         if res.get("kind") != "modes":
@@ -519,7 +521,9 @@ def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "lo
         if room > 0:
             rec.problems += list(res["problems"])[:room]
         if res["error"]:
-            msg = f"batch {res['batch_index']}: {res['error']}"
+            msg = (f"batch {res['batch_index']}: {res['error']}"
+                   if int(res["input_index"]) in batched or res.get("kind") == "modes"
+                   else str(res["error"]))
             rec.error = msg if rec.error is None else f"{rec.error}; {msg}"
     if _fail_fast:
         failed = [r for r in inputs if r.error]

@@ -383,3 +383,11 @@ def test_rows_without_a_source_are_their_files_own_for_the_pooled_check(tmp_path
     want = ak.score(ak.load(files), tcrr_mode="upstream")
     pd.testing.assert_series_equal(read_scores(tmp_path / "s")["tcrr"], want["tcrr"])
     assert len(read_modes(tmp_path / "s")) == len(ak.compare_modes(ak.load(files)))
+
+
+def test_an_input_read_whole_names_no_batch_in_its_error(tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"note": "not a results file"}')
+    manifest = score_to_store([str(bad)], out=tmp_path / "s", progress=False)
+    (rec,) = manifest["inputs"]
+    assert rec["error"].startswith("field (top level): not a results file")
