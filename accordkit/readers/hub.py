@@ -70,7 +70,11 @@ class Hub:
             # datasets offline knows neither the configs (it asks for "default") nor the
             # revision (it serves whichever was cached last): read the snapshot of the
             # asked-for commit that huggingface_hub keeps, as a dataset folder
-            return _read_snapshot(loader, source)
+            snapshot = _offline_snapshot(source, loader.revision)
+            if snapshot is not None:
+                return _read_snapshot(loader, source, snapshot)
+            # no card naming configs (a repository of plain data files): datasets' own
+            # cache serves its one "default" config
 
         try:
             configs = ([loader.config] if loader.config else
@@ -124,7 +128,7 @@ def cached_snapshot(source: str, revision: str | None) -> Path:
     ref = root / "refs" / rev
     commit = ref.read_text().strip() if ref.is_file() else (rev if _COMMIT.match(rev) else None)
     snapshot = root / "snapshots" / commit if commit else None
-    if snapshot is None or not (snapshot / "README.md").is_file():
+    if snapshot is None or not snapshot.is_dir():
         refs = sorted(p.name for p in (root / "refs").glob("*")) if root.is_dir() else []
         have = (f"the cache holds {', '.join(refs)}" if refs
                 else "it was never downloaded here")
@@ -136,12 +140,29 @@ def cached_snapshot(source: str, revision: str | None) -> Path:
     return snapshot
 
 
-def _read_snapshot(loader: Any, source: str) -> pa.Table:
+def _offline_snapshot(source: str, revision: str | None) -> Path | None:
+    """The cached snapshot to read offline, or None to leave it to ``datasets``' cache.
+
+    A pinned ``revision`` that is not cached is an error (``datasets`` would serve another
+    one); so is a snapshot whose card names configs. Without a pin, a dataset never
+    downloaded, or one whose card names no configs, is left to ``datasets``.
+    """
+    from .dataset_folder import is_dataset_folder
+
+    try:
+        snapshot = cached_snapshot(source, revision)
+    except EpisodeValidationError:
+        if revision is not None:
+            raise
+        return None
+    return snapshot if is_dataset_folder(snapshot) else None
+
+
+def _read_snapshot(loader: Any, source: str, snapshot: Path) -> pa.Table:
     """``source`` read offline from its cached snapshot: the files its card names, each with
     its config and split, and the hub id as the source of rows that name none (as online)."""
     from .dataset_folder import dataset_files, read_data_file
 
-    snapshot = cached_snapshot(source, loader.revision)
     files, problems = dataset_files(snapshot, config=loader.config, split=loader.split)
     for problem in problems:
         loader.problem(EpisodeValidationError(
