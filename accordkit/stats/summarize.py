@@ -104,8 +104,8 @@ def summarize(
         ratio or median), ``estimate``, ``ci_low``, ``ci_high``, ``n_clusters``
         (clusters that contribute to the metric), ``n_rows`` (rows of the cell),
         ``n_events`` (the denominator: non-NaN rows of a mean or median, the
-        denominator sum of a ratio), ``n_censored`` (NaN rows of a median; NA for other
-        metrics), ``ci_method`` (the interval actually used), ``small_cell`` (fewer than
+        denominator sum of a ratio), ``n_censored`` (NaN rows of a median, censored
+        rows of a Kaplan–Meier median; NA for other metrics), ``ci_method`` (the interval actually used), ``small_cell`` (fewer than
         10 clusters or 10 events), and the settings ``confidence``, ``n_resamples`` and
         ``seed``. ``DataFrame.attrs["provenance"]`` records every setting. A metric
         with fewer than two contributing clusters gets a NaN interval and a
@@ -302,7 +302,7 @@ def _summary_row(metric, est, theta_b, cluster_stratum, args, label, notes) -> d
         "ci_high": high,
         "n_clusters": n_clusters,
         "n_events": n_events,
-        "n_censored": est.n_censored if metric.kind == "median" else pd.NA,
+        "n_censored": est.n_censored if metric.kind in ("median", "km_median") else pd.NA,
         "ci_method": used,
         "small_cell": bool(n_clusters < SMALL_CLUSTERS or n_events < SMALL_EVENTS),
         "confidence": args.confidence,

@@ -323,16 +323,6 @@ def km_medians(
                                   higher_is_better=False))
         res = summarize(times, metrics, list(by_) or None, cluster=cluster, method=method,
                         confidence=confidence, n_resamples=n_resamples, seed=seed)
-        km = res["stat"] == "km_median"
-        if by_:
-            # a merge matches missing labels (a persona of null) as the cells do
-            censored = (times.assign(_censored=~times["observed"].astype(bool))
-                        .groupby(list(by_), sort=True, dropna=False, observed=True)[
-                            "_censored"].sum().rename("_n").reset_index())
-            counts = res.loc[km, list(by_)].merge(censored, on=list(by_), how="left")["_n"]
-            res.loc[km, "n_censored"] = counts.fillna(0).astype(int).to_numpy()
-        else:
-            res.loc[km, "n_censored"] = int((~times["observed"]).sum())
         res.insert(len(by_), "event", event)
         parts.append(res)
     out = pd.concat(parts, ignore_index=True)
