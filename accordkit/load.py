@@ -760,17 +760,15 @@ def load_data_file(path: str | Path, *, folder: str | Path, config: str, split: 
     ``folder`` fills their empty ``source`` values. Used by the scoring engines, which
     score a dataset folder file by file (see :func:`accordkit.engines.plan.plan_work`).
     """
-    from .readers.dataset_folder import read_data_file
+    from .readers.dataset_folder import DataFile, read_files
 
     report = LoadReport()
     reader = _Reader(errors, report, config=None, split=None, revision=None, cache=True)
     finished = False
     try:
         with gc_paused():
-            part = reader.guarded(str(path), lambda: read_data_file(
-                reader, Path(path), origin=str(folder), parts=(config, split)))
-            ds = episode_dataset(_drop_duplicates(_concat([part] if part is not None else []),
-                                                  reader))
+            part = read_files(reader, [DataFile(Path(path), config, split)], origin=str(folder))
+            ds = episode_dataset(_drop_duplicates(part, reader))
         finished = True
     finally:
         reader.finish(warn=finished)

@@ -14,6 +14,7 @@ folder changed; one bad file is one problem.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from .canonical import read_canonical_text
 from .parquet import read_parquet
 
 __all__ = ["DatasetFolder", "DataFile", "card_configs", "data_files", "dataset_files",
-           "is_dataset_folder", "read_data_file"]
+           "is_dataset_folder", "read_data_file", "read_files"]
 
 _WHOLE_FILE = "(whole file)"
 _CARD = "README.md"
@@ -47,10 +48,22 @@ class DatasetFolder:
         files, problems = dataset_files(path, config=loader.config, split=loader.split)
         for problem in problems:
             loader.problem(problem)
-        return loader.concat([
-            loader.guarded(str(f.path), lambda f=f: read_data_file(
-                loader, f.path, origin=str(path), parts=(f.config, f.split)))
-            for f in files])
+        return read_files(loader, files, origin=str(path))
+
+
+def read_files(loader: Any, files: Sequence[DataFile], *, origin: str,
+               name: Callable[[Path], str] = str) -> pa.Table:
+    """The data files of a dataset folder, as one table: each read by its own format with
+    the config and split its card gives it, ``origin`` filling empty ``source`` values.
+
+    One file that cannot be read is that file's problem, under ``name(path)``; the others
+    still load. The one way a card's files are read: by the folder reader, the scoring
+    engines (one file at a time) and the hub reader offline (a cached snapshot).
+    """
+    return loader.concat([
+        loader.guarded(name(f.path), lambda f=f: read_data_file(
+            loader, f.path, origin=origin, parts=(f.config, f.split)))
+        for f in files])
 
 
 @dataclass(frozen=True)

@@ -161,7 +161,7 @@ def _offline_snapshot(source: str, revision: str | None) -> Path | None:
 def _read_snapshot(loader: Any, source: str, snapshot: Path) -> pa.Table:
     """``source`` read offline from its cached snapshot: the files its card names, each with
     its config and split, and the hub id as the source of rows that name none (as online)."""
-    from .dataset_folder import dataset_files, read_data_file
+    from .dataset_folder import dataset_files, read_files
 
     files, problems = dataset_files(snapshot, config=loader.config, split=loader.split)
     for problem in problems:
@@ -169,11 +169,8 @@ def _read_snapshot(loader: Any, source: str, snapshot: Path) -> pa.Table:
             f"{problem.reason} (in the cached snapshot {snapshot.name[:12]}: only the files "
             "downloaded before are there)", source=source, record="(whole file)",
             field="(dataset)"))
-    return loader.concat([
-        loader.guarded(f"{source} ({f.path.relative_to(snapshot)})",
-                       lambda f=f: read_data_file(loader, f.path, origin=source,
-                                                  parts=(f.config, f.split)))
-        for f in files])
+    return read_files(loader, files, origin=source,
+                      name=lambda path: f"{source} ({path.relative_to(snapshot)})")
 
 
 def _hub_error(path: str, exc: Exception, config: str | None = None) -> EpisodeValidationError:
