@@ -250,14 +250,10 @@ def _empty_reply_cost(call: JudgeCall, response: Any, *, price: Price | None) ->
     it cannot be known; a capped run then stops, as for missing usage)."""
     if price is None:
         return math.nan
-    usage = getattr(response, "usage", None)
     try:
-        n_in = _token_count(getattr(usage, "prompt_tokens", None), "prompt_tokens")
-        n_out = _token_count(getattr(usage, "completion_tokens", None), "completion_tokens")
+        n_in, n_out, _ = _usage_tokens(call, response, "")
     except UsageError:
-        n_in = n_out = None
-    if not n_in:
-        n_in = count_tokens(messages=call.chat())
+        n_in, n_out = count_tokens(messages=call.chat()), 0
     if n_in is None:
         return math.nan
     return price.cost(n_in, n_out or 0)
@@ -280,6 +276,28 @@ def _reply_text(response: Any) -> str | None:
     return raw if isinstance(raw, str) else None
 
 
+def _usage_tokens(call: JudgeCall, response: Any, reply: str,
+                  ) -> tuple[int | None, int | None, bool]:
+    """``(prompt tokens, reply tokens, estimated)`` of a response: as the server reported
+    them, else counted locally (``estimated``; None when they cannot be counted).
+
+    Raises
+    ------
+    UsageError
+        Negative or non-numeric token counts.
+    """
+    usage = getattr(response, "usage", None)
+    n_in = _token_count(getattr(usage, "prompt_tokens", None), "prompt_tokens")
+    n_out = _token_count(getattr(usage, "completion_tokens", None), "completion_tokens")
+    estimated = False
+    # litellm reports 0 / 0 when the server sent no usage; a real prompt is never 0 tokens
+    if not n_in:
+        n_in, estimated = count_tokens(messages=call.chat()), True
+    if n_out is None or (n_out == 0 and reply):
+        n_out, estimated = count_tokens(text=reply), True
+    return n_in, n_out, estimated
+
+
 def _entry(call: JudgeCall, *, model: str, params: Mapping[str, Any], response: Any,
            price: Price | None, stats: DispatchStats) -> dict[str, Any]:
     """The cache entry for one reply, every string field scrubbed of credentials.
@@ -295,15 +313,7 @@ def _entry(call: JudgeCall, *, model: str, params: Mapping[str, Any], response: 
     if raw is None:
         raise EmptyReplyError("the server answered without a reply text (empty 'choices' or "
                               "'content: null')")
-    usage = getattr(response, "usage", None)
-    n_in = _token_count(getattr(usage, "prompt_tokens", None), "prompt_tokens")
-    n_out = _token_count(getattr(usage, "completion_tokens", None), "completion_tokens")
-    estimated = False
-    # litellm reports 0 / 0 when the server sent no usage; a real prompt is never 0 tokens
-    if not n_in:
-        n_in, estimated = count_tokens(messages=call.chat()), True
-    if n_out is None or (n_out == 0 and raw):
-        n_out, estimated = count_tokens(text=raw), True
+    n_in, n_out, estimated = _usage_tokens(call, response, raw)
     if estimated:
         stats.n_estimated += 1
         if (n_in is None or n_out is None) and price is not None:
