@@ -81,6 +81,14 @@ class WorkItem:
     card: CardPart | None = None
     cards: tuple[CardPart | None, ...] = ()
 
+    def files(self) -> list[tuple[str, CardPart | None, str]]:
+        """``(file, card part, origin)`` of each input the item reads: the modes item's
+        ``sources``, else its ``source``. ``origin`` fills the file's empty ``source``
+        values: its dataset folder, or the file itself (as :func:`accordkit.load` does)."""
+        files = list(self.sources or (self.source,))
+        cards = list(self.cards) or [self.card] * len(files)
+        return [(f, c, c.folder if c else f) for f, c in zip(files, cards, strict=True)]
+
 
 def is_url(source: str) -> bool:
     """Whether ``source`` is an fsspec URL (``s3://…``, ``gs://…``, ``memory://…``)."""

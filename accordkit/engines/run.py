@@ -178,12 +178,11 @@ def _check_pooled_sources(items: Sequence[WorkItem], tcrr_mode: str) -> None:
     (modes,) = [i for i in items if i.kind == "modes"] or [None]
     if modes is None or len(modes.sources) < 2:
         return
-    cards = list(modes.cards) or [None] * len(modes.sources)
-    where = _goalshift_sources([_open_parquet(path) for path in modes.sources],
-                               [c.folder if c else f for c, f in zip(cards, modes.sources,
-                                                                     strict=True)])
+    inputs = modes.files()
+    where = _goalshift_sources([_open_parquet(f) for f, _, _ in inputs],
+                               [origin for _, _, origin in inputs])
     for src, pieces in where.items():
-        files = sorted({modes.sources[f] for f, _, _ in pieces})
+        files = sorted({inputs[f][0] for f, _, _ in pieces})
         if len(files) > 1:
             raise SplitSourceError(
                 f"tcrr_mode={tcrr_mode!r} pools the tool calls of a whole source file, but "
@@ -208,11 +207,11 @@ def _parquet_modes(item: WorkItem, *, split: str | None) -> Any:
     from ..load import load_table
     from ..metrics.compare_modes import COMPARE_COLUMNS, compare_modes
 
-    files = list(item.sources or (item.source,))
-    cards = list(item.cards) or [item.card] * len(files)
+    inputs = item.files()
+    files = [f for f, _, _ in inputs]
+    cards = [c for _, c, _ in inputs]
     opened = [_open_parquet(path) for path in files]
-    where = _goalshift_sources(opened, [c.folder if c else f for c, f in zip(cards, files,
-                                                                           strict=True)])
+    where = _goalshift_sources(opened, [origin for _, _, origin in inputs])
     frames = []
     for groups in _modes_passes(list(where.values()), max_rows=MODES_PASS_ROWS):
         # one read of each row group the pass touches, its rows split among the groups
