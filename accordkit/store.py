@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._files import atomic_write_bytes
+from ._files import atomic_write_bytes, file_sha256
 
 __all__ = [
     "STORE_VERSION",
@@ -104,16 +104,6 @@ def part_name(input_index: int, batch_index: int) -> str:
     return f"{input_index:05d}-{batch_index:05d}.parquet"
 
 
-def _file_sha256(path: Path) -> str:
-    import hashlib
-
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def write_part(out: str | Path, level: str, frame: Any, *, input_index: int,
                batch_index: int) -> Path | None:
     """Write one scored batch of one level as a parquet part (nothing when it has no rows).
@@ -154,7 +144,7 @@ def write_manifest(out: str | Path, inputs: Sequence[InputRecord], *,
         "modes": dict(modes),
         "levels": {level: sorted(p.name for p in (Path(out) / d).glob("*.parquet"))
                    for level, d in PART_DIRS.items()},
-        "sha256": {level: {p.name: _file_sha256(p)
+        "sha256": {level: {p.name: file_sha256(p)
                            for p in sorted((Path(out) / d).glob("*.parquet"))}
                    for level, d in PART_DIRS.items()},
         "inputs": [asdict(r) for r in inputs],
@@ -203,7 +193,7 @@ def _parts(store: Path, level: str, manifest: Mapping[str, Any]) -> list[Path]:
                                    f"are missing, e.g. {missing[0]}")
     sums = manifest.get("sha256", {}).get(level, {})
     for p in parts:
-        if p.name in sums and _file_sha256(p) != sums[p.name]:
+        if p.name in sums and file_sha256(p) != sums[p.name]:
             raise IncompleteStoreError(f"{p}: sha256 differs from manifest.json (the table "
                                        "changed after it was written); score again")
     return parts

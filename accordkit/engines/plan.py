@@ -9,11 +9,11 @@ for the manifest: nothing is left out without saying so.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .._files import file_sha256, stream_sha256
 from ..store import InputRecord
 
 __all__ = ["CardPart", "WorkItem", "plan_work", "expand_sources", "is_url"]
@@ -160,21 +160,14 @@ def _expand(sources: Sequence[str], *, split: str | None = None,
 
 
 def _sha256(source: str) -> str | None:
-    h = hashlib.sha256()
+    """Of a file or fsspec URL's bytes; None for anything else (a hub id)."""
     if is_url(source):
         import fsspec
 
         with fsspec.open(source, "rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-        return h.hexdigest()
+            return stream_sha256(f)
     path = Path(source)
-    if not path.is_file():
-        return None
-    with path.open("rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+    return file_sha256(path) if path.is_file() else None
 
 
 def _open_parquet(source: str):

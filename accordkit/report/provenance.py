@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import platform
 import subprocess
@@ -13,21 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from .._env import PROJECT_ROOT
+from .._files import file_sha256
 
 __all__ = ["collect_provenance", "file_sha256", "source_fingerprint", "git_revision",
            "provenance_line"]
 
 _PACKAGES = ("accordkit", "datasets", "pandas", "numpy", "scipy", "seaborn", "papermill",
              "litellm")
-
-
-def file_sha256(path: str | Path) -> str:
-    """sha256 hex digest of a file's bytes."""
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def source_fingerprint(source: str, *, revision: str | None = None) -> dict[str, Any]:

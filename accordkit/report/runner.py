@@ -576,8 +576,8 @@ def _as_scored(manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
     """Each input of a store as it was scored (its sha256 then), and whether the local file
     now differs (``changed``; a file moved away is ``present: False``, not changed: the
     tables need no transcripts)."""
+    from .._files import file_sha256
     from ..engines.plan import is_url
-    from .provenance import file_sha256
 
     out = []
     for rec in manifest.get("inputs", []):

@@ -140,18 +140,19 @@ def test_a_changed_input_is_said_and_provenance_names_the_scored_bytes(tmp_path,
 def test_inputs_of_unchanged_size_and_time_are_not_read_again(tmp_path, monkeypatch):
     import os
 
-    from accordkit.report import provenance, runner
+    from accordkit import _files
+    from accordkit.report import runner
 
     f = tmp_path / "run.json"
     f.write_text("x" * 100)
     st = f.stat()
-    rec = {"source": str(f), "sha256": provenance.file_sha256(f), "size": st.st_size,
+    rec = {"source": str(f), "sha256": _files.file_sha256(f), "size": st.st_size,
            "mtime_ns": st.st_mtime_ns}
 
     def no_reading(path):
         raise AssertionError(f"{path} was hashed again")
 
-    monkeypatch.setattr(provenance, "file_sha256", no_reading)
+    monkeypatch.setattr(_files, "file_sha256", no_reading)
     assert runner._as_scored({"inputs": [rec]})[0]["changed"] is False
     monkeypatch.undo()
     f.write_text("y" * 100)                                  # same size, new content
