@@ -13,17 +13,16 @@ def _run(args: argparse.Namespace) -> int:
 
     from ..store import IncompleteStoreError
     from .outdir import ReportBusyError, ReportIncompleteError
-    from .runner import RepeatedEpisodesError, SkippedRecordsError, build_report
+    from .runner import (
+        RepeatedEpisodesError,
+        SkippedRecordsError,
+        build_report,
+        wanted_notebooks,
+    )
 
     try:
         params = _parameters(args)
-        if args.notebooks:
-            from .notebooks import NOTEBOOKS
-
-            known = [n.name for n in NOTEBOOKS]
-            unknown = [n for n in args.notebooks if n not in known]
-            if unknown:
-                raise ValueError(f"unknown notebook(s) {unknown}; known: {known}")
+        wanted_notebooks(args.notebooks, params)
         if args.jobs < 1:
             raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
         if Path(args.out).exists() and not Path(args.out).is_dir():

@@ -339,7 +339,7 @@ def build_report(
         verdicts = [v for v in SAMPLE_VERDICTS if Path(v).exists()] if default_sources else []
     verdicts = [str(Path(v).resolve()) for v in verdicts]
     sources = [str(Path(s).resolve()) if Path(s).exists() else s for s in sources]
-    specs = _wanted(notebooks, params)
+    specs = wanted_notebooks(notebooks, params)
     runs = expand_grid(params)
     with staged_output(final_out) as stage:
         first_dir = stage if len(runs) == 1 else stage / runs[0][0]
@@ -535,7 +535,7 @@ def _report_from_store(store: Path, *, out: Path, params: dict[str, Any],
     manifest = read_manifest(store)
     sources = list(sources) if sources else [r["source"] for r in manifest["inputs"]]
     verdicts = [str(Path(v).resolve()) for v in (verdicts or [])]
-    specs = _wanted(notebooks, params)
+    specs = wanted_notebooks(notebooks, params)
     skipped = store_skipped_summary(manifest)
     if strict and any(e["skipped"] or e["reasons"] for e in skipped):
         raise SkippedRecordsError(skipped)
@@ -599,7 +599,10 @@ def _as_scored(manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def _wanted(notebooks: Sequence[str] | None, params: Mapping[str, Any]) -> list[NotebookSpec]:
+def wanted_notebooks(notebooks: Sequence[str] | None,
+                     params: Mapping[str, Any]) -> list[NotebookSpec]:
+    """The notebooks a run asks for (``--notebooks``, else a parameter file's ``notebooks``,
+    else all); ``ValueError`` naming any the report does not have."""
     wanted = list(notebooks or params.get("notebooks") or [n.name for n in NOTEBOOKS])
     unknown = set(wanted) - {n.name for n in NOTEBOOKS}
     if unknown:
