@@ -77,6 +77,10 @@ def _int_text(v: int) -> str:
     return f"{head}{abs(v) // 10 ** (digits - 4)}...{abs(v) % 10_000:04d} ({digits} digits)"
 
 
+#: ``record`` labels of a problem that is a file's, not one record's.
+FILE_RECORDS = ("(whole file)", "(file header)")
+
+
 @dataclass(frozen=True)
 class SkippedRecord:
     """One record (or whole file) left out by ``errors="skip"``: where it was and why.
@@ -89,6 +93,12 @@ class SkippedRecord:
     record: str | None
     field: str | None
     reason: str
+
+    @property
+    def concerns_the_file(self) -> bool:
+        """Whether the problem is the file's (its whole text, or a results file's header),
+        not one record's."""
+        return self.record in FILE_RECORDS
 
     @classmethod
     def from_error(cls, exc: EpisodeValidationError) -> SkippedRecord:

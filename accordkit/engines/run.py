@@ -290,9 +290,10 @@ def score_item(item: WorkItem, *, out: str, modes: Mapping[str, Any],
             return result
         ds, skipped = _load_batch(item, errors=errors, metadata=metadata,
                                   load_options=load_options)
-        if not len(ds) and skipped and all(s.record == "(whole file)" for s in skipped):
-            # nothing of the input could be read (a truncated results file): a failed
-            # input, as an unreadable parquet file is, not one skipped record
+        if not len(ds) and skipped and all(s.concerns_the_file for s in skipped):
+            # nothing of the input could be read (a truncated results file, a header of the
+            # wrong type): a failed input, as an unreadable parquet file is, not one
+            # skipped record
             first = skipped[0]
             result["error"] = f"field {first.field}: {first.reason}"
             return result

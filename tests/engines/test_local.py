@@ -385,6 +385,17 @@ def test_rows_without_a_source_are_their_files_own_for_the_pooled_check(tmp_path
     assert len(read_modes(tmp_path / "s")) == len(ak.compare_modes(ak.load(files)))
 
 
+def test_an_input_whose_header_is_unreadable_is_a_failed_input(tmp_path, tau2_dir):
+    good = sorted(tau2_dir.glob("*.json"))[0]
+    bad = tmp_path / "wrongtype.json"
+    bad.write_text('{"info": {}, "tasks": [], "simulations": "oops"}')
+    manifest = score_to_store([str(good), str(bad)], out=tmp_path / "s", progress=False)
+    by_source = {Path(r["source"]).name: r for r in manifest["inputs"]}
+    assert manifest["failed_inputs"] == 1 and by_source[good.name]["episodes"] > 0
+    assert by_source["wrongtype.json"]["error"] == (
+        "field simulations: expected a list of simulations, got str 'oops'")
+
+
 def test_an_input_read_whole_names_no_batch_in_its_error(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"note": "not a results file"}')
