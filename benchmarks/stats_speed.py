@@ -8,8 +8,8 @@ bootstrap: per cell and metric, the per-scenario sums ``(numerator_c, denominato
 as a *paired* two-sample input with the statistic ``sum(num) / sum(den)``. Each call gets
 the generator accordkit derives for that cell, so both draw the very same resamples and
 the intervals can be checked for equality; scipy simply redraws and re-evaluates them
-for every metric, where accordkit draws once per cell and evaluates all metrics with one
-matrix product.
+for every metric, where accordkit draws once per cell and evaluates each metric with one
+matrix product per block of draws.
 
 Run:  python benchmarks/stats_speed.py [--repeats 3]
 Writes benchmarks/results/stats_speed.md.
@@ -176,9 +176,10 @@ def main() -> None:
         "Where the time goes: scipy draws and gathers a fresh 10,000 x 300 index array "
         "for every metric and re-evaluates the statistic on it; accordkit draws once per "
         "cell, turns the draws into counts (resamples x 300) block by block, each block "
-        "small enough to stay in cache, and evaluates all metrics of the cell with one "
-        "matrix product per block against the per-scenario sums (the counts matrix is "
-        "never kept whole); the BCa jackknife is closed-form for sums.",
+        "small enough to stay in cache, and evaluates each metric of the cell with one "
+        "matrix product per block against its per-scenario sums (the counts matrix is "
+        "never kept whole; one product per metric, so that a metric's digits do not "
+        "depend on the others); the BCa jackknife is closed-form for sums.",
         "",
         "About the scipy baseline: issue 5 quotes about 11 s for scipy on this table. That "
         "figure was not reproduced here. The baseline above hands scipy the per-scenario "

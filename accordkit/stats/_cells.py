@@ -7,7 +7,7 @@ so results do not depend on the order of the frame's rows.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,7 +16,7 @@ import pandas as pd
 from ._resample import stable_key
 
 __all__ = ["Cell", "iter_cells", "sorted_codes", "cluster_codes", "local_clusters", "cell_label",
-           "value_rank"]
+           "value_rank", "metric_ranks", "in_rank_order"]
 
 
 @dataclass(frozen=True)
@@ -45,8 +45,9 @@ def value_rank(columns: Sequence[np.ndarray]) -> np.ndarray:
     """A rank of the rows by their values in ``columns``, the same for the same rows in any
     order (rows with equal values tie, which cannot change a sum).
 
-    Cells list their rows in this order (:func:`iter_cells`), so a cluster's values are
-    added in the same order however the frame was sorted: floating-point addition is not
+    A metric's estimator gets a cell's rows in this order (:func:`metric_ranks`,
+    :func:`in_rank_order`), so a cluster's values are added in the same order however the
+    frame was sorted: floating-point addition is not
     associative (``0.1 + 0.2 + 0.3 != 0.3 + 0.2 + 0.1``), and a shuffled frame would move
     an interval by one unit in the last place. One hash per row, one sort: cheap next to a
     sort of the rows by every column.
@@ -61,21 +62,42 @@ def value_rank(columns: Sequence[np.ndarray]) -> np.ndarray:
     return rank
 
 
-def iter_cells(frame: pd.DataFrame, by: tuple[str, ...], *,
-               rank: np.ndarray | None = None) -> Iterator[Cell]:
+def metric_ranks(values: Mapping[str, np.ndarray],
+                 columns: Sequence[Sequence[str]]) -> list[np.ndarray]:
+    """A :func:`value_rank` for each metric, by its own columns (``values[name]``).
+
+    Each metric's rows are added in its own value order: a rank over several metrics'
+    values would order a metric's rows by the others' too, and its sums (so its interval,
+    in the last digit) would depend on which metrics were computed with it.
+    """
+    memo: dict[tuple[str, ...], np.ndarray] = {}
+    out = []
+    for cols in columns:
+        key = tuple(cols)
+        if key not in memo:
+            memo[key] = value_rank([values[c] for c in key])
+        out.append(memo[key])
+    return out
+
+
+def in_rank_order(positions: np.ndarray, rank: np.ndarray) -> np.ndarray:
+    """The permutation that lists ``positions`` (rows of a cell) in ``rank`` order."""
+    return np.argsort(rank[positions], kind="stable")
+
+
+def iter_cells(frame: pd.DataFrame, by: tuple[str, ...]) -> Iterator[Cell]:
     """Yield the cells of ``frame`` grouped by ``by`` (one cell when ``by`` is empty).
 
-    Missing group values form their own cell instead of being dropped. With ``rank``
-    (:func:`value_rank`), each cell lists its rows in that order.
+    Missing group values form their own cell instead of being dropped. A cell lists its
+    rows in frame order (:func:`in_rank_order` puts them in a metric's value order).
     """
     if not by:
-        yield Cell((), (), np.arange(len(frame)) if rank is None
-                   else np.argsort(rank, kind="stable"))
+        yield Cell((), (), np.arange(len(frame)))
         return
     grouped = frame.groupby(list(by), sort=True, dropna=False, observed=True)
     ids = grouped.ngroup().to_numpy()
     keys = grouped.size().index
-    order = np.argsort(ids, kind="stable") if rank is None else np.lexsort((rank, ids))
+    order = np.argsort(ids, kind="stable")
     bounds = np.cumsum(np.bincount(ids, minlength=len(keys)))[:-1]
     for values, positions in zip(keys, np.split(order, bounds), strict=True):
         values = values if isinstance(values, tuple) else (values,)

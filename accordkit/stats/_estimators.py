@@ -113,14 +113,13 @@ def distributions_from_totals(estimators: Any, streams: Any, n_clusters: int,
     """Each estimator's bootstrap values, from one :func:`resample_totals` of their columns.
 
     For estimators that :func:`totals_suffice`: the resamples are those of
-    :func:`~accordkit.stats._resample.count_chunks` for ``streams``, shared by all.
+    :func:`~accordkit.stats._resample.count_chunks` for ``streams``, shared by all; each
+    estimator's products are its own, whatever the other estimators.
     """
-    columns = [e.totals_columns for e in estimators]
+    estimators = list(estimators)
     totals = resample_totals(streams, n_clusters, n_resamples,
-                             np.hstack(columns) if columns else np.empty((n_clusters, 0)))
-    edges = np.cumsum([0, *(c.shape[1] for c in columns)])
-    return [e.from_totals(totals[:, edges[j] : edges[j + 1]])
-            for j, e in enumerate(estimators)]
+                             [e.totals_columns for e in estimators])
+    return [e.from_totals(t) for e, t in zip(estimators, totals, strict=True)]
 
 
 def ratio_from_rows(
@@ -129,8 +128,8 @@ def ratio_from_rows(
     """Per-cluster sums of a mean (``den=None``) or of a ratio, skipping NaN rows.
 
     Rows are added in the order given: :func:`summarize` and :func:`compare` give each
-    cell's rows in value order (:func:`~accordkit.stats._cells.value_rank`), so the sums
-    do not depend on the order of the frame.
+    cell's rows in the metric's value order (:func:`~accordkit.stats._cells.metric_ranks`),
+    so the sums depend neither on the order of the frame nor on the other metrics.
     """
     if den is None:
         valid = ~np.isnan(num)

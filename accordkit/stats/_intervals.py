@@ -48,11 +48,23 @@ def quantile_linear(sorted_valid: np.ndarray, p: float) -> float:
     return float((1 - g) * sorted_valid[j] + g * sorted_valid[jp1])
 
 
+#: Values within this relative distance of each other are ties: a bootstrap value that
+#: equals the estimate in exact arithmetic can come out a unit in the last place above or
+#: below it, by the order its sums were added in.
+TIE_RTOL = 1e-12
+
+
 def _percentile_of_score(theta_b: np.ndarray, theta_hat: float) -> float:
+    """The share of ``theta_b`` below ``theta_hat``, ties (within :data:`TIE_RTOL`) half.
+
+    Exact comparison would let a last-digit difference move a resample equal to the
+    estimate from "equal" to "below", shifting BCa's bias correction ``z0`` and, in a
+    discrete bootstrap distribution, an interval end by a whole step.
+    """
     n = len(theta_b)
-    return (np.count_nonzero(theta_b < theta_hat) + np.count_nonzero(theta_b <= theta_hat)) / (
-        2 * n
-    )
+    tol = TIE_RTOL * max(1.0, abs(theta_hat))
+    return (np.count_nonzero(theta_b < theta_hat - tol)
+            + np.count_nonzero(theta_b <= theta_hat + tol)) / (2 * n)
 
 
 def bca_levels(

@@ -131,9 +131,10 @@ def resample_totals(
     streams: Sequence[tuple[np.random.Generator, np.ndarray]],
     n_clusters: int,
     n_resamples: int,
-    columns: np.ndarray,
-) -> np.ndarray:
-    """``counts @ columns`` for every resample, without holding the counts matrix.
+    columns: Sequence[np.ndarray],
+) -> list[np.ndarray]:
+    """``counts @ block`` for every resample and each block of ``columns``, without holding
+    the counts matrix.
 
     The same draws as :func:`count_chunks` (and so the same numbers), in blocks of about
     :data:`CACHE_ELEMENTS`, each multiplied while it is still in cache. A statistic that
@@ -142,28 +143,35 @@ def resample_totals(
     blocks, and the small products run on one thread: a threaded BLAS multiplying large
     blocks used two cores for no gain in time.
 
+    Each block of columns (one estimator's) is multiplied on its own: a BLAS product sums
+    in an order that depends on how many columns it is given (seen with OpenBLAS on an
+    AVX-512 machine: the first two of six columns came out one unit in the last place
+    away from the same two alone), so a metric's interval would depend on which other
+    metrics were computed with it.
+
     Parameters
     ----------
     streams, n_clusters, n_resamples
         As in :func:`count_chunks`.
-    columns : ndarray, shape (n_clusters, k)
-        Per-cluster values.
+    columns : sequence of ndarray, each of shape (n_clusters, k)
+        Per-cluster values, one block per statistic.
 
     Returns
     -------
-    ndarray of float64, shape (n_resamples, k)
+    list of ndarray of float64, each of shape (n_resamples, k)
     """
-    out = np.empty((n_resamples, columns.shape[1]))
+    outs = [np.empty((n_resamples, block.shape[1])) for block in columns]
     elements = max(CACHE_ELEMENTS, 2 * n_clusters)
     start = 0
     for counts in count_chunks(streams, n_clusters, n_resamples, chunk_elements=elements):
         b = len(counts)
         # never one row alone: a matrix-vector product sums in another order than the
         # matrix products of every other block (the last digits would depend on blocking)
-        out[start:start + b] = (counts @ columns if b > 1
-                                else (np.vstack([counts, counts]) @ columns)[:1])
+        two = counts if b > 1 else np.vstack([counts, counts])
+        for out, block in zip(outs, columns, strict=True):
+            out[start:start + b] = (two @ block)[:b]
         start += b
-    return out
+    return outs
 
 
 def swap_chunks(rng: np.random.Generator, n_pairs: int, n_resamples: int) -> Iterator[np.ndarray]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import warnings
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -15,7 +15,7 @@ from scipy import stats
 
 from . import _estimators
 from ._adjust import adjust_pvalues, tie_groups
-from ._cells import cell_label, iter_cells, sorted_codes, value_rank
+from ._cells import cell_label, in_rank_order, iter_cells, metric_ranks, sorted_codes
 from ._estimators import (
     MedianEstimator,
     RatioEstimator,
@@ -259,11 +259,15 @@ def _compare_all(frame: pd.DataFrame, metrics: list[Any], *, between: Any, basel
     notes = [{"bca": [], "degenerate": [], "unpaired": [], "baseline": [],
               "median_jackknife": []} for _ in every]
     rows: list[list[dict]] = [[] for _ in every]
-    rank = value_rank([v for vals in values for v in vals.values()])  # bit-stable sums
-    for cell in iter_cells(frame, first.by, rank=rank):
+    # each metric adds a cell's rows in its own value order: bit-stable sums
+    ranks = metric_ranks({c: v for vals in values for c, v in vals.items()},
+                         [list(vals) for vals in values])
+    for cell in iter_cells(frame, first.by):
         label = cell_label(first.by, cell.values)
-        models = [_cell_models(cell, model_codes, model_values, scen_codes, scen_values,
-                               vals, args) for vals, args in zip(values, every, strict=True)]
+        models = [_cell_models(replace(cell, positions=cell.positions[in_rank_order(
+                                   cell.positions, rank)]),
+                               model_codes, model_values, scen_codes, scen_values, vals, args)
+                  for vals, args, rank in zip(values, every, ranks, strict=True)]
         if len(models[0]) < 2:
             continue
         if first.baseline is not None and first.baseline not in models[0]:

@@ -14,10 +14,11 @@ from . import _estimators
 from ._cells import (
     cell_label,
     cluster_codes,
+    in_rank_order,
     iter_cells,
     local_clusters,
+    metric_ranks,
     sorted_codes,
-    value_rank,
 )
 from ._estimators import (
     distributions_from_totals,
@@ -150,8 +151,9 @@ def summarize(
                                    "median_jackknife": [], "mixed": []}
     benchmarks = _benchmark_codes(frame, args.by)
     rows = []
-    rank = value_rank(list(values.values()))      # rows in value order: bit-stable sums
-    for cell in iter_cells(frame, args.by, rank=rank):
+    # each metric adds a cell's rows in its own value order: bit-stable sums
+    ranks = metric_ranks(values, [m.columns for m in args.metrics])
+    for cell in iter_cells(frame, args.by):
         pos = cell.positions
         if benchmarks is not None:
             _note_mixed(args.metrics, values, benchmarks[pos], pos,
@@ -169,7 +171,11 @@ def summarize(
                  np.flatnonzero(cluster_stratum == h))
                 for h in np.unique(cluster_stratum)
             ]
-        estimators = [estimator_for(m, values, pos, codes, n_clusters) for m in args.metrics]
+        estimators = []
+        for metric, rank in zip(args.metrics, ranks, strict=True):
+            order = in_rank_order(pos, rank)
+            estimators.append(estimator_for(metric, values, pos[order], codes[order],
+                                            n_clusters))
         thetas = _bootstrap(estimators, streams, n_clusters, args)
         label = cell_label(args.by, cell.values)
         for metric, est, theta_b in zip(args.metrics, estimators, thetas, strict=True):
@@ -217,8 +223,9 @@ def _bootstrap(estimators, streams, n_clusters, args) -> list[np.ndarray | None]
     """Bootstrap distributions of every metric of a cell, from one set of draws.
 
     Every estimator with per-cluster ``columns`` (means and ratios: two sums; medians of
-    repeated values: cumulative counts near the median) is stacked into one (clusters x k)
-    matrix, so a block of resamples costs one matrix product for all of them. When every
+    repeated values: cumulative counts near the median) is multiplied by each block of
+    resample counts on its own, so that its digits do not depend on the other metrics
+    (see :func:`~._resample.resample_totals`). When every
     metric is a function of such products alone (means, ratios, KM medians; not medians of
     rows), only the products are kept (:func:`~._estimators.distributions_from_totals`).
     """
@@ -236,15 +243,10 @@ def _bootstrap(estimators, streams, n_clusters, args) -> list[np.ndarray | None]
         return out
     stack_idx = [i for i in needed if getattr(estimators[i], "columns", None) is not None]
     other_idx = [i for i in needed if i not in stack_idx]
-    stacked = (np.hstack([estimators[i].columns for i in stack_idx]) if stack_idx
-               else np.empty((n_clusters, 0)))
-    bounds = np.cumsum([0, *(estimators[i].columns.shape[1] for i in stack_idx)])
     parts: dict[int, list[np.ndarray]] = {i: [] for i in stack_idx + other_idx}
     for counts in count_chunks(streams, n_clusters, args.n_resamples):
-        totals = counts @ stacked
-        for j, i in enumerate(stack_idx):
-            parts[i].append(estimators[i].from_totals(totals[:, bounds[j] : bounds[j + 1]],
-                                                      counts))
+        for i in stack_idx:  # one product each: its digits whatever the other metrics
+            parts[i].append(estimators[i].from_totals(counts @ estimators[i].columns, counts))
         for i in other_idx:
             parts[i].append(estimators[i].on_counts(counts))
     return [np.concatenate(parts[i]) if i in parts else None for i in range(len(estimators))]

@@ -366,3 +366,18 @@ def test_small_cell_counts_the_scenarios_the_metric_can_use_on_both_sides():
     assert row.small_cell          # 4 scenarios carry the baseline's estimate
     full = frame.assign(outcome=frame["outcome"].fillna(0.5))
     assert not compare(full, "outcome", baseline="a", n_resamples=500).iloc[0].small_cell
+
+
+def test_compare_metrics_equals_compare_bit_for_bit_with_six_float_metrics():
+    """Each metric's rows are summed in its own value order and multiplied on their own:
+    the rows of ``compare_metrics`` are those of ``compare``, to the last digit."""
+    rng = np.random.default_rng(8)
+    frame = pd.DataFrame({"agent_model": np.repeat(["a", "b", "c"], 120),
+                          "scenario_id": np.tile(np.arange(40).repeat(3), 3)})
+    names = [f"m{k}" for k in range(6)]
+    for name in names:
+        frame[name] = rng.random(len(frame))
+    both = compare_metrics(frame, names, baseline="a", n_resamples=600)
+    one = pd.concat([compare(frame, m, baseline="a", n_resamples=600) for m in names],
+                    ignore_index=True)
+    pd.testing.assert_frame_equal(both, one, check_exact=True)

@@ -44,3 +44,21 @@ def test_robust_se_one_stratum_is_cr1():
     se, df = robust_se(e)
     assert se == pytest.approx(np.sqrt(12 / 11 * np.sum(e**2)))
     assert df == 11
+
+
+def test_bca_counts_resamples_a_last_digit_from_the_estimate_as_ties():
+    """A resample equal to the estimate in exact arithmetic may come out one unit in the
+    last place off, by the order of its sums; BCa's bias correction must not move."""
+    from accordkit.stats._intervals import bca_levels
+
+    estimate = 0.1 + 0.2  # 0.30000000000000004
+    rng = np.random.default_rng(2)
+    theta_b = rng.integers(0, 11, 400) / 10
+    theta_b[:60] = estimate
+    jack = [rng.random(20)]
+    exact = bca_levels(estimate, theta_b, jack, 0.05)
+    below, above = theta_b.copy(), theta_b.copy()
+    below[:60] = np.nextafter(estimate, 0.0)
+    above[:60] = np.nextafter(estimate, 1.0)
+    assert bca_levels(estimate, below, jack, 0.05) == exact
+    assert bca_levels(estimate, above, jack, 0.05) == exact

@@ -92,19 +92,31 @@ def test_resample_totals_are_the_products_of_the_counts(monkeypatch, n, b):
     columns = np.column_stack([rng.integers(0, 4, n), rng.random(n)])
     (whole,) = count_chunks([(cell_rng(2, ()), np.arange(n))], n, b,
                             chunk_elements=n * b)
-    totals = resample_totals([(cell_rng(2, ()), np.arange(n))], n, b, columns)
+    (totals,) = resample_totals([(cell_rng(2, ()), np.arange(n))], n, b, [columns])
     assert totals.shape == (b, 2)
     assert_equal(totals[:, 0], whole @ columns[:, 0])  # integer sums: exact in any order
     np.testing.assert_allclose(totals, whole @ columns, rtol=1e-14)
     monkeypatch.setattr(_resample, "CACHE_ELEMENTS", 4 * n)  # blocks of 4, last of 1 row
-    small = resample_totals([(cell_rng(2, ()), np.arange(n))], n, b, columns)
+    (small,) = resample_totals([(cell_rng(2, ()), np.arange(n))], n, b, [columns])
     np.testing.assert_allclose(small, totals, rtol=1e-14)
+
+
+def test_a_blocks_totals_do_not_depend_on_the_other_blocks():
+    """A statistic's products are the same alone and beside others, bit for bit: BLAS sums
+    a product of six columns in another order than one of two (OpenBLAS, AVX-512)."""
+    rng = np.random.default_rng(11)
+    n = 300
+    blocks = [np.column_stack([rng.random(n), rng.integers(1, 9, n)]) for _ in range(5)]
+    (alone,) = resample_totals([(cell_rng(5, ()), np.arange(n))], n, 1000, blocks[:1])
+    together = resample_totals([(cell_rng(5, ()), np.arange(n))], n, 1000, blocks)
+    assert len(together) == 5
+    assert_equal(together[0], alone)
 
 
 def test_resample_totals_keep_the_strata():
     members = [np.array([0, 2, 4]), np.array([1, 3])]
     streams = [(cell_rng(3, (("h", h),)), m) for h, m in enumerate(members)]
     ones = np.ones((5, 1))
-    totals = resample_totals(streams, 5, 300, np.column_stack([ones, [1, 0, 1, 0, 1]]))
+    (totals,) = resample_totals(streams, 5, 300, [np.column_stack([ones, [1, 0, 1, 0, 1]])])
     assert_equal(totals[:, 0], 5.0)   # every resample has all five clusters
     assert_equal(totals[:, 1], 3.0)   # and three of them from the first stratum
