@@ -37,7 +37,8 @@ import pyarrow.compute as pc
 from . import readers
 from ._arrow import canonical_schema, episode_dataset
 from ._gc import gc_paused
-from .adapters.tau2 import converted_simulations
+from .adapters.tau2 import RULES_KEPT, TYPED_RULES_KEPT, converted_simulations
+from .adapters.tau2_columns import TypedMessages, messages_column
 from .cache import (
     CacheEntry,
     cache_key,
@@ -54,6 +55,7 @@ from .readers.hub import is_hub_id
 from .readers.json_file import _describe
 from .schema import (
     EPISODE_FEATURES,
+    RULES,
     EpisodeValidationError,
     empty_episode,
     rule_problem,
@@ -82,6 +84,10 @@ _RESULTS_BATCH = 256
 #: 173 messages 0.75 vs 1.10 ms; 5 of 1,145 messages 4.1 vs 1.1 ms).
 _RECORD_CHECKS_BELOW_MESSAGES = 256
 _TOP = "(top level)"
+#: The rules left to check of a results file's records: those the tau2 adapter does not
+#: keep by construction; of records whose messages came typed, fewer still.
+_RESULTS_RULES = tuple(rule for rule in RULES if rule not in RULES_KEPT)
+_TYPED_RESULTS_RULES = tuple(rule for rule in RULES if rule not in TYPED_RULES_KEPT)
 
 
 class SourceNotFoundError(EpisodeValidationError, FileNotFoundError):
@@ -464,7 +470,8 @@ class _Reader:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             for name, item, _typed in converted_simulations(obj, source=source,
-                                                            shared_criteria=True):
+                                                            shared_criteria=True,
+                                                            columnar=True):
                 n_sims += 1
                 if isinstance(item, EpisodeValidationError):
                     flush()  # problems are reported in simulation order
@@ -491,19 +498,37 @@ class _Reader:
         with the canonical schema (a record that does not fit is found and named by
         :func:`~accordkit.validate.record_problem`); the rules by
         :func:`~accordkit.validate.table_problems`. Problems go to :meth:`problem`.
+
+        The rules the tau2 adapter keeps by construction (its JSON text,
+        :data:`~accordkit.adapters.tau2.RULES_KEPT`) are not checked again. When every
+        record's messages came typed (:class:`~accordkit.adapters.tau2_columns.
+        TypedMessages`), the messages column is built from them column-wise, and the message
+        rules, which such messages keep by construction too, are left out as well.
         """
-        try:
-            table = pa.Table.from_pylist(records, schema=canonical_schema())
-        except (pa.ArrowException, TypeError, ValueError, OverflowError):
-            table = None
-        if table is None:  # a record does not fit: check each in order, as one at a time
-            problems = _record_errors(records, names, source=source,
-                                      check=lambda rec: record_problem(rec) or rule_problem(rec))
-        elif sum(len(rec.get("messages") or ()) for rec in records) < _RECORD_CHECKS_BELOW_MESSAGES:
-            # the same rules, without the per-call cost of the column-wise check
-            problems = _record_errors(records, names, source=source, check=rule_problem)
+        typed = [rec["messages"] for rec in records]
+        if all(isinstance(m, TypedMessages) for m in typed):
+            rules = _TYPED_RESULTS_RULES
+            table = self.typed_table(records, typed)
         else:
-            problems = table_problems(table, source=source, records=names)
+            rules = _RESULTS_RULES
+            for rec, msgs in zip(records, typed, strict=True):
+                if isinstance(msgs, TypedMessages):
+                    rec["messages"] = msgs.records()
+            table = _table_or_none(records)
+        if table is None:  # a record does not fit: check each in order, as one at a time
+            for rec in records:
+                if isinstance(rec["messages"], TypedMessages):
+                    rec["messages"] = rec["messages"].records()
+            problems = _record_errors(records, names, source=source,
+                                      check=lambda rec: record_problem(rec)
+                                      or rule_problem(rec, rules=_RESULTS_RULES))
+        elif rules is _TYPED_RESULTS_RULES or sum(
+                len(rec.get("messages") or ()) for rec in records) < _RECORD_CHECKS_BELOW_MESSAGES:
+            # the same rules, without the per-call cost of the column-wise check
+            problems = _record_errors(records, names, source=source,
+                                      check=lambda rec: rule_problem(rec, rules=rules))
+        else:
+            problems = table_problems(table, source=source, records=names, rules=rules)
         for _, err in problems:
             self.problem(err)
         bad = {r for r, _ in problems}
@@ -513,6 +538,16 @@ class _Reader:
         if bad:
             table = table.filter(pa.array([i not in bad for i in range(len(records))]))
         return table, keep
+
+    @staticmethod
+    def typed_table(records: list[dict[str, Any]],
+                    typed: list[TypedMessages]) -> pa.Table | None:
+        """The table of records whose messages came typed, None when a record does not fit."""
+        table = _table_or_none([dict(rec, messages=None) for rec in records])
+        if table is None:
+            return None
+        where = table.schema.get_field_index("messages")
+        return table.set_column(where, table.schema.field(where), messages_column(typed))
 
     # ----------------------------------------------------------------- tables
 
@@ -577,6 +612,14 @@ def _record_errors(records: list[dict[str, Any]], names: list[str], *, source: s
             out.append((i, EpisodeValidationError(found[1], source=source, record=name,
                                                   field=found[0] or "(simulation)")))
     return out
+
+
+def _table_or_none(records: list[dict[str, Any]]) -> pa.Table | None:
+    """The canonical table of ``records``, None when a value does not fit its column."""
+    try:
+        return pa.Table.from_pylist(records, schema=canonical_schema())
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return None
 
 
 def _known_key(path: Path, options: dict[str, Any]) -> str | None:

@@ -602,8 +602,8 @@ def _rule_mask(rule: Rule, values: pa.Array) -> np.ndarray:
     raise ValueError(f"unknown rule test {rule.test!r}")  # pragma: no cover
 
 
-def table_problems(table: pa.Table, *, source: str,
-                   records: Sequence[str] | None = None) -> list[tuple[int, EpisodeValidationError]]:
+def table_problems(table: pa.Table, *, source: str, records: Sequence[str] | None = None,
+                   rules: Sequence[Rule] = RULES) -> list[tuple[int, EpisodeValidationError]]:
     """Find rows of a canonical table that break the rules of :data:`accordkit.schema.RULES`.
 
     The same rules, in the same order, as :func:`accordkit.schema.validate_episode` checks
@@ -619,6 +619,9 @@ def table_problems(table: pa.Table, *, source: str,
     records : sequence of str, optional
         The name of each row in errors (e.g. a simulation id); default: its episode id and
         row number.
+    rules : sequence of Rule, optional
+        The rules to check, in :data:`~accordkit.schema.RULES` order; default all (an
+        adapter whose records keep some by construction leaves those out).
 
     Returns
     -------
@@ -627,7 +630,7 @@ def table_problems(table: pa.Table, *, source: str,
     """
     found: dict[int, tuple[str, str]] = {}
     reached: dict[str, pa.Array] = {}
-    for rule in RULES:
+    for rule in rules:
         if not _any_breaks(rule, _values(table, rule.path, reached)):
             continue  # the common case: no row to locate
         values, rows, positions = _reach(table, rule.path)

@@ -16,15 +16,16 @@ import json
 import math
 import warnings
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from ..schema import EpisodeValidationError, empty_episode
+from ..schema import RULES, EpisodeValidationError, empty_episode
 from ..validate import check_converted
 from .personas import persona_id
+from .tau2_columns import TypedMessages
 from .tau2_format import Message, Results, Simulation, decode_messages
 
 __all__ = ["is_results_object", "results_to_episodes", "iter_episodes", "read_results_dir"]
@@ -90,12 +91,41 @@ class _Context:
         return value
 
 
-#: ``json.dumps(value, ensure_ascii=False)``, without building an encoder on each call
-_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+def _text_encoder() -> Callable[[Any], str]:
+    """``json.dumps(value, ensure_ascii=False)``, with its C encoder built once.
+
+    ``JSONEncoder.encode`` builds the C encoder anew on each call, most of its cost on the
+    small objects of a transcript (tool-call arguments). One built once gives the same
+    text; ``markers=None`` leaves out the check for circular references, which decoded JSON
+    cannot have. Without the C accelerator, ``json``'s own encoder is used.
+    """
+    from json.encoder import c_make_encoder, encode_basestring
+
+    plain = json.JSONEncoder(ensure_ascii=False)
+    if c_make_encoder is None:  # pragma: no cover - CPython always has it
+        return plain.encode
+    chunks = c_make_encoder(None, plain.default, encode_basestring, None, ": ", ", ",
+                            False, False, True)
+
+    def encode(value: Any) -> str:
+        return "".join(chunks(value, 0))
+
+    return encode
 
 
-def _json_text(value: Any) -> str:
-    return _ENCODE(value)
+_json_text = _text_encoder()
+
+
+#: The rules of :data:`accordkit.schema.RULES` every record built here keeps by
+#: construction, which its callers need not check again: every JSON text it stores
+#: (arguments, parameters, reward info) is written by ``json`` from an object, or was
+#: checked by :func:`_arguments_json` to be the text of one.
+RULES_KEPT = tuple(rule for rule in RULES if rule.test == "json_object")
+#: What records whose messages came typed keep besides: every message rule (see
+#: :mod:`accordkit.adapters.tau2_columns`).
+TYPED_RULES_KEPT = RULES_KEPT + tuple(rule for rule in RULES
+                                      if rule.path.startswith("messages")
+                                      and rule not in RULES_KEPT)
 
 
 def _arguments_json(value: Any, ctx: _Context, field: str) -> str:
@@ -209,20 +239,20 @@ def _convert_message(msg: Any, idx: int, ctx: _Context, *,
     ]
 
 
-def _typed_message(msg: Message, idx: int, ctx: _Context) -> dict[str, Any]:
-    """A canonical message from a typed one (types already checked by the decoder)."""
-    field = f"messages[{idx}]"
-    calls = None
-    if msg.tool_calls is not None:
-        calls = [{"id": c.id, "name": c.name,
-                  "arguments_json": _arguments_json(c.arguments, ctx,
-                                                    f"{field}.tool_calls[{j}].arguments"),
-                  "requestor": c.requestor} for j, c in enumerate(msg.tool_calls)]
-    event, event_json = (None, None) if msg.meta_event is None else _event(msg, ctx, field)
-    tool = msg.role == "tool"
-    return {"role": msg.role, "content": msg.content, "turn_idx": idx, "sub_idx": 0,
-            "kind": None, "tool_calls": calls, "tool_call_id": msg.id if tool else None,
-            "error": msg.error if tool else None, "event": event, "event_json": event_json}
+def _typed_messages(typed: list[Message], ctx: _Context) -> TypedMessages:
+    """A simulation's typed messages with their arguments' JSON text and events, checked
+    (types were checked by the decoder); :meth:`TypedMessages.records` gives the dicts."""
+    arguments: list[str] = []
+    events: dict[int, tuple[str | None, str | None]] = {}
+    for idx, msg in enumerate(typed):
+        if msg.tool_calls is not None:
+            for j, call in enumerate(msg.tool_calls):
+                value = call.arguments
+                arguments.append(_json_text(value) if type(value) is dict else _arguments_json(
+                    value, ctx, f"messages[{idx}].tool_calls[{j}].arguments"))
+        if msg.meta_event is not None:
+            events[idx] = _event(msg, ctx, f"messages[{idx}]")
+    return TypedMessages(typed, arguments, events)
 
 
 def _convert_criteria(ec: Any, ctx: _Context) -> dict[str, Any]:
@@ -454,7 +484,8 @@ def iter_episodes(obj: Any, *, source: str) -> Iterator[dict[str, Any] | Episode
         yield item
 
 
-def converted_simulations(obj: Any, *, source: str, shared_criteria: bool = False
+def converted_simulations(obj: Any, *, source: str, shared_criteria: bool = False,
+                          columnar: bool = False
                           ) -> Iterator[tuple[str, dict[str, Any] | EpisodeValidationError, bool]]:
     """Convert a ``Results`` object's simulations without checking the records built.
 
@@ -462,7 +493,10 @@ def converted_simulations(obj: Any, *, source: str, shared_criteria: bool = Fals
     records at once (:func:`accordkit.validate.table_problems`, the rules
     :func:`~accordkit.validate.check_converted` applies to one record). With
     ``shared_criteria=True`` the trials of a task share one converted ``criteria`` object
-    (converted once), for a caller that turns the records into Arrow at once.
+    (converted once), for a caller that turns the records into Arrow at once. With
+    ``columnar=True`` a record whose messages came typed holds them as one
+    :class:`~accordkit.adapters.tau2_columns.TypedMessages`, for a caller that builds the
+    messages column with :func:`~accordkit.adapters.tau2_columns.messages_column`.
 
     Yields
     ------
@@ -510,7 +544,8 @@ def converted_simulations(obj: Any, *, source: str, shared_criteria: bool = Fals
         try:
             rec, typed = _convert_simulation(sim, task_for.get(i), ctx, benchmark=benchmark,
                                              domain=domain, agent=agent, user=user,
-                                             num_trials=num_trials, criteria=criteria)
+                                             num_trials=num_trials, criteria=criteria,
+                                             columnar=columnar)
         except EpisodeValidationError as exc:
             yield ctx.record, exc, False
         except RecursionError:
@@ -526,12 +561,14 @@ def converted_simulations(obj: Any, *, source: str, shared_criteria: bool = Fals
 
 def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, domain: str,
                         agent: Mapping[str, Any], user: Mapping[str, Any],
-                        num_trials: Any, criteria: dict[int, Any] | None = None
-                        ) -> tuple[dict[str, Any], bool]:
+                        num_trials: Any, criteria: dict[int, Any] | None = None,
+                        columnar: bool = False) -> tuple[dict[str, Any], bool]:
     """One simulation's canonical record, and whether its messages came typed.
 
     ``criteria`` memoizes converted evaluation criteria by task object (the trials of a task
     share them; a task whose criteria fail is converted, and fails, again for each trial).
+    ``columnar``: typed messages stay one :class:`TypedMessages` (see
+    :func:`converted_simulations`).
     """
     if not isinstance(sim, Simulation):
         ctx.expect(sim, (Mapping,), "(simulation)", "a simulation object", optional=False)
@@ -563,7 +600,9 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
     if not messages:
         raise ctx.error("empty conversation: no messages", "messages")
     if typed is not None:
-        flat = [_typed_message(msg, idx, ctx) for idx, msg in enumerate(typed)]
+        flat = _typed_messages(typed, ctx)
+        if not columnar:
+            flat = flat.records()
     else:
         flat = []
         for idx, msg in enumerate(messages):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from collections import Counter
 
 import numpy as np
@@ -268,3 +269,24 @@ def test_a_task_without_criteria_has_no_checks_and_an_unknown_task_has_no_criter
     assert known is not None and known["actions"] == [] and known["action_sets"] == []
     assert unknown is None
     assert scores["tsr"].iloc[0] == 0.0 and np.isnan(scores["tsr"].iloc[1])
+
+
+def test_records_keep_the_json_rules_the_adapter_promises(acb_dir, tau2_dir):
+    """``RULES_KEPT``: every JSON text of every converted record is an object's, so the
+    loader may leave those rules out (checked here on the records, messages included)."""
+    from accordkit.adapters.tau2 import RULES_KEPT, iter_episodes
+    from accordkit.schema import rule_problem
+
+    assert RULES_KEPT and all(rule.test == "json_object" for rule in RULES_KEPT)
+    n = 0
+    for path in sorted([*acb_dir.glob("*.json"), *tau2_dir.glob("*.json")]):
+        if path.name == "expected_upstream.json":
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for rec in iter_episodes(json.loads(path.read_text()), source=str(path)):
+                if isinstance(rec, Exception):
+                    continue
+                assert rule_problem(rec, rules=RULES_KEPT) is None, (path.name, rec["episode_id"])
+                n += 1
+    assert n > 40
