@@ -39,6 +39,17 @@ def one_array(column: pa.ChunkedArray | pa.Array) -> pa.Array:
     return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
 
 
+def one_chunk(table: pa.Table) -> pa.Table:
+    """``table`` with every column in one chunk; no copy when it is so already.
+
+    The metrics read some columns many times (one field at a time): on a table loaded from
+    several files, each read would otherwise join the files' chunks again.
+    """
+    if all(column.num_chunks <= 1 for column in table.columns):
+        return table
+    return table.combine_chunks()
+
+
 def arrow_table(ds: datasets.Dataset) -> pa.Table:
     """The dataset's rows as one Arrow table, honouring any ``select``/``filter`` mapping.
 

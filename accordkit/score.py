@@ -31,6 +31,11 @@ def _ids(table: pa.Table) -> pd.DataFrame:
     return table.select(list(ID_COLUMNS)).to_pandas()
 
 
+def _id_columns(table: pa.Table) -> dict[str, pd.Series]:
+    """The id columns of ``table``'s rows, as :func:`_ids` gives them, column by column."""
+    return {name: table.column(name).to_pandas() for name in ID_COLUMNS}
+
+
 def _rows(table: pa.Table, rows: np.ndarray) -> pa.Table:
     """``table``'s rows at the sorted positions ``rows`` (no copy when that is every row)."""
     return table if len(rows) == table.num_rows else table.take(pa.array(rows))
@@ -131,10 +136,14 @@ def _score(ds: datasets.Dataset, *, level: str, shop_type_gate: bool, tcrr_mode:
         from .judges.verdicts import attach_verdicts
 
         table = attach_verdicts(table, verdicts)
-    ids = _ids(table)
-    parts = []
     accord_rows = _rows_of(table, ("accord",))
     goal_rows = _rows_of(table, GOALSHIFT_BENCHMARKS)
+    if level == "episode" and len(goal_rows) == table.num_rows and table.num_rows:
+        # goal-shift episodes only (every results file): one frame of the ids and metrics
+        cols = goalshift.episode_columns(table, tcrr_mode=tcrr_mode, action_mode=action_mode)
+        return pd.DataFrame({**_id_columns(table), **cols})
+    ids = _ids(table)
+    parts = []
     if level in ("episode", "preference") and len(accord_rows):
         sub = _rows(table, accord_rows)
         fn = accord.score_episodes if level == "episode" else accord.score_preferences

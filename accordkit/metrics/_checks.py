@@ -15,7 +15,8 @@ def check_episode_table(table: object, required: Sequence[str], *, what: str) ->
     if not isinstance(table, pa.Table):
         raise TypeError(f"expected a pyarrow.Table of canonical episodes, got "
                         f"{type(table).__name__}")
-    missing = [c for c in required if c not in table.column_names]
+    present = set(table.column_names)
+    missing = [c for c in required if c not in present]
     if missing:
         raise ValueError(f"{what} needs the canonical columns {missing}, which the table lacks "
                          "(see accordkit.schema.EPISODE_FEATURES)")

@@ -29,7 +29,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._arrow import one_array
+from .._arrow import one_array, one_chunk
 from ._calls import Transcripts
 from .goalshift import score_episodes
 from .gsrt import shift_rows
@@ -146,7 +146,7 @@ def compare_modes(ds) -> pd.DataFrame:
     >>> table = ak.compare_modes(ak.load("run.json"))              # doctest: +SKIP
     >>> table[table.metric == "tcrr"]                              # doctest: +SKIP
     """
-    table = _table(ds)
+    table = one_chunk(_table(ds))
     if not table.num_rows:
         return pd.DataFrame(columns=COMPARE_COLUMNS)
     tr = Transcripts(table)

@@ -10,21 +10,23 @@ module (:mod:`.tsr`, :mod:`.tue`, :mod:`.tcrr`, :mod:`.gsrt`).
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from .._arrow import one_chunk
 from ._calls import Transcripts
 from ._checks import check_episode_table
-from .gsrt import SHIFT_COLUMNS, episode_gsrt, shift_rows
-from .stored_checks import BASIS_COLUMNS, CHECK_COLUMNS, reward_checks
-from .tcrr import resolve_mode, tcrr_counts
-from .tsr import ACTION_MODES, tsr_channels
-from .tue import tue_counts
+from .gsrt import SHIFT_COLUMNS, gsrt_columns, shift_arrays, shift_rows
+from .stored_checks import BASIS_COLUMNS, CHECK_COLUMNS, reward_check_columns
+from .tcrr import resolve_mode, tcrr_columns
+from .tsr import ACTION_MODES, tsr_columns
+from .tue import tue_columns
 
-__all__ = ["score_episodes", "score_shifts", "outcome_rewards", "EPISODE_COLUMNS",
+__all__ = ["score_episodes", "episode_columns", "score_shifts", "outcome_rewards", "EPISODE_COLUMNS",
            "SHIFT_COLUMNS", "SUCCESS_TOLERANCE", "TSR_SUCCESS_TOLERANCE", "STOP_TERMINATIONS"]
 
 #: ``success`` = |reward - 1| <= this (upstream ``is_successful``).
@@ -131,7 +133,20 @@ def score_episodes(table: pa.Table, *, tcrr_mode: str = "episode",
     >>> frame = ak.score(ak.load("data/sample/goalshift"))          # doctest: +SKIP
     >>> frame.groupby("agent_model")[["tsr", "recovery_rate"]].mean()  # doctest: +SKIP
     """
+    return pd.DataFrame(episode_columns(table, tcrr_mode=tcrr_mode, action_mode=action_mode,
+                                        verdicts=verdicts))
+
+
+def episode_columns(table: pa.Table, *, tcrr_mode: str = "episode",
+                    action_mode: str = "best_match",
+                    verdicts: pd.DataFrame | None = None) -> dict[str, Any]:
+    """:func:`score_episodes`' columns (:data:`EPISODE_COLUMNS`), as arrays.
+
+    Same parameters and checks. Every metric module gives its columns as arrays, and the
+    caller builds one frame of them (:func:`accordkit.score` puts the id columns first).
+    """
     check_episode_table(table, _REQUIRED, what="goal-shift scoring")
+    table = one_chunk(table)
     if action_mode not in ACTION_MODES:
         raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
     mode = resolve_mode(tcrr_mode)
@@ -140,41 +155,55 @@ def score_episodes(table: pa.Table, *, tcrr_mode: str = "episode",
 
         table = attach_verdicts(table, verdicts)
     tr = Transcripts(table)
-    tsr = tsr_channels(table, action_mode=action_mode, transcripts=tr)
-    tue = tue_counts(table, transcripts=tr)
-    tcrr = tcrr_counts(table, mode=mode, transcripts=tr)
-    shifts, source = shift_rows(table, transcripts=tr)
-    gsrt = episode_gsrt(shifts, source)
-    termination = np.asarray(table.column("termination_reason").to_pylist(), dtype=object)
-    reward = outcome_rewards(np.asarray(table.column("benchmark").to_pylist(), dtype=object),
-                             termination, _float(table, "reward"))
+    cols: dict[str, Any] = tsr_columns(table, action_mode=action_mode, transcripts=tr)
+    cols.update(tue_columns(tr))
+    cols.update(tcrr_columns(table, mode=mode, transcripts=tr))
+    shifts, source = shift_arrays(table, tr)
+    cols.update(gsrt_columns(shifts, source))
+    termination = table.column("termination_reason").to_numpy()
+    reward = outcome_rewards(table.column("benchmark").to_numpy(), termination,
+                             _float(table, "reward"))
     with np.errstate(invalid="ignore"):
         success = np.abs(reward - 1.0) <= SUCCESS_TOLERANCE
-        success_tsr = tsr["tsr"].to_numpy() >= 1.0 - TSR_SUCCESS_TOLERANCE
-    out = pd.concat([tsr, tue, tcrr, gsrt], axis=1)
-    out["reward"] = reward
-    out["success"] = pd.array(np.where(np.isnan(reward), None, success), dtype="boolean")
-    out["success_tsr"] = pd.array(np.where(tsr["tsr"].isna(), None, success_tsr),
-                                  dtype="boolean")
-    out["termination_reason"] = pd.Series(termination, dtype=object)
-    out["agent_cost"] = _float(table, "agent_cost")
-    out["user_cost"] = _float(table, "user_cost")
-    out["num_trials"] = pd.array(table.column("num_trials").to_pylist(), dtype="Int64")
+        success_tsr = cols["tsr"] >= 1.0 - TSR_SUCCESS_TOLERANCE
+    cols["reward"] = reward
+    cols["success"] = pd.arrays.BooleanArray(success, np.isnan(reward))
+    cols["success_tsr"] = pd.arrays.BooleanArray(success_tsr, np.isnan(cols["tsr"]))
+    cols["termination_reason"] = pd.Series(termination, dtype=object)
+    cols["agent_cost"] = _float(table, "agent_cost")
+    cols["user_cost"] = _float(table, "user_cost")
+    trials = pc.cast(table.column("num_trials"), pa.int64())
+    cols["num_trials"] = pd.arrays.IntegerArray(
+        _np_filled(trials, 0).astype(np.int64), _np_filled(trials.is_null(), False))
     # stored facts of the run, carried so that their tables need no transcripts
-    out["task_set"] = pd.Series(table.column("task_set").to_pylist(), dtype=object)
-    checks = reward_checks(table.column("episode_id").to_pylist(),
-                           table.column("reward_info_json").to_pylist())
-    for column in CHECK_COLUMNS:
-        out[column] = checks[column].to_numpy()
-    out["reward_basis"] = pd.Series(checks["reward_basis"].tolist(), dtype=object)
-    out["reward_consistent"] = checks["reward_consistent"].array  # keeps the boolean NA
-    _warn_inconsistent(table, checks["reward_consistent"])
-    out = out[EPISODE_COLUMNS]
+    cols["task_set"] = pd.Series(table.column("task_set").to_numpy(), dtype=object)
+    cols.update(reward_check_columns(table.column("episode_id").to_pylist(),
+                                     table.column("reward_info_json").to_pylist()))
+    _warn_inconsistent(table, cols["reward_consistent"])
     excluded = _excluded(termination)
     if excluded.any():  # says nothing about the agent: no metric at all, as tau2 drops it
-        for column in _UNSCORED_WHEN_EXCLUDED:
-            out.loc[excluded, column] = None if out[column].dtype == object else np.nan
-    return out
+        cols = {name: _blanked(cols[name], excluded) if name in _UNSCORED_WHEN_EXCLUDED
+                else cols[name] for name in EPISODE_COLUMNS}
+    return {name: cols[name] for name in EPISODE_COLUMNS}
+
+
+def _np_filled(arr: pa.ChunkedArray | pa.Array, fill: Any) -> np.ndarray:
+    return pc.fill_null(arr, fill).to_numpy()
+
+
+def _blanked(values: Any, rows: np.ndarray) -> Any:
+    """``values`` with ``rows`` missing (NaN, NA or None, as its type marks missing)."""
+    if isinstance(values, pd.Series):
+        values = values.copy()
+        values[rows] = None if values.dtype == object else np.nan
+        return values
+    if isinstance(values, pd.api.extensions.ExtensionArray):
+        values = values.copy()
+        values[rows] = pd.NA
+        return values
+    values = np.array(values, copy=True)
+    values[rows] = None if values.dtype == object else np.nan
+    return values
 
 
 #: Columns left empty for an episode excluded from scoring (an infrastructure error); the
@@ -190,9 +219,9 @@ def _excluded(termination: np.ndarray) -> np.ndarray:
     return np.array([t in EXCLUDED_TERMINATIONS for t in termination], dtype=bool)
 
 
-def _warn_inconsistent(table: pa.Table, consistent: pd.Series) -> None:
+def _warn_inconsistent(table: pa.Table, consistent: pd.arrays.BooleanArray) -> None:
     """One warning naming the episodes whose stored reward breaks tau2's product rule."""
-    bad = np.flatnonzero(consistent.eq(False).fillna(False).to_numpy(dtype=bool))
+    bad = np.flatnonzero(~consistent.fillna(True).to_numpy(dtype=bool))
     if not len(bad):
         return
     ids = table.column("episode_id").take(pa.array(bad[:3])).to_pylist()
@@ -218,7 +247,7 @@ def score_shifts(table: pa.Table) -> pd.DataFrame:
     >>> shifts.groupby("agent_model")["recovered"].mean()                 # doctest: +SKIP
     """
     check_episode_table(table, _REQUIRED, what="goal-shift scoring")
-    frame, _ = shift_rows(table)
+    frame, _ = shift_rows(one_chunk(table))
     excluded = _excluded(np.asarray(table.column("termination_reason").to_pylist(),
                                     dtype=object))
     if excluded.any() and len(frame):  # an infrastructure error's shifts say nothing

@@ -31,9 +31,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._arrow import one_array
-from ._calls import Transcripts
+from ._calls import Transcripts, group_starts
 
-__all__ = ["SHIFT_COLUMNS", "shift_rows", "episode_gsrt"]
+__all__ = ["SHIFT_COLUMNS", "shift_rows", "shift_arrays", "episode_gsrt", "gsrt_columns"]
 
 SHIFT_COLUMNS = ["row", "shift_index", "from_goal", "to_goal", "shift_turn", "ack_turn",
                  "tool_turn", "outcome_turn", "gsrt_ack", "gsrt_tool", "gsrt_outcome",
@@ -64,15 +64,12 @@ def shift_sources(table: pa.Table, tr: Transcripts) -> tuple[np.ndarray, np.ndar
     return source, meta_msgs
 
 
-def _judge_shifts(table: pa.Table) -> pd.DataFrame:
+def _judge_shifts(table: pa.Table) -> dict[str, np.ndarray]:
     judge = one_array(table.column("gsrt_judge"))
     shifts = pc.struct_field(judge, "shifts")
     row = _np(pc.list_parent_indices(shifts)).astype(np.int64)
     flat = pc.list_flatten(shifts)
     n = len(row)
-    starts = np.r_[0, np.flatnonzero(row[1:] != row[:-1]) + 1] if n else np.zeros(0, np.int64)
-    sizes = np.diff(np.r_[starts, n]) if n else np.zeros(0, np.int64)
-    index = np.arange(n) - np.repeat(starts, sizes)
     field = lambda name: pc.struct_field(flat, name)  # noqa: E731
     s = _int_or_nan(field("turn"))
     a = _int_or_nan(field("ack_turn"))
@@ -83,24 +80,33 @@ def _judge_shifts(table: pa.Table) -> pd.DataFrame:
         recovered = ~np.isnan(a) & ~np.isnan(s) & (a > s) & ~x
         tool_ok = ~np.isnan(t) & (t > s)
         out_ok = ~np.isnan(o) & (o > s)
-    return pd.DataFrame({
-        "row": row, "shift_index": index,
-        "from_goal": field("from_goal").to_pandas(), "to_goal": field("to_goal").to_pandas(),
+    known = np.ones(n, dtype=bool)
+    return {
+        "row": row, "shift_index": _positions_in_groups(row),
+        "from_goal": _np(field("from_goal")), "to_goal": _np(field("to_goal")),
         "shift_turn": s, "ack_turn": a, "tool_turn": t, "outcome_turn": o,
         "gsrt_ack": np.where(recovered, a - s, np.nan),
         "gsrt_tool": np.where(tool_ok, t - s, np.nan),
         "gsrt_outcome": np.where(out_ok, o - s, np.nan),
         "censored_ack": np.isnan(a), "censored_tool": np.isnan(t),
-        "censored_outcome": np.isnan(o),
-        "recovered": recovered, "transferred": x, "shift_source": "judge",
-    })
+        "censored_outcome": np.isnan(o), "recovered": recovered, "transferred": x,
+        "known": known, "shift_source": np.full(n, "judge", dtype=object),
+    }
 
 
-def _meta_shifts(tr: Transcripts, meta_msgs: np.ndarray) -> pd.DataFrame:
+def _positions_in_groups(row: np.ndarray) -> np.ndarray:
+    """0, 1, 2, ... within each run of equal consecutive values of ``row``."""
+    n = len(row)
+    if not n:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.r_[0, np.flatnonzero(row[1:] != row[:-1]) + 1]
+    sizes = np.diff(np.r_[starts, n])
+    return np.arange(n, dtype=np.int64) - np.repeat(starts, sizes)
+
+
+def _meta_shifts(tr: Transcripts, meta_msgs: np.ndarray) -> dict[str, np.ndarray]:
     row = tr.msg_episode[meta_msgs]
     n = len(row)
-    starts = np.r_[0, np.flatnonzero(row[1:] != row[:-1]) + 1] if n else np.zeros(0, np.int64)
-    sizes = np.diff(np.r_[starts, n]) if n else np.zeros(0, np.int64)
     details = tr.message_field("event_json").take(pa.array(meta_msgs, type=pa.int64()))
     from_goal, to_goal = [], []
     for text in details.to_pylist():
@@ -112,17 +118,67 @@ def _meta_shifts(tr: Transcripts, meta_msgs: np.ndarray) -> pd.DataFrame:
         from_goal.append(info.get("from_", info.get("from")))
         to_goal.append(info.get("to"))
     na = np.full(n, np.nan)
-    unknown = pd.array([pd.NA] * n, dtype="boolean")
-    return pd.DataFrame({
-        "row": row, "shift_index": np.arange(n) - np.repeat(starts, sizes),
-        "from_goal": pd.array(from_goal, dtype=object), "to_goal": pd.array(to_goal,
-                                                                            dtype=object),
+    unknown = np.zeros(n, dtype=bool)
+    goals = np.empty((2, n), dtype=object)
+    goals[0, :], goals[1, :] = from_goal, to_goal
+    return {
+        "row": row, "shift_index": _positions_in_groups(row),
+        "from_goal": goals[0], "to_goal": goals[1],
         "shift_turn": tr.msg_turn_idx[meta_msgs].astype(float), "ack_turn": na,
         "tool_turn": na, "outcome_turn": na, "gsrt_ack": na, "gsrt_tool": na,
         "gsrt_outcome": na, "censored_ack": unknown, "censored_tool": unknown,
         "censored_outcome": unknown, "recovered": unknown, "transferred": unknown,
-        "shift_source": "meta",
-    })
+        "known": unknown, "shift_source": np.full(n, "meta", dtype=object),
+    }
+
+
+#: Shift columns held as whole message indices (``Int64``: NA when unknown).
+_TURN_COLUMNS = ("shift_turn", "ack_turn", "tool_turn", "outcome_turn", "messages_after_shift")
+#: Shift flags (``boolean``: NA for a meta-marker shift, whose reaction is unknown).
+_FLAG_COLUMNS = ("censored_ack", "censored_tool", "censored_outcome", "recovered",
+                 "transferred")
+
+
+def shift_arrays(table: pa.Table, tr: Transcripts) -> tuple[dict[str, np.ndarray],
+                                                              np.ndarray]:
+    """The shifts as plain numpy arrays, sorted (``known``: the reaction is known), and the
+    ``shift_source`` of every episode."""
+    source, meta_msgs = shift_sources(table, tr)
+    parts = [_judge_shifts(table)]
+    if len(meta_msgs):
+        parts.append(_meta_shifts(tr, meta_msgs))
+    cols = parts[0] if len(parts) == 1 else {
+        k: np.concatenate([part[k] for part in parts]) for k in parts[0]}
+    order = np.lexsort([cols["shift_index"], cols["row"]])
+    if not np.array_equal(order, np.arange(len(order))):
+        cols = {k: v[order] for k, v in cols.items()}
+    last_turn = np.full(tr.n_episodes, -1, dtype=np.int64)
+    np.maximum.at(last_turn, tr.msg_episode, tr.msg_turn_idx)
+    after = last_turn[cols["row"]] - cols["shift_turn"]
+    cols["messages_after_shift"] = np.where(after >= 0, after, np.nan)
+    return cols, source
+
+
+def _shift_frame(cols: dict[str, np.ndarray]) -> pd.DataFrame:
+    """:data:`SHIFT_COLUMNS` of the shifts, each with its dtype."""
+    unknown = ~cols["known"]
+    out: dict[str, object] = {}
+    for name in SHIFT_COLUMNS:
+        value = cols[name]
+        if name in _TURN_COLUMNS:
+            missing = np.isnan(value)
+            value = pd.arrays.IntegerArray(np.where(missing, 0, value).astype(np.int64),
+                                           missing)
+        elif name in _FLAG_COLUMNS:
+            value = pd.arrays.BooleanArray(value.astype(bool), unknown.copy())
+        elif name in ("from_goal", "to_goal"):
+            value = pd.Series(value, dtype=object)
+        elif name == "shift_source":
+            value = pd.Series(value, dtype="str")
+        elif name in ("row", "shift_index"):
+            value = value.astype(np.int64)
+        out[name] = value
+    return pd.DataFrame(out)
 
 
 def shift_rows(table: pa.Table, *, transcripts: Transcripts | None = None
@@ -152,26 +208,59 @@ def shift_rows(table: pa.Table, *, transcripts: Transcripts | None = None
     (1.0, True, ['judge'])
     """
     tr = transcripts if transcripts is not None else Transcripts(table)
-    source, meta_msgs = shift_sources(table, tr)
-    parts = [_judge_shifts(table)]
-    if len(meta_msgs):
-        parts.append(_meta_shifts(tr, meta_msgs))
-    frame = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0]
-    frame = frame.sort_values(["row", "shift_index"], kind="stable").reset_index(drop=True)
-    last_turn = np.full(tr.n_episodes, -1, dtype=np.int64)
-    np.maximum.at(last_turn, tr.msg_episode, tr.msg_turn_idx)
-    after = last_turn[frame["row"].to_numpy(dtype=np.int64)] - frame["shift_turn"].to_numpy(float)
-    frame["messages_after_shift"] = np.where(after >= 0, after, np.nan)
-    for col in ("shift_turn", "ack_turn", "tool_turn", "outcome_turn", "messages_after_shift"):
-        frame[col] = pd.array(frame[col].to_numpy(dtype=float), dtype="Float64").astype("Int64")
-    for col in ("censored_ack", "censored_tool", "censored_outcome", "recovered",
-                "transferred"):
-        frame[col] = frame[col].astype("boolean")
-    for col in ("from_goal", "to_goal"):
-        frame[col] = frame[col].astype(object).where(frame[col].notna(), None)
-    frame["row"] = frame["row"].astype(np.int64)
-    frame["shift_index"] = frame["shift_index"].astype(np.int64)
-    return frame[SHIFT_COLUMNS], source
+    cols, source = shift_arrays(table, tr)
+    return _shift_frame(cols), source
+
+
+def _group_medians(rows: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Median of the non-NaN ``values`` of each group ``rows`` (0..n-1); NaN for none.
+
+    >>> _group_medians(np.array([0, 0, 0, 2, 2]), np.array([3., 1., np.nan, 4., 2.]), 3).tolist()
+    [2.0, nan, 3.0]
+    """
+    out = np.full(n, np.nan)
+    ok = ~np.isnan(values)
+    rows, values = rows[ok], values[ok]
+    if not len(rows):
+        return out
+    order = np.lexsort([values, rows])
+    rows, values = rows[order], values[order]
+    counts = np.bincount(rows, minlength=n)
+    starts = group_starts(counts)
+    has = np.flatnonzero(counts)
+    lo = values[starts[has] + (counts[has] - 1) // 2]
+    hi = values[starts[has] + counts[has] // 2]
+    out[has] = (lo + hi) / 2
+    return out
+
+
+def gsrt_columns(cols: dict[str, np.ndarray], source: np.ndarray) -> dict[str, object]:
+    """:func:`episode_gsrt`'s columns from :func:`shift_arrays`' shifts, as arrays."""
+    n = len(source)
+    rows = cols["row"]
+    known = cols["known"]
+    n_shifts = np.bincount(rows, minlength=n).astype(float)
+    n_rec = np.bincount(rows, weights=cols["recovered"] & known, minlength=n).astype(float)
+    n_trn = np.bincount(rows, weights=cols["transferred"] & known, minlength=n).astype(float)
+    unknown = np.zeros(n, dtype=bool)
+    unknown[rows[~known]] = True
+    none = source == "none"
+    n_shifts[none] = np.nan
+    n_rec[none | unknown] = np.nan
+    n_trn[none | unknown] = np.nan
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = np.where(n_shifts > 0, n_rec / np.where(n_shifts > 0, n_shifts, 1), np.nan)
+    out: dict[str, object] = {}
+    for name, counts in (("n_shifts", n_shifts), ("n_recovered", n_rec),
+                         ("n_transferred", n_trn)):
+        missing = np.isnan(counts)
+        out[name] = pd.arrays.IntegerArray(np.where(missing, 0, counts).astype(np.int64),
+                                           missing)
+    out["recovery_rate"] = rate.astype(float)
+    for col in ("gsrt_ack", "gsrt_tool", "gsrt_outcome"):
+        out[col] = _group_medians(rows, cols[col], n)
+    out["shift_source"] = source
+    return out
 
 
 def episode_gsrt(shifts: pd.DataFrame, source: np.ndarray) -> pd.DataFrame:
@@ -181,6 +270,13 @@ def episode_gsrt(shifts: pd.DataFrame, source: np.ndarray) -> pd.DataFrame:
     0 shifts gets counts 0 and NaN rate and times; meta-source episodes have shift counts but
     NA recovery and transfer counts.
 
+    Parameters
+    ----------
+    shifts : pandas.DataFrame
+        :func:`shift_rows`' shifts.
+    source : numpy.ndarray
+        :func:`shift_rows`' ``shift_source`` of every episode.
+
     Returns
     -------
     pandas.DataFrame
@@ -188,33 +284,11 @@ def episode_gsrt(shifts: pd.DataFrame, source: np.ndarray) -> pd.DataFrame:
         ``gsrt_ack``, ``gsrt_tool``, ``gsrt_outcome`` (float; medians over the episode's
         shifts with a time) and ``shift_source``.
     """
-    n = len(source)
-    rows = shifts["row"].to_numpy()
-    n_shifts = np.bincount(rows, minlength=n).astype(float)
     rec = shifts["recovered"]
-    trn = shifts["transferred"]
-    n_rec = np.bincount(rows, weights=rec.fillna(False).to_numpy(dtype=float),
-                        minlength=n).astype(float)
-    n_trn = np.bincount(rows, weights=trn.fillna(False).to_numpy(dtype=float),
-                        minlength=n).astype(float)
-    unknown = np.zeros(n, dtype=bool)
-    unknown[rows[rec.isna().to_numpy()]] = True
-    none = source == "none"
-    n_shifts[none] = np.nan
-    n_rec[none | unknown] = np.nan
-    n_trn[none | unknown] = np.nan
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rate = np.where(n_shifts > 0, n_rec / np.where(n_shifts > 0, n_shifts, 1), np.nan)
-    out = pd.DataFrame({
-        "n_shifts": pd.array(n_shifts, dtype="Float64").astype("Int64"),
-        "n_recovered": pd.array(n_rec, dtype="Float64").astype("Int64"),
-        "n_transferred": pd.array(n_trn, dtype="Float64").astype("Int64"),
-        "recovery_rate": rate.astype(float),
-    })
+    cols = {"row": shifts["row"].to_numpy(dtype=np.int64),
+            "known": rec.notna().to_numpy(dtype=bool),
+            "recovered": rec.fillna(False).to_numpy(dtype=bool),
+            "transferred": shifts["transferred"].fillna(False).to_numpy(dtype=bool)}
     for col in ("gsrt_ack", "gsrt_tool", "gsrt_outcome"):
-        med = shifts[col].groupby(rows).median() if len(rows) else pd.Series(dtype=float)
-        values = np.full(n, np.nan)
-        values[med.index.to_numpy(dtype=np.int64)] = med.to_numpy(dtype=float)
-        out[col] = values
-    out["shift_source"] = source
-    return out
+        cols[col] = shifts[col].to_numpy(dtype=float)
+    return pd.DataFrame(gsrt_columns(cols, source))

@@ -16,12 +16,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import msgspec
 import numpy as np
 import pandas as pd
 
+from .._json import loads
+
 __all__ = ["REWARD_CHECKS", "CHECK_COLUMNS", "BASIS_COLUMNS", "BASIS_COMPONENTS",
-           "reward_checks", "reward_consistency"]
+           "reward_checks", "reward_check_columns", "reward_consistency"]
 
 #: (label, ``reward_info`` key) of every check tau2 stores, in tau2's order. The key is
 #: also the score column.
@@ -46,10 +47,6 @@ _TOLERANCE = 1e-6
 #: The flag that says an item of each list check was met.
 _PASS_KEYS = {"db_check": "db_match", "env_assertions": "met", "action_checks": "action_match",
               "communicate_checks": "met", "nl_assertions": "met"}
-
-
-#: JSON text -> Python values, as ``json.loads`` gives them, several times faster
-_decode = msgspec.json.Decoder().decode
 
 
 def _check_score(value: Any, key: str) -> float:
@@ -117,6 +114,33 @@ def reward_consistency(info: dict[str, Any]) -> tuple[str | None, bool | None]:
     return label, bool(abs(product - reward) <= _TOLERANCE)
 
 
+def reward_check_columns(episode_ids: Any, reward_info_json: Any) -> dict[str, Any]:
+    """:func:`reward_checks`' columns, as arrays (same parameters and errors)."""
+    rows = []
+    bases: list[str | None] = []
+    consistent: list[bool | None] = []
+    for episode_id, text in zip(episode_ids, reward_info_json, strict=True):
+        info: Any = None
+        if isinstance(text, str) and text:
+            try:
+                info = loads(text)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"episode {episode_id}: field reward_info_json is not "
+                                 f"JSON ({exc.msg})") from exc
+        info = info if isinstance(info, dict) else {}
+        rows.append([_check_score(info.get(k), k) for k in CHECK_COLUMNS])
+        basis, ok = reward_consistency(info)
+        bases.append(basis)
+        consistent.append(ok)
+    scores = np.array(rows, dtype=float).reshape(len(rows), len(CHECK_COLUMNS))
+    out: dict[str, Any] = {key: scores[:, k].copy() for k, key in enumerate(CHECK_COLUMNS)}
+    unknown = np.array([ok is None for ok in consistent], dtype=bool)
+    out["reward_basis"] = pd.Series(bases, dtype=object)
+    out["reward_consistent"] = pd.arrays.BooleanArray(
+        np.array([bool(ok) for ok in consistent], dtype=bool), unknown)
+    return out
+
+
 def reward_checks(episode_ids: Any, reward_info_json: Any) -> pd.DataFrame:
     """Per-episode pass shares of the checks stored in ``reward_info``.
 
@@ -147,27 +171,4 @@ def reward_checks(episode_ids: Any, reward_info_json: Any) -> pd.DataFrame:
     >>> reward_checks(["e1", "e2"], [info, None])[CHECK_COLUMNS].round(2).to_dict("list")
     {'db_check': [1.0, nan], 'env_assertions': [nan, nan], 'action_checks': [nan, nan], 'communicate_checks': [nan, nan], 'nl_assertions': [0.5, nan]}
     """
-    rows = []
-    bases: list[str | None] = []
-    consistent: list[bool | None] = []
-    for episode_id, text in zip(episode_ids, reward_info_json, strict=True):
-        info: Any = None
-        if isinstance(text, str) and text:
-            try:
-                info = _decode(text)
-            except msgspec.DecodeError:  # json.loads says what is wrong (and reads NaN)
-                try:
-                    info = json.loads(text)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"episode {episode_id}: field reward_info_json is not "
-                                     f"JSON ({exc.msg})") from exc
-        info = info if isinstance(info, dict) else {}
-        rows.append([_check_score(info.get(k), k) for k in CHECK_COLUMNS])
-        basis, ok = reward_consistency(info)
-        bases.append(basis)
-        consistent.append(ok)
-    out = pd.DataFrame(np.array(rows, dtype=float).reshape(len(rows), len(CHECK_COLUMNS)),
-                       columns=CHECK_COLUMNS)
-    out["reward_basis"] = pd.Series(bases, dtype=object)
-    out["reward_consistent"] = pd.array(consistent, dtype="boolean")
-    return out
+    return pd.DataFrame(reward_check_columns(episode_ids, reward_info_json))

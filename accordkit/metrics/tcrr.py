@@ -39,6 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._arrow import one_array
+from .._json import loads
 from ._calls import Transcripts
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "identity_a6a9157",
     "call_redundancy",
     "tcrr_counts",
+    "tcrr_columns",
     "resolve_mode",
 ]
 
@@ -126,7 +128,7 @@ def identity_b2cc83c(name: str, arguments: Any) -> tuple:
     >>> a == identity_b2cc83c("f", {"a": 1.0, "b": [1, 2]})
     True
     """
-    args = json.loads(arguments) if isinstance(arguments, str) else arguments
+    args = loads(arguments) if isinstance(arguments, str) else arguments
     if not isinstance(args, dict):
         return (name, str(args))
     return (name, _norm_b2cc83c(args))
@@ -145,7 +147,7 @@ def identity_a6a9157(name: str, arguments: Any) -> tuple:
     >>> identity_a6a9157("f", '{"x": [{"b": 1, "a": 2}]}')
     ('f', "{'x': [{'b': 1, 'a': 2}]}")
     """
-    args = json.loads(arguments) if isinstance(arguments, str) else arguments
+    args = loads(arguments) if isinstance(arguments, str) else arguments
     if not isinstance(args, dict):
         return (name, str(args))
     ident = (name, _norm_a6a9157(args))
@@ -261,12 +263,29 @@ def call_redundancy(table: pa.Table, *, mode: str = "episode", pooled: bool | No
     >>> call_redundancy(table)["redundant"].tolist()
     [0, 1]
     """
+    tr = transcripts if transcripts is not None else Transcripts(table)
+    counted, window, batch = _redundancy_arrays(table, mode=mode, pooled=pooled, tr=tr)
+    return pd.DataFrame({
+        "row": tr.call_episode,
+        "turn_idx": tr.call_turn_idx,
+        "call_index": tr.call_index,
+        "name": tr.call_name,
+        "assistant_turn": tr.call_turn,
+        "counted": counted,
+        "window": window,
+        "batch": batch,
+        "redundant": window + batch,
+    })
+
+
+def _redundancy_arrays(table: pa.Table, *, mode: str, pooled: bool | None,
+                       tr: Transcripts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``counted``, ``window`` and ``batch`` of every tool call (:func:`call_redundancy`)."""
     mode = resolve_mode(mode)
     if mode == "episode" and pooled:
         raise ValueError("tcrr_mode='episode' is per conversation; pooled=True applies to the "
                          "upstream modes only")
     pooled = mode != "episode" if pooled is None else pooled
-    tr = transcripts if transcripts is not None else Transcripts(table)
     n = len(tr.call_episode)
     counted = tr.call_on_assistant.copy() if mode == "upstream_a6a9157" else np.ones(n, bool)
     names = tr.call_field("name")
@@ -302,17 +321,7 @@ def call_redundancy(table: pa.Table, *, mode: str = "episode", pooled: bool | No
         excess[perm] = rank >= BATCH_THRESHOLD
         window[sel] = hit.astype(np.int64)
         batch[sel] = excess.astype(np.int64)
-    return pd.DataFrame({
-        "row": tr.call_episode,
-        "turn_idx": tr.call_turn_idx,
-        "call_index": tr.call_index,
-        "name": tr.call_name,
-        "assistant_turn": turn,
-        "counted": counted,
-        "window": window,
-        "batch": batch,
-        "redundant": window + batch,
-    })
+    return counted, window, batch
 
 
 def _pooling(table: pa.Table, tr: Transcripts) -> tuple[np.ndarray, np.ndarray]:
@@ -327,8 +336,10 @@ def _pooling(table: pa.Table, tr: Transcripts) -> tuple[np.ndarray, np.ndarray]:
     task = one_array(pc.fill_null(table.column("task_id"), "")).dictionary_encode()
     tsk = task.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     rows = np.arange(n_rows)
-    frame = pd.DataFrame({"src": src, "task": tsk, "row": rows})
-    first_seen = frame.groupby(["src", "task"], sort=False)["row"].transform("min").to_numpy()
+    # the first row of each (source, task): the first occurrence of its key
+    _, first, inverse = np.unique(src * (int(tsk.max(initial=0)) + 1) + tsk,
+                                  return_index=True, return_inverse=True)
+    first_seen = first[inverse.reshape(-1)]
     row_rank = np.empty(n_rows, dtype=np.int64)
     row_rank[np.lexsort([rows, first_seen, src])] = np.arange(n_rows)
     ep = tr.call_episode
@@ -359,15 +370,23 @@ def tcrr_counts(table: pa.Table, *, mode: str = "episode", pooled: bool | None =
     (0.3333, 1)
     """
     tr = transcripts if transcripts is not None else Transcripts(table)
-    calls = call_redundancy(table, mode=mode, pooled=pooled, transcripts=tr)
+    return pd.DataFrame(tcrr_columns(table, mode=mode, pooled=pooled, transcripts=tr))
+
+
+def tcrr_columns(table: pa.Table, *, mode: str, transcripts: Transcripts,
+                 pooled: bool | None = None) -> dict[str, Any]:
+    """:func:`tcrr_counts`' columns, as arrays (one row per episode of ``table``)."""
+    tr = transcripts
+    counted, window, batch = _redundancy_arrays(table, mode=mode, pooled=pooled, tr=tr)
     n = tr.n_episodes
-    total = np.bincount(calls["row"], weights=calls["counted"], minlength=n).astype(np.int64)
-    red = np.bincount(calls["row"], weights=calls["redundant"] * calls["counted"],
+    total = np.bincount(tr.call_episode, weights=counted, minlength=n).astype(np.int64)
+    red = np.bincount(tr.call_episode, weights=(window + batch) * counted,
                       minlength=n).astype(np.int64)
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = np.where(total > 0, red / np.maximum(total, 1), np.nan)
-    return pd.DataFrame({
+    none = np.zeros(n, dtype=bool)
+    return {
         "tcrr": ratio.astype("float64"),
-        "n_redundant_calls": pd.array(red, dtype="Int64"),
-        "n_tcrr_calls": pd.array(total, dtype="Int64"),
-    })
+        "n_redundant_calls": pd.arrays.IntegerArray(red, none.copy()),
+        "n_tcrr_calls": pd.arrays.IntegerArray(total, none),
+    }

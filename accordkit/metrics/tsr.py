@@ -31,7 +31,6 @@ missing, e.g. an NL-only task whose verdicts are absent). An episode whose task 
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -42,7 +41,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._arrow import one_array
-from ._calls import Transcripts, group_starts
+from .._json import loads
+from ._calls import Transcripts, group_starts, join_positions, text_codes
 
 __all__ = [
     "ACTION_MODES",
@@ -50,6 +50,7 @@ __all__ = [
     "params_match",
     "combine_channels",
     "tsr_channels",
+    "tsr_columns",
 ]
 
 ACTION_MODES = ("best_match", "upstream")
@@ -137,8 +138,9 @@ def _col(table: pa.Table, name: str) -> pa.Array:
     return one_array(table.column(name))
 
 
-def _expected_tools(criteria: pa.Array) -> tuple[np.ndarray, pd.DataFrame]:
-    """Number of action sets per episode and one row per allowed tool (ep, set, name, params)."""
+def _expected_tools(criteria: pa.Array) -> tuple[np.ndarray, dict[str, Any]]:
+    """Number of action sets per episode and one entry per allowed tool: ``ep``, ``set``,
+    ``name`` and ``params`` (Arrow text arrays for the last two)."""
     sets = pc.struct_field(criteria, "action_sets")
     legacy = pc.struct_field(criteria, "actions")
     n_sets = _np(pc.list_value_length(sets), 0).astype(np.int64)
@@ -146,7 +148,7 @@ def _expected_tools(criteria: pa.Array) -> tuple[np.ndarray, pd.DataFrame]:
     use_legacy = (n_sets == 0) & (n_legacy > 0)
     set_count = np.where(use_legacy, n_legacy, n_sets)
     set_base = group_starts(set_count)
-    parts = []
+    eps, set_ids, names, params = [], [], [], []
     # action_sets -> allowed tools
     if n_sets.sum():
         set_ep = _np(pc.list_parent_indices(sets)).astype(np.int64)
@@ -155,30 +157,30 @@ def _expected_tools(criteria: pa.Array) -> tuple[np.ndarray, pd.DataFrame]:
         tools = pc.struct_field(flat_sets, "allowed_tools")
         tool_set = _np(pc.list_parent_indices(tools)).astype(np.int64)
         flat_tools = pc.list_flatten(tools)
-        keep = ~use_legacy[set_ep[tool_set]]
-        parts.append(pd.DataFrame({
-            "ep": set_ep[tool_set][keep],
-            "set": (set_base[set_ep] + set_pos)[tool_set][keep],
-            "name": _np(pc.struct_field(flat_tools, "function_name"), "")[keep],
-            "params": np.asarray(pc.struct_field(flat_tools, "params_json").to_pylist(),
-                                 dtype=object)[keep],
-        }))
+        keep = np.flatnonzero(~use_legacy[set_ep[tool_set]])
+        eps.append(set_ep[tool_set][keep])
+        set_ids.append((set_base[set_ep] + set_pos)[tool_set][keep])
+        take = pa.array(keep, type=pa.int64())
+        names.append(pc.struct_field(flat_tools, "function_name").take(take))
+        params.append(pc.struct_field(flat_tools, "params_json").take(take))
     if use_legacy.any():
         act_ep = _np(pc.list_parent_indices(legacy)).astype(np.int64)
         flat = pc.list_flatten(legacy)
         pos = np.arange(len(act_ep)) - group_starts(n_legacy)[act_ep]
-        keep = use_legacy[act_ep]
-        parts.append(pd.DataFrame({
-            "ep": act_ep[keep],
-            "set": (set_base[act_ep] + pos)[keep],
-            "name": _np(pc.struct_field(flat, "name"), "")[keep],
-            "params": np.asarray(pc.struct_field(flat, "arguments_json").to_pylist(),
-                                 dtype=object)[keep],
-        }))
-    tools_frame = (pd.concat(parts, ignore_index=True) if parts else
-                   pd.DataFrame({"ep": np.zeros(0, np.int64), "set": np.zeros(0, np.int64),
-                                 "name": np.zeros(0, object), "params": np.zeros(0, object)}))
-    return set_count, tools_frame
+        keep = np.flatnonzero(use_legacy[act_ep])
+        eps.append(act_ep[keep])
+        set_ids.append((set_base[act_ep] + pos)[keep])
+        take = pa.array(keep, type=pa.int64())
+        names.append(pc.struct_field(flat, "name").take(take))
+        params.append(pc.struct_field(flat, "arguments_json").take(take))
+    text = pa.string()
+    return set_count, {
+        "ep": np.concatenate(eps) if eps else np.zeros(0, np.int64),
+        "set": np.concatenate(set_ids) if set_ids else np.zeros(0, np.int64),
+        "name": pa.concat_arrays([n.cast(text) for n in names]) if names else pa.array([], text),
+        "params": pa.concat_arrays([q.cast(text) for q in params]) if params
+        else pa.array([], text),
+    }
 
 
 def _action_scores(table: pa.Table, tr: Transcripts, mode: str) -> np.ndarray:
@@ -188,24 +190,26 @@ def _action_scores(table: pa.Table, tr: Transcripts, mode: str) -> np.ndarray:
     scores = np.full(n, np.nan)
     if not set_count.any():
         return scores
-    names = pc.fill_null(tr.call_field("name"), "").dictionary_encode()
-    args = tr.call_arguments.dictionary_encode()
-    arg_texts = args.dictionary.to_pylist()
-    calls = pd.DataFrame({"ep": tr.call_episode,
-                          "name": _np(names.indices).astype(np.int64),
-                          "arg": _np(args.indices).astype(np.int64)})
+    (call_name, tool_name), name_texts = text_codes(pc.fill_null(tr.call_field("name"), ""),
+                                                    pc.fill_null(tools["name"], ""))
+    (arg,), arg_dict = text_codes(tr.call_arguments)
+    (params,), param_dict = text_codes(tools["params"])
+    n_names = len(name_texts)
+    call_key = tr.call_episode * n_names + call_name
+    calls = np.arange(len(call_key))
     if mode == "upstream":  # only the first call of each tool name counts
-        calls = calls.drop_duplicates(["ep", "name"], keep="first")
-    tool_names = pd.Index(names.dictionary.to_pylist()).get_indexer(tools["name"].to_numpy())
-    wanted = pd.DataFrame({"ep": tools["ep"].to_numpy(), "name": tool_names,
-                           "set": tools["set"].to_numpy()})
-    wanted["params"], param_texts = pd.factorize(tools["params"].to_numpy(dtype=object))
-    pairs = wanted[wanted["name"] >= 0].merge(calls, on=["ep", "name"], how="inner",
-                                              sort=False)
+        calls = np.sort(np.unique(call_key, return_index=True)[1])
+    # (allowed tool, call) pairs of the same episode and tool name
+    tool_pos, call_pos = join_positions(tools["ep"] * n_names + tool_name, call_key[calls])
+    call_pos = calls[call_pos]
     set_scores = np.zeros(int(set_count.sum()))
-    if len(pairs):
-        key = (pairs["params"].to_numpy() + 1) * (len(arg_texts) + 1) + pairs["arg"].to_numpy()
+    if len(tool_pos):
+        pair_params, pair_arg = params[tool_pos], arg[call_pos]
+        key = (pair_params + 1) * (len(arg_dict) + 1) + pair_arg
         uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+        arg_texts = arg_dict.take(pa.array(pair_arg[first])).to_pylist()
+        firsts = pair_params[first]  # -1: the tool has no parameters (null)
+        param_texts = param_dict.take(pa.array(firsts, mask=firsts < 0)).to_pylist()
         values = np.empty(len(uniq))
         parsed: dict[str, Any] = {}
 
@@ -213,21 +217,19 @@ def _action_scores(table: pa.Table, tr: Transcripts, mode: str) -> np.ndarray:
             if text is None:
                 return None
             if text not in parsed:
-                parsed[text] = json.loads(text)
+                parsed[text] = loads(text)
             return parsed[text]
 
         for u, j in enumerate(first.tolist()):
-            p_code, a_code = int(pairs["params"].iat[j]), int(pairs["arg"].iat[j])
-            expected = None if p_code < 0 else param_texts[p_code]
             try:
-                values[u] = 0.5 + 0.5 * params_match(load(arg_texts[a_code]), load(expected))
+                values[u] = 0.5 + 0.5 * params_match(load(arg_texts[u]), load(param_texts[u]))
             except (ValueError, TypeError) as exc:
-                ep = int(pairs["ep"].iat[j])
+                ep = int(tools["ep"][tool_pos[j]])
                 raise ValueError(
                     f"file {table.column('source')[ep]}, record "
                     f"{table.column('episode_id')[ep]}, field criteria (action "
-                    f"{names.dictionary[int(pairs['name'].iat[j])]}): {exc}") from None
-        np.maximum.at(set_scores, pairs["set"].to_numpy(), values[inverse])
+                    f"{name_texts[int(tool_name[tool_pos[j]])]}): {exc}") from None
+        np.maximum.at(set_scores, tools["set"][tool_pos], values[inverse])
     has = set_count > 0
     set_ep = np.repeat(np.arange(n), set_count)
     sums = np.bincount(set_ep, weights=set_scores, minlength=n)
@@ -333,9 +335,16 @@ def tsr_channels(table: pa.Table, *, action_mode: str = "best_match",
     >>> tsr_channels(table, action_mode="upstream")[["tsr", "tsr_action"]].iloc[0].tolist()
     [0.6785714285714286, 0.5]
     """
+    tr = transcripts if transcripts is not None else Transcripts(table)
+    return pd.DataFrame(tsr_columns(table, action_mode=action_mode, transcripts=tr))
+
+
+def tsr_columns(table: pa.Table, *, action_mode: str, transcripts: Transcripts
+                ) -> dict[str, Any]:
+    """:func:`tsr_channels`' columns, as arrays (one row per episode of ``table``)."""
     if action_mode not in ACTION_MODES:
         raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
-    tr = transcripts if transcripts is not None else Transcripts(table)
+    tr = transcripts
     action = _action_scores(table, tr, action_mode)
     comm = _communicate_scores(table, tr)
     nl, n_assert = _nl_scores(table)
@@ -358,7 +367,5 @@ def tsr_channels(table: pa.Table, *, action_mode: str = "best_match",
     tsr = _combine_vectors(action, nl, comm)
     tsr[~_np(_col(table, "criteria").is_valid()).astype(bool) & ~has_details] = np.nan
     unjudged = (n_assert > 0) & np.isnan(nl)
-    return pd.DataFrame({
-        "tsr": tsr, "tsr_action": action, "tsr_nl": nl, "tsr_communicate": comm,
-        "nl_unjudged": pd.array(unjudged, dtype="boolean"),
-    })
+    return {"tsr": tsr, "tsr_action": action, "tsr_nl": nl, "tsr_communicate": comm,
+            "nl_unjudged": pd.arrays.BooleanArray(unjudged, np.zeros(len(unjudged), bool))}

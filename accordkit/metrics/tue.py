@@ -20,10 +20,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._calls import Transcripts
+from ._calls import Transcripts, join_positions, last_positions, text_codes
 
-__all__ = ["PARAM_ERROR_KEYWORDS", "TUE_WEIGHTS", "call_outcomes", "tue_counts", "tue_from_counts",
-           "tue_points"]
+__all__ = ["PARAM_ERROR_KEYWORDS", "TUE_WEIGHTS", "call_outcomes", "tue_columns", "tue_counts",
+           "tue_from_counts", "tue_points"]
 
 PARAM_ERROR_KEYWORDS = ("invalid parameter", "missing parameter", "parameter error",
                         "bad parameter", "invalid argument", "missing argument")
@@ -52,6 +52,36 @@ def _is_param_error(text: str | None) -> bool:
     return any(k in low for k in PARAM_ERROR_KEYWORDS)
 
 
+def _outcome_arrays(tr: Transcripts) -> tuple[np.ndarray, np.ndarray]:
+    """``correct`` and ``params_valid`` of every tool call of ``tr``, in call order."""
+    tool_rows = np.flatnonzero(tr.role_is("tool"))
+    take = pa.array(tool_rows, type=pa.int64())
+    err = _np_bool(tr.message_field("error").take(take))
+    bad = np.zeros(len(tool_rows), dtype=bool)
+    err_pos = np.flatnonzero(err)
+    if len(err_pos):
+        texts = tr.message_field("content").take(pa.array(tool_rows[err_pos])).to_pylist()
+        bad[err_pos] = [_is_param_error(t) for t in texts]
+    (result_id, call_id), _ = text_codes(tr.message_field("tool_call_id").take(take),
+                                         tr.call_field("id"))
+    n_ids = int(max(result_id.max(initial=-1), call_id.max(initial=-1))) + 1
+    # (episode, id) as one integer; the last tool message of a pair answers its calls
+    result_key = tr.msg_episode[tool_rows] * n_ids + result_id
+    answers = last_positions(result_key[result_id >= 0])
+    answers = np.flatnonzero(result_id >= 0)[answers]
+    call_key = np.where(call_id >= 0, tr.call_episode * n_ids + call_id, -1)
+    calls, found = join_positions(call_key, result_key[answers])
+    failed = np.zeros(len(call_key), dtype=bool)
+    invalid = np.zeros(len(call_key), dtype=bool)
+    failed[calls] = err[answers[found]]
+    invalid[calls] = bad[answers[found]]
+    return ~failed, ~invalid
+
+
+def _np_bool(arr: pa.Array) -> np.ndarray:
+    return pc.fill_null(arr, False).to_numpy(zero_copy_only=False).astype(bool)
+
+
 def call_outcomes(table: pa.Table, *, transcripts: Transcripts | None = None) -> pd.DataFrame:
     """Per tool call: ``row``, ``correct`` and ``params_valid`` (numpy bool arrays in a frame).
 
@@ -68,27 +98,8 @@ def call_outcomes(table: pa.Table, *, transcripts: Transcripts | None = None) ->
     [False, False]
     """
     tr = transcripts if transcripts is not None else Transcripts(table)
-    is_tool = tr.role_is("tool")
-    tool_rows = np.flatnonzero(is_tool)
-    ids = tr.message_field("tool_call_id").take(pa.array(tool_rows))
-    errors = pc.fill_null(tr.message_field("error").take(pa.array(tool_rows)), False)
-    err = errors.to_numpy(zero_copy_only=False).astype(bool)
-    bad = np.zeros(len(tool_rows), dtype=bool)
-    err_pos = np.flatnonzero(err)
-    if len(err_pos):
-        texts = tr.message_field("content").take(pa.array(tool_rows[err_pos])).to_pylist()
-        bad[err_pos] = [_is_param_error(t) for t in texts]
-    results = pd.DataFrame({"ep": tr.msg_episode[tool_rows], "id": ids.to_pandas(),
-                            "error": err, "bad": bad})
-    results = results[results["id"].notna()].drop_duplicates(["ep", "id"], keep="last")
-    calls = pd.DataFrame({"ep": tr.call_episode, "id": tr.call_field("id").to_pandas()})
-    merged = calls.merge(results, on=["ep", "id"], how="left", sort=False)
-    matched = merged["error"].notna().to_numpy()
-    error = merged["error"].fillna(False).to_numpy(dtype=bool)
-    badp = merged["bad"].fillna(False).to_numpy(dtype=bool)
-    return pd.DataFrame({"row": tr.call_episode,
-                         "correct": ~(matched & error),
-                         "params_valid": ~(matched & badp)})
+    correct, valid = _outcome_arrays(tr)
+    return pd.DataFrame({"row": tr.call_episode, "correct": correct, "params_valid": valid})
 
 
 def tue_from_counts(n_calls: np.ndarray, n_correct: np.ndarray, n_valid: np.ndarray
@@ -99,6 +110,24 @@ def tue_from_counts(n_calls: np.ndarray, n_correct: np.ndarray, n_valid: np.ndar
         t = np.where(n > 0, np.asarray(n_correct, float) / np.where(n > 0, n, 1), np.nan)
         p = np.where(n > 0, np.asarray(n_valid, float) / np.where(n > 0, n, 1), np.nan)
     return t, p, tue_points(t, p)
+
+
+def tue_columns(tr: Transcripts) -> dict[str, object]:
+    """:func:`tue_counts`' columns, as arrays (one row per episode of ``tr``)."""
+    correct, valid = _outcome_arrays(tr)
+    n = tr.n_episodes
+    row = tr.call_episode
+    total = np.bincount(row, minlength=n).astype(np.int64)
+    n_correct = np.bincount(row, weights=correct, minlength=n).astype(np.int64)
+    n_valid = np.bincount(row, weights=valid, minlength=n).astype(np.int64)
+    t, p, tue = tue_from_counts(total, n_correct, n_valid)
+    none = np.zeros(n, dtype=bool)
+    return {
+        "tue": tue, "tool_correctness": t, "param_validity": p,
+        "n_tool_calls": pd.arrays.IntegerArray(total, none.copy()),
+        "n_correct_calls": pd.arrays.IntegerArray(n_correct, none.copy()),
+        "n_valid_param_calls": pd.arrays.IntegerArray(n_valid, none),
+    }
 
 
 def tue_counts(table: pa.Table, *, transcripts: Transcripts | None = None) -> pd.DataFrame:
@@ -122,15 +151,4 @@ def tue_counts(table: pa.Table, *, transcripts: Transcripts | None = None) -> pd
     (nan, 0)
     """
     tr = transcripts if transcripts is not None else Transcripts(table)
-    out = call_outcomes(table, transcripts=tr)
-    n = tr.n_episodes
-    total = np.bincount(out["row"], minlength=n).astype(np.int64)
-    correct = np.bincount(out["row"], weights=out["correct"], minlength=n).astype(np.int64)
-    valid = np.bincount(out["row"], weights=out["params_valid"], minlength=n).astype(np.int64)
-    t, p, tue = tue_from_counts(total, correct, valid)
-    return pd.DataFrame({
-        "tue": tue, "tool_correctness": t, "param_validity": p,
-        "n_tool_calls": pd.array(total, dtype="Int64"),
-        "n_correct_calls": pd.array(correct, dtype="Int64"),
-        "n_valid_param_calls": pd.array(valid, dtype="Int64"),
-    })
+    return pd.DataFrame(tue_columns(tr))
