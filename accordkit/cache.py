@@ -132,9 +132,8 @@ def remember_digest(path: Path, data: bytes, st: os.stat_result | None = None, *
                     defer: Any = None) -> bytes:
     """sha256 of ``data`` (the bytes of ``path``), remembered for :func:`file_digest`.
 
-    ``defer(fn, *args)``, when given, runs the memo's write later (the loader's background
-    thread): the digest is returned at once, and the write is a hint whose failure is
-    ignored either way.
+    ``defer(fn, *args)``, when given, makes the memo's write (the loader collects what goes
+    wrong writing the cache); the write is a hint whose failure is ignored either way.
     """
     digest = hashlib.sha256(data).digest()
     path = Path(path).resolve()
@@ -222,8 +221,7 @@ def write_entry(key: str, entry: CacheEntry) -> bool:
 def store_entry(key: str, entry: CacheEntry) -> None:
     """Store ``entry`` atomically (temp file + rename), raising ``OSError`` on failure.
 
-    The table is written through a native Arrow file, so the write runs without holding
-    the interpreter lock (the loader writes entries on a background thread).
+    The table is written through a native Arrow file, in 1 MB buffered writes.
     """
     import pyarrow as pa
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import warnings
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -83,6 +82,11 @@ _RESULTS_BATCH = 256
 #: record walk 2-5 microseconds per message (measured on the fixture files: 7 simulations of
 #: 173 messages 0.75 vs 1.10 ms; 5 of 1,145 messages 4.1 vs 1.1 ms).
 _RECORD_CHECKS_BELOW_MESSAGES = 256
+#: Records whose messages came typed leave fewer rules to check (no message rule): record
+#: by record about 9 microseconds each, column-wise about half a millisecond per batch
+#: (256 records: 2.4 vs 0.5 ms), so a batch of this many records or more is checked as a
+#: table.
+_TABLE_CHECKS_FROM_RECORDS = 64
 _TOP = "(top level)"
 #: The rules left to check of a results file's records: those the tau2 adapter does not
 #: keep by construction; of records whose messages came typed, fewer still.
@@ -142,9 +146,8 @@ class _Reader:
         self.config, self.split, self.revision = config, split, revision
         #: (file, record) of every row produced so far, in row order, to name duplicates.
         self.where: list[tuple[str, str]] = []
-        #: cache entries are written here, beside the reading (see :meth:`finish`)
-        self.pool: ThreadPoolExecutor | None = None
-        self.pending: list[Future] = []
+        #: what went wrong writing cache entries, said by :meth:`finish`
+        self.write_errors: list[Exception] = []
         #: (file, entry key) of each file read through the cache, in the order read (see
         #: :meth:`remember_load`)
         self.keys: list[tuple[str, str]] = []
@@ -228,15 +231,12 @@ class _Reader:
         key = known
         if entry is None:
             data = path.read_bytes()
-            # the digest's memo is written on the background thread, like the entry
-            digest = remember_digest(path, data, defer=self.in_background)
+            digest = remember_digest(path, data, defer=self.write)
             key = cache_key(None, path=source, options=options, digest=digest)
             entry = read_entry(key) if key != known else None
             if entry is None:
                 entry = self.capture(lambda sub: sub.text_file(data, source), source)
-                # written on another core while the next file is read (Arrow writes
-                # without holding the interpreter lock); load waits for it at the end
-                self.in_background(store_entry, key, entry)
+                self.write(store_entry, key, entry)
         self.keys.append((source, key))
         return self.replay(entry, source)
 
@@ -287,30 +287,38 @@ class _Reader:
                                             for src, f in report.files.items()},
                                   "counts": dict(report.counts)})
         key = files_key([k for _, k in self.keys], sources=[str(src) for src in sources])
-        self.in_background(store_entry, key, entry)
+        self.write(store_entry, key, entry)
 
-    def in_background(self, fn: Any, *args: Any) -> None:
-        """Run ``fn(*args)`` on the reader's one background thread; :meth:`finish` waits."""
-        if self.pool is None:
-            self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="accordkit-cache")
-        self.pending.append(self.pool.submit(fn, *args))
+    def write(self, fn: Any, *args: Any) -> None:
+        """Write to the cache (``fn(*args)``): a failure never stops the load, and
+        :meth:`finish` says it.
 
-    def finish(self, *, warn: bool = True) -> None:
-        """Wait for the cache entries being written; a folder that cannot be written
-        gives one warning (the rows were read all the same)."""
-        if self.pool is None:
+        Writes are made here, between files, not on a thread of their own: a writing thread
+        takes the interpreter lock back after each of its system calls, and on a two-core
+        machine the handovers slowed the reading of the other files by more than the
+        writes cost (21 result files: a first load at 2.40x ``json.loads`` with the writing
+        thread, 2.02x with the writes made here, medians of 16 fresh processes each). After
+        one write fails with an ``OSError`` (a read-only folder), the others are not tried.
+        """
+        if any(isinstance(exc, OSError) for exc in self.write_errors):
             return
         try:
-            for job in self.pending:
-                exc = job.exception()
-                if isinstance(exc, OSError) and warn:
-                    warn_unwritable(exc)
-                elif exc is not None and not isinstance(exc, OSError) and warn:
-                    raise exc  # (after a failed load, its own error is the one to see)
-        finally:
-            self.pending = []
-            self.pool.shutdown(wait=True)
-            self.pool = None
+            fn(*args)
+        except Exception as exc:  # noqa: BLE001 - said by finish, after the load
+            self.write_errors.append(exc)
+
+    def finish(self, *, warn: bool = True) -> None:
+        """Say what went wrong writing the cache: a folder that cannot be written gives one
+        warning (the rows were read all the same); any other failure is raised, unless the
+        load failed (its own error is the one to see)."""
+        errors, self.write_errors = self.write_errors, []
+        if not warn:
+            return
+        for exc in errors:
+            if isinstance(exc, OSError):
+                warn_unwritable(exc)
+            else:
+                raise exc
 
     def cache_options(self) -> dict[str, Any]:
         """The reader options that are part of every cache key."""
@@ -522,8 +530,9 @@ class _Reader:
             problems = _record_errors(records, names, source=source,
                                       check=lambda rec: record_problem(rec)
                                       or rule_problem(rec, rules=_RESULTS_RULES))
-        elif rules is _TYPED_RESULTS_RULES or sum(
-                len(rec.get("messages") or ()) for rec in records) < _RECORD_CHECKS_BELOW_MESSAGES:
+        elif (len(records) < _TABLE_CHECKS_FROM_RECORDS if rules is _TYPED_RESULTS_RULES
+              else sum(len(rec.get("messages") or ())
+                       for rec in records) < _RECORD_CHECKS_BELOW_MESSAGES):
             # the same rules, without the per-call cost of the column-wise check
             problems = _record_errors(records, names, source=source,
                                       check=lambda rec: rule_problem(rec, rules=rules))

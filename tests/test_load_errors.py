@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import sys
 import warnings
 from pathlib import Path
 
@@ -646,3 +647,21 @@ def test_many_bad_simulations_do_not_split_the_table_into_pieces(tmp_path):
     ds, skipped = _skipped(_write(tmp_path, _results(*sims)))
     assert len(ds) == 20 and len(skipped) == 20
     assert arrow_table(ds).column("episode_id").num_chunks == 1
+
+
+@pytest.mark.parametrize("from_records", [0, 10**9])
+def test_typed_batches_are_checked_alike_column_wise_or_record_by_record(
+        tmp_path, monkeypatch, from_records):
+    # a batch of 64 typed records or more is checked as a table, a smaller one record by
+    # record: both ways give the same problems, in the same order, for the same records
+    sims = [_sim(f"s{i}") for i in range(70)]
+    sims[3]["task_id"] = ""
+    sims[40]["task_id"] = ""
+    path = _write(tmp_path, _results(*sims))
+    monkeypatch.setattr(sys.modules["accordkit.load"], "_TABLE_CHECKS_FROM_RECORDS",
+                        from_records)
+    ds, skipped = _skipped(path)
+    assert len(ds) == 68
+    assert [(s.record, s.field) for s in skipped] == [("s3", "task_id"), ("s40", "task_id")]
+    assert skipped[0].reason == "expected non-empty text, got ''"
+    assert _error(path).record == "s3"
