@@ -269,25 +269,38 @@ class _Reader:
             counts = {src: int(n) for src, n in entry.files["counts"].items()}
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
+        table = entry.table
+        if "parts" in entry.files:  # the rows are the files' own entries
+            if entry.files["parts"] != keys:
+                return None
+            parts = [read_entry(key) for key in keys]
+            if any(part is None or part.skipped for part in parts):
+                return None  # an entry gone: the files are read one by one
+            table = _concat([part.table for part in parts])
+            if table.num_rows != sum(counts.values()):
+                return None
         self.report.files.update(files)
         self.report.counts.update(counts)
         self.report.notes.extend(entry.notes)
-        return entry.table
+        return table
 
     def remember_load(self, sources: Sequence[Source], table: pa.Table) -> None:
-        """Store a clean load of several files, each read through the cache, as one entry."""
+        """Store a clean load of several files, each read through the cache, as one entry:
+        its report, and the keys of the files' entries in order."""
         report = self.report
         # each source read once, through the cache, in order (its key is what was read)
         if not self.cache or len(sources) < 2 or report.skipped or report.duplicates \
                 or [f for f, _ in self.keys] != [str(Path(src)) for src in sources] \
                 or len(self.where) != table.num_rows:
             return
-        entry = CacheEntry(table, [label for _, label in self.where], [], list(report.notes),
-                           None, {"files": {src: [f.episodes, f.simulations]
-                                            for src, f in report.files.items()},
-                                  "counts": dict(report.counts)})
-        key = files_key([k for _, k in self.keys], sources=[str(src) for src in sources])
-        self.write(store_entry, key, entry)
+        keys = [k for _, k in self.keys]
+        # the report of the whole load, and the keys of the files' entries, which hold the
+        # rows (a copy of them here would double the first load's writes)
+        entry = CacheEntry(table.slice(0, 0), [], [], list(report.notes), None,
+                           {"files": {src: [f.episodes, f.simulations]
+                                      for src, f in report.files.items()},
+                            "counts": dict(report.counts), "parts": keys})
+        self.write(store_entry, files_key(keys, sources=[str(src) for src in sources]), entry)
 
     def write(self, fn: Any, *args: Any) -> None:
         """Write to the cache (``fn(*args)``): a failure never stops the load, and

@@ -341,11 +341,35 @@ def test_a_load_of_several_files_is_served_by_one_entry(tmp_path, cache_dir, fil
                         lambda key: opened.append(key) or real(key))
     second, report2, caught2 = _load([a, b])
     assert file_reads == ["a.json", "b.json"], "the second load reads neither file"
-    assert len(opened) == 1, "one entry for the whole load"
+    # the load's entry, then the files' entries it names, with nothing read or replayed
+    # file by file
+    load_entry = real(opened[0])
+    assert len(opened) == 3 and load_entry.files["parts"] == opened[1:]
     assert arrow_table(second).equals(arrow_table(first))
     assert report2 == report1  # counts, episodes and simulations per file, notes
     assert [str(w.message) for w in caught2] == [str(w.message) for w in caught1]
     assert any("missing from 'tasks'" in note for note in report2.notes)
+
+
+def test_the_load_entry_holds_no_copy_of_the_rows(tmp_path, cache_dir):
+    a, b = _two_files(tmp_path)
+    _load([a, b])
+    load_entry = next(e for e in map(cache_mod.read_entry, [p.stem for p in _entries(cache_dir)])
+                      if e.files is not None)
+    assert load_entry.table.num_rows == 0 and len(load_entry.files["parts"]) == 2
+
+
+def test_a_load_entry_whose_file_entry_is_gone_reads_that_file_again(tmp_path, cache_dir,
+                                                                    file_reads):
+    a, b = _two_files(tmp_path)
+    first, report1, _ = _load([a, b])
+    load_entry = next(e for e in map(cache_mod.read_entry, [p.stem for p in _entries(cache_dir)])
+                      if e.files is not None)
+    gone = load_entry.files["parts"][1]
+    next(p for p in _entries(cache_dir) if p.stem == gone).unlink()
+    second, report2, _ = _load([a, b])
+    assert file_reads == ["a.json", "b.json", "b.json"], "only b is read again"
+    assert arrow_table(second).equals(arrow_table(first)) and report2 == report1
 
 
 def test_a_changed_file_or_order_is_not_served_by_the_load_entry(tmp_path, cache_dir):
