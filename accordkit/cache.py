@@ -15,6 +15,7 @@ cache, with one warning.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -28,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["cache_dir", "cache_key", "files_key", "file_digest", "known_digest", "remember_digest", "read_entry", "write_entry",
+__all__ = ["cache_dir", "cache_key", "files_key", "file_digest", "known_digest", "remember_digest",
+           "write_digests", "read_entry", "write_entry",
            "store_entry", "warn_unwritable", "cache_info", "cache_clear",
            "CacheEntry", "CacheInfo", "CacheWarning"]
 
@@ -94,24 +96,55 @@ def files_key(keys: list[str], *, sources: list[str]) -> str:
 _RACY_SECONDS = 2.0
 
 
-def _digest_memo(path: Path) -> Path:
-    return cache_dir() / "digests" / f"{hashlib.sha256(str(path).encode()).hexdigest()}.json"
+def _digest_memo(folder: Path) -> Path:
+    """The memo of the digests of the files of ``folder`` (one file per folder)."""
+    return cache_dir() / "digests" / f"{hashlib.sha256(str(folder).encode()).hexdigest()}.json"
 
 
 def _stat_key(st: os.stat_result) -> list[int]:
     return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
 
 
-def file_digest(path: Path) -> bytes:
+#: memo file -> (its stat when read, the files it holds): read again only when it changed
+_memos_read: dict[Path, tuple[tuple[int, int, int], dict[str, Any]]] = {}
+
+
+def _memo_files(folder: Path) -> dict[str, Any]:
+    """``{file name: {"stat": ..., "sha256": ...}}`` remembered for ``folder`` (do not
+    change it: it is shared); empty when there is no memo or it cannot be read."""
+    memo = _digest_memo(folder)
+    try:
+        st = memo.stat()
+    except OSError:
+        return {}
+    sig = (st.st_mtime_ns, st.st_size, st.st_ino)
+    seen = _memos_read.get(memo)
+    if seen is not None and seen[0] == sig:
+        return seen[1]
+    try:
+        saved = json.loads(memo.read_text("utf-8"))
+    except (OSError, ValueError):
+        saved = None
+    files = saved.get("files") if isinstance(saved, dict) \
+        and saved.get("folder") == str(folder) else None
+    files = files if isinstance(files, dict) else {}
+    _memos_read[memo] = (sig, files)
+    return files
+
+
+def file_digest(path: Path, *, memos: list[tuple[Path, list[int], bytes]] | None = None
+                ) -> bytes:
     """The sha256 of a file's bytes, remembered by its stat so an unchanged file is not
     read again.
 
     The remembered digest is used only while size, modification and change times, inode
     and device are all the same; a file modified within :data:`_RACY_SECONDS` of being
     hashed is never remembered. Any problem with the memo means hashing the file afresh.
+    ``memos`` collects what to remember instead of writing it (see :func:`remember_digest`).
     """
     known = known_digest(path)
-    return known if known is not None else remember_digest(path, Path(path).read_bytes())
+    return known if known is not None else remember_digest(path, Path(path).read_bytes(),
+                                                           memos=memos)
 
 
 def known_digest(path: Path) -> bytes | None:
@@ -119,44 +152,62 @@ def known_digest(path: Path) -> bytes | None:
     path = Path(path).resolve()
     try:
         st = path.stat()
-        saved = json.loads(_digest_memo(path).read_text("utf-8"))
-        if saved.get("stat") == _stat_key(st) and isinstance(saved.get("sha256"), str):
+        saved = _memo_files(path.parent).get(path.name)
+        if isinstance(saved, dict) and saved.get("stat") == _stat_key(st) \
+                and isinstance(saved.get("sha256"), str):
             digest = bytes.fromhex(saved["sha256"])
             return digest if len(digest) == 32 else None
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError, AttributeError, TypeError):
         pass
     return None
 
 
 def remember_digest(path: Path, data: bytes, st: os.stat_result | None = None, *,
-                    defer: Any = None) -> bytes:
+                    memos: list[tuple[Path, list[int], bytes]] | None = None) -> bytes:
     """sha256 of ``data`` (the bytes of ``path``), remembered for :func:`file_digest`.
 
-    ``defer(fn, *args)``, when given, makes the memo's write (the loader collects what goes
-    wrong writing the cache); the write is a hint whose failure is ignored either way.
+    The digests of a folder's files are remembered together, in one memo file of the
+    cache's ``digests/`` folder. ``memos``, when given, collects the digest instead, to be
+    written with the others by :func:`write_digests` (the loader writes a load's digests
+    once, at its end: a file made for each digest cost more than hashing the bytes).
     """
     digest = hashlib.sha256(data).digest()
     path = Path(path).resolve()
     st = st or path.stat()
     if time.time() - st.st_mtime_ns / 1e9 > _RACY_SECONDS and st.st_size == len(data):
-        if defer is None:
-            _write_memo(path, st, digest)
+        note = (path, _stat_key(st), digest)
+        if memos is None:
+            write_digests([note])
         else:
-            defer(_write_memo, path, st, digest)
+            memos.append(note)
     return digest
 
 
-def _write_memo(path: Path, st: os.stat_result, digest: bytes) -> None:
-    memo, tmp = _digest_memo(path), None
-    try:  # a hint, not data: renamed into place but not fsynced
-        memo.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=memo.parent)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump({"path": str(path), "stat": _stat_key(st), "sha256": digest.hex()}, fh)
-        os.replace(tmp, memo)
-    except OSError:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
+def write_digests(memos: list[tuple[Path, list[int], bytes]]) -> None:
+    """Remember digests (``(resolved path, stat key, sha256)``), one memo write per folder.
+
+    A memo is a hint, not data: renamed into place but not fsynced. Two processes writing
+    one folder's memo at once may lose each other's news (those files are hashed again);
+    files no longer there are dropped from it. Failures are ignored.
+    """
+    by_folder: dict[Path, list[tuple[Path, list[int], bytes]]] = {}
+    for note in memos:
+        by_folder.setdefault(note[0].parent, []).append(note)
+    for folder, notes in by_folder.items():
+        files = {name: saved for name, saved in _memo_files(folder).items()
+                 if (folder / name).exists()}
+        for path, stat, digest in notes:
+            files[path.name] = {"stat": stat, "sha256": digest.hex()}
+        memo, tmp = _digest_memo(folder), None
+        try:
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=memo.parent)
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump({"folder": str(folder), "files": files}, fh)
+            os.replace(tmp, memo)
+        except OSError:
+            if tmp is not None:
+                Path(tmp).unlink(missing_ok=True)
 
 
 @dataclass
@@ -174,7 +225,7 @@ class CacheEntry:
 
 
 def _path_for(key: str) -> Path:
-    return _entries_dir() / key[:2] / f"{key}{_SUFFIX}"
+    return _entries_dir() / f"{key}{_SUFFIX}"
 
 
 def read_entry(key: str) -> CacheEntry | None:
@@ -274,8 +325,12 @@ class CacheInfo:
 
 
 def _files() -> list[Path]:
+    """Every entry file (and stray temporary file), also those of the older layout, one
+    subfolder per first two characters of the key, which a load no longer reads."""
     root = _entries_dir()
-    return sorted(root.glob(f"*/*{_SUFFIX}")) if root.is_dir() else []
+    if not root.is_dir():
+        return []
+    return sorted([*root.glob(f"*{_SUFFIX}"), *root.glob(f"*/*{_SUFFIX}")])
 
 
 def cache_info() -> CacheInfo:
@@ -298,4 +353,8 @@ def cache_clear() -> tuple[int, int]:
     for f in sorted(digests.glob("*.json")) if digests.is_dir() else []:
         freed += f.stat().st_size
         f.unlink(missing_ok=True)
+    root = _entries_dir()
+    for folder in sorted(root.glob("*/")) if root.is_dir() else []:  # the older layout's
+        with contextlib.suppress(OSError):
+            folder.rmdir()
     return removed, freed

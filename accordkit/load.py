@@ -48,6 +48,7 @@ from .cache import (
     remember_digest,
     store_entry,
     warn_unwritable,
+    write_digests,
     write_entry,
 )
 from .readers.hub import is_hub_id
@@ -148,6 +149,8 @@ class _Reader:
         self.where: list[tuple[str, str]] = []
         #: what went wrong writing cache entries, said by :meth:`finish`
         self.write_errors: list[Exception] = []
+        #: the digests of the files hashed, remembered once, by :meth:`finish`
+        self.memos: list[tuple[Path, list[int], bytes]] = []
         #: (file, entry key) of each file read through the cache, in the order read (see
         #: :meth:`remember_load`)
         self.keys: list[tuple[str, str]] = []
@@ -231,7 +234,7 @@ class _Reader:
         key = known
         if entry is None:
             data = path.read_bytes()
-            digest = remember_digest(path, data, defer=self.write)
+            digest = remember_digest(path, data, memos=self.memos)
             key = cache_key(None, path=source, options=options, digest=digest)
             entry = read_entry(key) if key != known else None
             if entry is None:
@@ -324,6 +327,9 @@ class _Reader:
         """Say what went wrong writing the cache: a folder that cannot be written gives one
         warning (the rows were read all the same); any other failure is raised, unless the
         load failed (its own error is the one to see)."""
+        if self.memos:
+            memos, self.memos = self.memos, []
+            self.write(write_digests, memos)
         errors, self.write_errors = self.write_errors, []
         if not warn:
             return
@@ -356,10 +362,13 @@ class _Reader:
 
             h = hashlib.sha256()
             for f in files:
-                h.update(str(f.relative_to(source)).encode() + b"\0" + file_digest(f))
+                h.update(str(f.relative_to(source)).encode() + b"\0"
+                         + file_digest(f, memos=self.memos))
             return h.digest()
 
         before = digest()
+        self.write(write_digests, self.memos)  # so that the second look reads no file again
+        self.memos = []
         key = cache_key(None, path=source, options=options, digest=before)
         entry = read_entry(key)
         if entry is None:

@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 
 from ._arrow import arrow_table
 from ._gc import gc_paused
+from .metrics import accord, goalshift
 from .schema import ID_COLUMNS
 
 __all__ = ["score", "LEVELS"]
@@ -62,8 +63,6 @@ def _empty_scores(table: pa.Table, level: str) -> pd.DataFrame:
 
     The metric functions are run on zero rows, so the dtypes are the ones real scores have.
     """
-    from .metrics import accord, goalshift
-
     none = table.slice(0, 0)
     ids = _ids(none)
     makers = {"episode": (accord.score_episodes, goalshift.score_episodes),
@@ -129,8 +128,6 @@ def score(
 
 def _score(ds: datasets.Dataset, *, level: str, shop_type_gate: bool, tcrr_mode: str,
            action_mode: str, verdicts: pd.DataFrame | None) -> pd.DataFrame:
-    from .metrics import accord, goalshift
-
     table = arrow_table(ds)
     if verdicts is not None:  # the one join of verdict rows into episode fields
         from .judges.verdicts import attach_verdicts

@@ -51,7 +51,7 @@ def _load(source, **kw):
 
 
 def _entries(folder):
-    return sorted((folder / "episodes").glob("*/*.arrow"))
+    return sorted((folder / "episodes").glob("*.arrow"))
 
 
 def test_miss_then_hit_gives_the_same_table(tmp_path, cache_dir, reads):
@@ -121,6 +121,30 @@ def test_fresh_files_are_hashed_every_time(tmp_path, cache_dir, file_reads):
     _load(path)
     assert not list((cache_dir / "digests").glob("*.json"))
     assert file_reads == ["run.json", "run.json"]
+
+
+def test_the_digests_of_a_folders_files_are_one_memo_written_once(tmp_path, cache_dir,
+                                                                     file_reads, monkeypatch):
+    paths = [_write(tmp_path, _results(_sim(f"s{i}")), f"run{i}.json") for i in range(3)]
+    for path in paths:
+        _age(path)
+    writes = []
+    real = cache_mod.write_digests
+    monkeypatch.setattr(sys.modules["accordkit.load"], "write_digests",
+                        lambda memos: writes.append(len(memos)) or real(memos))
+    _load(paths)
+    assert writes == [3], "the load's three digests, written once at its end"
+    (memo,) = (cache_dir / "digests").glob("*.json")
+    assert sorted(json.loads(memo.read_text())["files"]) == ["run0.json", "run1.json",
+                                                            "run2.json"]
+    _load(paths[:2])
+    assert file_reads == ["run0.json", "run1.json", "run2.json"], "no file is read again"
+    paths[2].unlink()
+    _write(tmp_path, _results(_sim("s7")), "run3.json")
+    _age(tmp_path / "run3.json")
+    _load([paths[0], tmp_path / "run3.json"])
+    assert sorted(json.loads(memo.read_text())["files"]) == ["run0.json", "run1.json",
+                                                            "run3.json"], "run2 is gone"
 
 
 def test_corrupt_digest_memo_is_ignored(tmp_path, cache_dir, reads):
@@ -240,7 +264,7 @@ def test_two_writers_at_once_never_expose_half_an_entry(tmp_path, cache_dir):
     assert not errors
     assert set(seen) <= {len(ds)}
     assert cache_mod.read_entry(key).table.equals(arrow_table(ds))
-    assert [p.name for p in (cache_dir / "episodes" / "ab").iterdir()] == [f"{key}.arrow"]
+    assert [p.name for p in (cache_dir / "episodes").iterdir()] == [f"{key}.arrow"]
 
 
 def test_concurrent_loads_of_one_file_agree(tmp_path, cache_dir):
@@ -261,14 +285,16 @@ def test_concurrent_loads_of_one_file_agree(tmp_path, cache_dir):
 
 def test_cache_info_and_clear(tmp_path, cache_dir, capsys):
     _load(_write(tmp_path, _results(_sim("s1"))))
+    (cache_dir / "episodes" / ".tmp-killed.arrow").write_bytes(b"half")
+    # an entry of the older layout (a subfolder per first two characters of the key)
     (cache_dir / "episodes" / "zz").mkdir()
-    (cache_dir / "episodes" / "zz" / ".tmp-killed.arrow").write_bytes(b"half")
+    (cache_dir / "episodes" / "zz" / f"zz{'0' * 62}.arrow").write_bytes(b"old")
     assert main(["cache", "info"]) == 0
     out = capsys.readouterr().out
-    assert str(cache_dir) in out and "entries: 1" in out
+    assert str(cache_dir) in out and "entries: 2" in out
     assert main(["cache", "clear"]) == 0
-    assert "removed 1 cache entry" in capsys.readouterr().out
-    assert not list((cache_dir / "episodes").glob("*/*"))
+    assert "removed 2 cache entries" in capsys.readouterr().out
+    assert not list((cache_dir / "episodes").iterdir())
     assert cache_mod.cache_info().entries == 0
 
 
