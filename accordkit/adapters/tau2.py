@@ -17,6 +17,7 @@ import math
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from ..schema import RULES, EpisodeValidationError, empty_episode
 from ..validate import check_converted
 from .personas import persona_id
 from .tau2_columns import TypedMessages
-from .tau2_format import Message, Results, Simulation, decode_messages
+from .tau2_format import DecodedSimulation, Message, Results, Simulation, decode_messages
 
 __all__ = ["is_results_object", "results_to_episodes", "iter_episodes", "read_results_dir"]
 
@@ -80,6 +81,9 @@ class _Context:
 
     def expect(self, value: Any, types: tuple[type, ...], field: str, what: str,
                *, optional: bool = True) -> Any:
+        kind = type(value)
+        if kind in _json_types(types) and (kind is not float or math.isfinite(value)):
+            return value  # the usual case, a value parsed from JSON: no ABC check
         if value is None:
             if optional:
                 return None
@@ -89,6 +93,14 @@ class _Context:
         if isinstance(value, float) and not math.isfinite(value):
             raise self.error(f"expected a finite number, got {value!r}", field)
         return value
+
+
+@cache
+def _json_types(types: tuple[type, ...]) -> frozenset[type]:
+    """The types of parsed JSON values that :meth:`_Context.expect` accepts for ``types``
+    (``bool`` only when asked for by name, as there)."""
+    return frozenset(kind for kind in (dict, list, str, int, float, bool)
+                     if issubclass(kind, types) and (kind is not bool or bool in types))
 
 
 def _text_encoder() -> Callable[[Any], str]:
@@ -565,8 +577,9 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
                         columnar: bool = False) -> tuple[dict[str, Any], bool]:
     """One simulation's canonical record, and whether its messages came typed.
 
-    ``criteria`` memoizes converted evaluation criteria by task object (the trials of a task
-    share them; a task whose criteria fail is converted, and fails, again for each trial).
+    ``criteria`` memoizes what is made of a task (converted evaluation criteria, persona,
+    instructions, goals) by task object: the trials of a task share them; a task whose
+    values fail is converted, and fails, again for each trial.
     ``columnar``: typed messages stay one :class:`TypedMessages` (see
     :func:`converted_simulations`).
     """
@@ -593,7 +606,9 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
                             "they are not supported yet", "messages")
         raise ctx.error("missing required value", "messages")
     typed = None
-    if isinstance(messages, msgspec.Raw):
+    if isinstance(sim, DecodedSimulation):  # decoded with the file, in one pass
+        typed = messages
+    elif isinstance(messages, msgspec.Raw):
         typed = decode_messages(messages)
         messages = json.loads(bytes(messages)) if typed is None else typed
     ctx.expect(messages, (list,), "messages", "a list of messages", optional=False)
@@ -619,8 +634,10 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
     ctx.expect(scenario, (Mapping,), "task.user_scenario", "an object")
     shifts = scenario.get("goal_shifts") or {}
     ctx.expect(shifts, (Mapping,), "task.user_scenario.goal_shifts", "an object")
+    memo = {} if criteria is None else criteria
     persona_text = _text(scenario.get("persona"), ctx, "task.user_scenario.persona")
-    persona = persona_id(persona_text, domain=domain, task_id=task_id)
+    persona = _per_task(memo, task, "persona",
+                        lambda: persona_id(persona_text, domain=domain, task_id=task_id))
     task_set = _task_set(task_id) if benchmark == "agentchangebench" else None
     scenario_id = (f"agentchangebench/{domain}/{task_set}/{task_id}"
                    if benchmark == "agentchangebench" else f"tau2/{domain}/{task_id}")
@@ -653,13 +670,15 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
         else persona_text,
         source=ctx.source,
         seed=_seed(sim.get("seed"), ctx),
-        instructions=_instructions(scenario.get("instructions")),
+        instructions=_per_task(memo, task, "instructions",
+                               lambda: _instructions(scenario.get("instructions"))),
         messages=flat,
-        goals=_str_list(shifts.get("goals"), ctx, "task.user_scenario.goal_shifts.goals"),
+        goals=_per_task(memo, task, "goals", lambda: _str_list(
+            shifts.get("goals"), ctx, "task.user_scenario.goal_shifts.goals")),
         required_shifts=ctx.expect(shifts.get("required_shifts"), (int,),
                                    "task.user_scenario.goal_shifts.required_shifts", "an integer"),
         num_trials=num_trials,
-        criteria=_task_criteria(task, ctx, {} if criteria is None else criteria),
+        criteria=_task_criteria(task, ctx, memo),
         termination_reason=_text(sim.get("termination_reason"), ctx, "termination_reason"),
         reward=None if reward is None else float(reward),
         reward_basis=_str_list(reward_info.get("reward_basis"), ctx, "reward_info.reward_basis"),
@@ -692,6 +711,18 @@ def _seed(value: Any, ctx: _Context) -> int | None:
                       stacklevel=4)
         return None
     return seed
+
+
+def _per_task(memo: dict[Any, Any], task: Mapping[str, Any], name: str,
+              make: Callable[[], Any]) -> Any:
+    """``make()``, made once per task (kept only when it succeeds, so a task whose value
+    fails fails again, naming each of its simulations)."""
+    if not task:  # no task (a fresh empty mapping, whose id may be reused)
+        return make()
+    key = (id(task), name)
+    if key not in memo:
+        memo[key] = make()
+    return memo[key]
 
 
 def _task_criteria(task: Mapping[str, Any], ctx: _Context, memo: dict[int, Any]) -> Any:

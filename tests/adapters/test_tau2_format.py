@@ -51,7 +51,16 @@ def _same(path, monkeypatch) -> None:
     assert fast[1:] == slow[1:]
 
 
-def test_fixture_files_load_identically(acb_dir, tau2_dir, monkeypatch):
+@pytest.fixture(params=["one pass", "two steps"])
+def decoding(request, monkeypatch):
+    """Each test runs with small files decoded in one pass, and in two steps (as a file
+    larger than ONE_PASS_BYTES is)."""
+    if request.param == "two steps":
+        monkeypatch.setattr(tau2_format, "ONE_PASS_BYTES", -1)
+    return request.param
+
+
+def test_fixture_files_load_identically(acb_dir, tau2_dir, monkeypatch, decoding):
     files = sorted(p for d in (acb_dir, tau2_dir) for p in d.glob("*.json")
                    if p.name != "expected_upstream.json")
     assert files
@@ -59,21 +68,15 @@ def test_fixture_files_load_identically(acb_dir, tau2_dir, monkeypatch):
         _same(path, monkeypatch)
 
 
-def test_fixture_simulations_take_the_typed_path(acb_dir, monkeypatch):
+def test_fixture_simulations_take_the_typed_path(acb_dir, decoding):
     """The fast path is really used on real files (no silent fallback for every record)."""
-    calls = {"typed": 0, "refused": 0}
-    real = TAU2.decode_messages
-
-    def counting(raw):
-        out = real(raw)
-        calls["typed" if out is not None else "refused"] += 1
-        return out
-
-    monkeypatch.setattr(TAU2, "decode_messages", counting)
+    path = acb_dir / "banking_gpt-4.1_13sims_tasks-trimmed.json"
+    results = tau2_format.decode_results(path.read_bytes())
+    assert isinstance(results, tau2_format.DecodedResults) == (decoding == "one pass")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        ds = ak.load(acb_dir / "banking_gpt-4.1_13sims_tasks-trimmed.json", cache=False)
-    assert calls == {"typed": len(ds), "refused": 0} and len(ds) == 13
+        typed = [flag for _, _, flag in TAU2.converted_simulations(results, source=str(path))]
+    assert typed == [True] * 13
 
 
 @pytest.mark.parametrize("changes", [
@@ -93,7 +96,7 @@ def test_fixture_simulations_take_the_typed_path(acb_dir, monkeypatch):
     {"seed": 2**64},
     {"reward_info": {"reward": "high"}},
 ])
-def test_bad_or_unusual_simulations_agree(tmp_path, monkeypatch, changes):
+def test_bad_or_unusual_simulations_agree(tmp_path, monkeypatch, changes, decoding):
     path = _write(tmp_path, _results(_sim("s1"), _sim("s2", **changes)))
     _same(path, monkeypatch)
 
@@ -113,8 +116,9 @@ def test_utf8_check_reads_in_chunks():
     assert not tau2_format._is_utf8(text[:-1], chunk=3)  # truncated at the end
 
 
-def test_messages_stay_undecoded_until_asked(tmp_path):
+def test_messages_stay_undecoded_until_asked_in_two_steps(tmp_path, monkeypatch):
     path = _write(tmp_path, _results(_sim("s1")))
+    monkeypatch.setattr(tau2_format, "ONE_PASS_BYTES", path.stat().st_size - 1)
     results = tau2_format.decode_results(path.read_bytes())
     (sim,) = results.simulations
     assert isinstance(sim.messages, msgspec.Raw)
@@ -122,9 +126,20 @@ def test_messages_stay_undecoded_until_asked(tmp_path):
         ["assistant", "user", "assistant", "tool"]
 
 
+def test_a_small_file_is_decoded_in_one_pass_unless_it_holds_a_multi_tool_message(tmp_path):
+    path = _write(tmp_path, _results(_sim("s1")))
+    (sim,) = tau2_format.decode_results(path.read_bytes()).simulations
+    assert [m.role for m in sim.messages] == ["assistant", "user", "assistant", "tool"]
+    multi = {"role": "tool", "tool_messages": [{"role": "tool", "id": "a", "content": "x"}]}
+    path = _write(tmp_path, _results(_sim("s1"), _sim("s2", messages=[multi])))
+    first, second = tau2_format.decode_results(path.read_bytes()).simulations
+    assert isinstance(first.messages, msgspec.Raw) and isinstance(second.messages, msgspec.Raw)
+    assert tau2_format.decode_messages(first.messages) is not None  # s1 stays typed
+
+
 @SETTINGS
 @given(data=st.data())
-def test_mutated_results_files_agree(seeds, tmp_path, monkeypatch, data):  # noqa: F811
+def test_mutated_results_files_agree(seeds, tmp_path, monkeypatch, data, decoding):  # noqa: F811
     obj = json.loads(json.dumps(data.draw(st.sampled_from(seeds), label="seed")))
     obj = _mutate(data, obj)
     path = tmp_path / "mutated.json"
