@@ -6,6 +6,12 @@ and the reader options. It holds the good rows, and, in the table's metadata, ev
 the read produced (skipped records, notes, the record label of each row), so that a cached
 load reports exactly what a fresh one does. Entries are read memory-mapped.
 
+The entries a load makes are kept together in one cache file (:func:`store_file`): under
+the entry's own key when the load read one file, else under the load's key
+(:func:`files_key`), with, for a clean load, the whole load's report, so the same load
+again is one read. The memo of the folder of each file says which cache file holds its
+entry (:func:`remembered_entry`), so each file is found on its own too.
+
 The folder is ``ACCORDKIT_CACHE_DIR`` (default ``~/.cache/accordkit``; the Makefile points it
 at the project's ``.cache/accordkit``). Writes go to a temporary file renamed into place, so
 concurrent runs never see half an entry; an entry that cannot be read, or whose key does not
@@ -22,6 +28,7 @@ import os
 import tempfile
 import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +37,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = ["cache_dir", "cache_key", "files_key", "file_digest", "known_digest", "remember_digest",
-           "write_digests", "read_entry", "write_entry",
+           "remembered_entry", "write_digests", "read_entry", "read_file", "write_entry",
+           "store_file", "DigestNote", "CacheFile",
            "store_entry", "warn_unwritable", "cache_info", "cache_clear",
            "CacheEntry", "CacheInfo", "CacheWarning"]
 
@@ -41,8 +49,9 @@ __all__ = ["cache_dir", "cache_key", "files_key", "file_digest", "known_digest",
 #: int64 stored as null; lone surrogate escapes replaced by U+FFFD; 5: a task whose
 #: ``evaluation_criteria`` is null has empty criteria, not none; 6: an integer beyond ±2**53 in
 #: a float field is a problem of its record, a one-line ``.jsonl`` file's record is
-#: ``line 1``, a canonical file with no row of the config / split asked for has a note).
-ENTRY_FORMAT = "accordkit.episode-cache/6"
+#: ``line 1``, a canonical file with no row of the config / split asked for has a note; 7:
+#: a cache file holds the entries of one or more files, see :func:`store_file`).
+ENTRY_FORMAT = "accordkit.episode-cache/7"
 _META = b"accordkit.cache"
 _SUFFIX = ".arrow"
 #: Bytes an entry is written in at a time.
@@ -132,8 +141,7 @@ def _memo_files(folder: Path) -> dict[str, Any]:
     return files
 
 
-def file_digest(path: Path, *, memos: list[tuple[Path, list[int], bytes]] | None = None
-                ) -> bytes:
+def file_digest(path: Path, *, memos: list[DigestNote] | None = None) -> bytes:
     """The sha256 of a file's bytes, remembered by its stat so an unchanged file is not
     read again.
 
@@ -163,7 +171,7 @@ def known_digest(path: Path) -> bytes | None:
 
 
 def remember_digest(path: Path, data: bytes, st: os.stat_result | None = None, *,
-                    memos: list[tuple[Path, list[int], bytes]] | None = None) -> bytes:
+                    memos: list[DigestNote] | None = None) -> bytes:
     """sha256 of ``data`` (the bytes of ``path``), remembered for :func:`file_digest`.
 
     The digests of a folder's files are remembered together, in one memo file of the
@@ -175,7 +183,7 @@ def remember_digest(path: Path, data: bytes, st: os.stat_result | None = None, *
     path = Path(path).resolve()
     st = st or path.stat()
     if time.time() - st.st_mtime_ns / 1e9 > _RACY_SECONDS and st.st_size == len(data):
-        note = (path, _stat_key(st), digest)
+        note = DigestNote(path, {"stat": _stat_key(st), "sha256": digest.hex()})
         if memos is None:
             write_digests([note])
         else:
@@ -183,21 +191,42 @@ def remember_digest(path: Path, data: bytes, st: os.stat_result | None = None, *
     return digest
 
 
-def write_digests(memos: list[tuple[Path, list[int], bytes]]) -> None:
-    """Remember digests (``(resolved path, stat key, sha256)``), one memo write per folder.
+@dataclass(frozen=True)
+class DigestNote:
+    """What to remember of a file (its resolved ``path``): ``stat`` and ``sha256``, and/or
+    ``entry``, where its cache entry is (``{"file": cache file key, "key": entry key}``)."""
+
+    path: Path
+    values: dict[str, Any]
+
+
+def remembered_entry(path: Path, key: str) -> str | None:
+    """The key of the cache file that holds the entry ``key`` of ``path``, when the folder's
+    memo says so (the entry of a file read with others is kept in their one cache file)."""
+    path = Path(path).resolve()
+    saved = _memo_files(path.parent).get(path.name)
+    where = saved.get("entry") if isinstance(saved, dict) else None
+    if isinstance(where, dict) and where.get("key") == key and isinstance(where.get("file"), str):
+        return where["file"]
+    return None
+
+
+def write_digests(memos: Sequence[DigestNote]) -> None:
+    """Remember what ``memos`` say of files, one memo write per folder.
 
     A memo is a hint, not data: renamed into place but not fsynced. Two processes writing
-    one folder's memo at once may lose each other's news (those files are hashed again);
-    files no longer there are dropped from it. Failures are ignored.
+    one folder's memo at once may lose each other's news (those files are hashed again,
+    their entries found by key or read again); files no longer there are dropped from it.
+    Failures are ignored.
     """
-    by_folder: dict[Path, list[tuple[Path, list[int], bytes]]] = {}
+    by_folder: dict[Path, list[DigestNote]] = {}
     for note in memos:
-        by_folder.setdefault(note[0].parent, []).append(note)
+        by_folder.setdefault(note.path.parent, []).append(note)
     for folder, notes in by_folder.items():
         files = {name: saved for name, saved in _memo_files(folder).items()
-                 if (folder / name).exists()}
-        for path, stat, digest in notes:
-            files[path.name] = {"stat": stat, "sha256": digest.hex()}
+                 if (folder / name).exists() and isinstance(saved, dict)}
+        for note in notes:
+            files[note.path.name] = {**files.get(note.path.name, {}), **note.values}
         memo, tmp = _digest_memo(folder), None
         try:
             memo.parent.mkdir(parents=True, exist_ok=True)
@@ -224,12 +253,33 @@ class CacheEntry:
     files: dict[str, Any] | None = None
 
 
+@dataclass
+class CacheFile:
+    """One file of the cache: the entries of one or more files, their rows one after the
+    other in one table.
+
+    Attributes
+    ----------
+    entries : dict
+        Entry key -> :class:`CacheEntry` (its rows a zero-copy slice), in order.
+    table : pyarrow.Table
+        Every entry's rows, in order.
+    load : dict or None
+        For the entries of a clean load of several files, that load's report
+        (``files`` and ``counts``, as :attr:`CacheEntry.files`, and its ``notes``).
+    """
+
+    entries: dict[str, CacheEntry]
+    table: pa.Table
+    load: dict[str, Any] | None = None
+
+
 def _path_for(key: str) -> Path:
     return _entries_dir() / f"{key}{_SUFFIX}"
 
 
-def read_entry(key: str) -> CacheEntry | None:
-    """The entry under ``key``, memory-mapped; None when absent, unreadable or foreign."""
+def read_file(key: str) -> CacheFile | None:
+    """The cache file under ``key``, memory-mapped; None when absent, unreadable or foreign."""
     import pyarrow as pa
 
     from ._arrow import canonical_schema
@@ -246,14 +296,28 @@ def read_entry(key: str) -> CacheEntry | None:
         schema = canonical_schema()
         if table.schema.remove_metadata() != schema.remove_metadata():
             return None
-        labels = meta["labels"]
-        if len(labels) != table.num_rows:
+        table = table.replace_schema_metadata(schema.metadata)
+        entries, start = {}, 0
+        for part in meta["entries"]:
+            rows = int(part["rows"])
+            if len(part["labels"]) != rows or rows < 0:
+                return None
+            entries[str(part["key"])] = CacheEntry(
+                table.slice(start, rows), list(part["labels"]), list(part["skipped"]),
+                list(part["notes"]), part["simulations"])
+            start += rows
+        if start != table.num_rows:
             return None
-        return CacheEntry(table.replace_schema_metadata(schema.metadata), list(labels),
-                          list(meta["skipped"]), list(meta["notes"]), meta["simulations"],
-                          meta.get("files"))
-    except (OSError, pa.ArrowException, KeyError, TypeError, ValueError):
+        load = meta.get("load")
+        return CacheFile(entries, table, load if isinstance(load, dict) else None)
+    except (OSError, pa.ArrowException, KeyError, TypeError, ValueError, AttributeError):
         return None
+
+
+def read_entry(key: str) -> CacheEntry | None:
+    """The entry stored on its own under ``key``; None when absent, unreadable or foreign."""
+    found = read_file(key)
+    return None if found is None else found.entries.get(key)
 
 
 _warned: set[str] = set()
@@ -270,18 +334,36 @@ def write_entry(key: str, entry: CacheEntry) -> bool:
 
 
 def store_entry(key: str, entry: CacheEntry) -> None:
-    """Store ``entry`` atomically (temp file + rename), raising ``OSError`` on failure.
+    """Store ``entry`` on its own under ``key`` (see :func:`store_file`)."""
+    store_file(key, [(key, entry)])
 
-    The table is written through a native Arrow file, in 1 MB buffered writes.
+
+def store_file(key: str, entries: Sequence[tuple[str, CacheEntry]], *,
+               load: dict[str, Any] | None = None) -> None:
+    """Store entries (``(entry key, entry)``, in order) as one cache file under ``key``,
+    atomically (temp file + rename), raising ``OSError`` on failure.
+
+    The loader keeps all the entries it made in one load in one file (and, for a clean
+    load of several files, that load's report as ``load``): a file is slow to create on
+    some disks (0.4 ms here), more than writing a few hundred kilobytes. The table is
+    written through a native Arrow file, in 1 MB buffered writes.
     """
     import pyarrow as pa
 
+    from ._arrow import canonical_schema
+
     path = _path_for(key)
-    meta = {"format": ENTRY_FORMAT, "key": key, "labels": entry.labels,
-            "skipped": entry.skipped, "notes": entry.notes, "simulations": entry.simulations}
-    if entry.files is not None:
-        meta["files"] = entry.files
-    table = entry.table.replace_schema_metadata({_META: json.dumps(meta).encode()})
+    meta: dict[str, Any] = {
+        "format": ENTRY_FORMAT, "key": key,
+        "entries": [{"key": k, "rows": e.table.num_rows, "labels": e.labels,
+                     "skipped": e.skipped, "notes": e.notes, "simulations": e.simulations}
+                    for k, e in entries],
+    }
+    if load is not None:
+        meta["load"] = load
+    tables = [e.table for _, e in entries]
+    table = (pa.concat_tables(tables) if tables else canonical_schema().empty_table()
+             ).replace_schema_metadata({_META: json.dumps(meta).encode()})
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -40,13 +40,17 @@ from .adapters.tau2 import RULES_KEPT, TYPED_RULES_KEPT, converted_simulations
 from .adapters.tau2_columns import TypedMessages, messages_column
 from .cache import (
     CacheEntry,
+    CacheFile,
+    DigestNote,
     cache_key,
     file_digest,
     files_key,
     known_digest,
     read_entry,
+    read_file,
     remember_digest,
-    store_entry,
+    remembered_entry,
+    store_file,
     warn_unwritable,
     write_digests,
     write_entry,
@@ -150,10 +154,16 @@ class _Reader:
         #: what went wrong writing cache entries, said by :meth:`finish`
         self.write_errors: list[Exception] = []
         #: the digests of the files hashed, remembered once, by :meth:`finish`
-        self.memos: list[tuple[Path, list[int], bytes]] = []
+        self.memos: list[DigestNote] = []
         #: (file, entry key) of each file read through the cache, in the order read (see
-        #: :meth:`remember_load`)
+        #: :meth:`remember_load`), with the entry found or made
         self.keys: list[tuple[str, str]] = []
+        self.entries: dict[str, CacheEntry] = {}
+        #: the entries made by this load (written by :meth:`finish`, in one cache file),
+        #: the report of a clean load of several files, and the cache files read
+        self.made: dict[str, tuple[str, CacheEntry]] = {}
+        self.load_report: tuple[list[str], dict[str, Any]] | None = None
+        self.opened: dict[str, CacheFile | None] = {}
 
     def emit(self, ds: pa.Table, source: str,
              labels: Sequence[str]) -> pa.Table:
@@ -230,18 +240,32 @@ class _Reader:
         # An unchanged file is found by its remembered digest, without reading it; any
         # other file is read once, for its digest and (on a miss) its episodes.
         known = _known_key(path, options)
-        entry = None if known is None else read_entry(known)
+        entry = None if known is None else self.cached(path, known)
         key = known
         if entry is None:
             data = path.read_bytes()
             digest = remember_digest(path, data, memos=self.memos)
             key = cache_key(None, path=source, options=options, digest=digest)
-            entry = read_entry(key) if key != known else None
+            entry = self.cached(path, key) if key != known else None
             if entry is None:
                 entry = self.capture(lambda sub: sub.text_file(data, source), source)
-                self.write(store_entry, key, entry)
+                self.made[key] = (source, entry)
         self.keys.append((source, key))
+        self.entries[key] = entry
         return self.replay(entry, source)
+
+    def cached(self, path: Path, key: str) -> CacheEntry | None:
+        """The cache entry ``key`` of ``path``: stored on its own, or in the cache file of a
+        load that read it with others (which the folder's digest memo names)."""
+        for name in (key, remembered_entry(path, key)):
+            if name is None:
+                continue
+            if name not in self.opened:
+                self.opened[name] = read_file(name)
+            found = self.opened[name]
+            if found is not None and key in found.entries:
+                return found.entries[key]
+        return None
 
     def remembered_load(self, sources: Sequence[Source]) -> pa.Table | None:
         """The rows of a load of these same files, when one was stored; fills the report.
@@ -263,47 +287,57 @@ class _Reader:
             if key is None or _folder_reader(path) is not None:
                 return None
             keys.append(key)
-        entry = read_entry(files_key(keys, sources=[str(src) for src in sources]))
-        if entry is None or entry.files is None or entry.skipped:
+        found = read_file(files_key(keys, sources=[str(src) for src in sources]))
+        if found is None or found.load is None or list(found.entries) != keys \
+                or any(entry.skipped for entry in found.entries.values()):
             return None
         try:
             files = {src: FileRead(int(n), None if sims is None else int(sims))
-                     for src, (n, sims) in entry.files["files"].items()}
-            counts = {src: int(n) for src, n in entry.files["counts"].items()}
+                     for src, (n, sims) in found.load["files"].items()}
+            counts = {src: int(n) for src, n in found.load["counts"].items()}
+            notes = [str(note) for note in found.load["notes"]]
         except (KeyError, TypeError, ValueError, AttributeError):
             return None
-        table = entry.table
-        if "parts" in entry.files:  # the rows are the files' own entries
-            if entry.files["parts"] != keys:
-                return None
-            parts = [read_entry(key) for key in keys]
-            if any(part is None or part.skipped for part in parts):
-                return None  # an entry gone: the files are read one by one
-            table = _concat([part.table for part in parts])
-            if table.num_rows != sum(counts.values()):
-                return None
         self.report.files.update(files)
         self.report.counts.update(counts)
-        self.report.notes.extend(entry.notes)
-        return table
+        self.report.notes.extend(notes)
+        return found.table
 
     def remember_load(self, sources: Sequence[Source], table: pa.Table) -> None:
-        """Store a clean load of several files, each read through the cache, as one entry:
-        its report, and the keys of the files' entries in order."""
+        """Keep a clean load of several files, each read through the cache, as one cache
+        file (written by :meth:`finish`): every file's entry, in order, and the load's
+        report, so that the same load again is one read."""
         report = self.report
         # each source read once, through the cache, in order (its key is what was read)
         if not self.cache or len(sources) < 2 or report.skipped or report.duplicates \
                 or [f for f, _ in self.keys] != [str(Path(src)) for src in sources] \
                 or len(self.where) != table.num_rows:
             return
-        keys = [k for _, k in self.keys]
-        # the report of the whole load, and the keys of the files' entries, which hold the
-        # rows (a copy of them here would double the first load's writes)
-        entry = CacheEntry(table.slice(0, 0), [], [], list(report.notes), None,
-                           {"files": {src: [f.episodes, f.simulations]
-                                      for src, f in report.files.items()},
-                            "counts": dict(report.counts), "parts": keys})
-        self.write(store_entry, files_key(keys, sources=[str(src) for src in sources]), entry)
+        self.load_report = ([str(src) for src in sources], {
+            "files": {src: [f.episodes, f.simulations] for src, f in report.files.items()},
+            "counts": dict(report.counts), "notes": list(report.notes)})
+
+    def store_made(self) -> None:
+        """Write the entries this load made, in one cache file: the load's (with every
+        entry it read) for a clean load of several files, else under the one entry's key,
+        or the key of the files read; the folders' memos then say where each entry is."""
+        if self.load_report is not None:
+            sources, load = self.load_report
+            entries = [(key, self.entries[key]) for _, key in self.keys]
+            name = files_key([key for key, _ in entries], sources=sources)
+        elif self.made:
+            entries = [(key, entry) for key, (_, entry) in self.made.items()]
+            load = None
+            name = entries[0][0] if len(entries) == 1 else \
+                files_key([key for key, _ in entries],
+                          sources=[source for source, _ in self.made.values()])
+        else:
+            return
+        self.write(lambda: store_file(name, entries, load=load))
+        if name != entries[0][0] or len(entries) > 1:
+            self.memos += [DigestNote(Path(source).resolve(),
+                                      {"entry": {"file": name, "key": key}})
+                           for key, (source, _) in self.made.items()]
 
     def write(self, fn: Any, *args: Any) -> None:
         """Write to the cache (``fn(*args)``): a failure never stops the load, and
@@ -327,6 +361,9 @@ class _Reader:
         """Say what went wrong writing the cache: a folder that cannot be written gives one
         warning (the rows were read all the same); any other failure is raised, unless the
         load failed (its own error is the one to see)."""
+        if self.made or self.load_report is not None:
+            self.store_made()
+        self.made, self.load_report, self.opened, self.entries = {}, None, {}, {}
         if self.memos:
             memos, self.memos = self.memos, []
             self.write(write_digests, memos)

@@ -133,10 +133,12 @@ def test_the_digests_of_a_folders_files_are_one_memo_written_once(tmp_path, cach
     monkeypatch.setattr(sys.modules["accordkit.load"], "write_digests",
                         lambda memos: writes.append(len(memos)) or real(memos))
     _load(paths)
-    assert writes == [3], "the load's three digests, written once at its end"
+    assert writes == [6], "three digests and where each entry is, written once at the end"
     (memo,) = (cache_dir / "digests").glob("*.json")
-    assert sorted(json.loads(memo.read_text())["files"]) == ["run0.json", "run1.json",
-                                                            "run2.json"]
+    files = json.loads(memo.read_text())["files"]
+    assert sorted(files) == ["run0.json", "run1.json", "run2.json"]
+    assert {saved["entry"]["file"] for saved in files.values()} == \
+        {p.stem for p in _entries(cache_dir)}, "all three entries are in the one cache file"
     _load(paths[:2])
     assert file_reads == ["run0.json", "run1.json", "run2.json"], "no file is read again"
     paths[2].unlink()
@@ -360,42 +362,40 @@ def test_a_load_of_several_files_is_served_by_one_entry(tmp_path, cache_dir, fil
                                                          monkeypatch):
     a, b = _two_files(tmp_path)
     first, report1, caught1 = _load([a, b])
-    assert len(_entries(cache_dir)) == 3, "one entry per file and one for the load"
+    assert len(_entries(cache_dir)) == 1, "one cache file: both files' entries and the load's"
     opened: list[str] = []
-    real = cache_mod.read_entry
-    monkeypatch.setattr(sys.modules["accordkit.load"], "read_entry",
+    real = cache_mod.read_file
+    monkeypatch.setattr(sys.modules["accordkit.load"], "read_file",
                         lambda key: opened.append(key) or real(key))
     second, report2, caught2 = _load([a, b])
     assert file_reads == ["a.json", "b.json"], "the second load reads neither file"
-    # the load's entry, then the files' entries it names, with nothing read or replayed
-    # file by file
-    load_entry = real(opened[0])
-    assert len(opened) == 3 and load_entry.files["parts"] == opened[1:]
+    assert opened == [_entries(cache_dir)[0].stem], "one read for the whole load"
     assert arrow_table(second).equals(arrow_table(first))
     assert report2 == report1  # counts, episodes and simulations per file, notes
     assert [str(w.message) for w in caught2] == [str(w.message) for w in caught1]
     assert any("missing from 'tasks'" in note for note in report2.notes)
 
 
-def test_the_load_entry_holds_no_copy_of_the_rows(tmp_path, cache_dir):
+def test_each_file_of_a_load_is_found_on_its_own(tmp_path, cache_dir, file_reads):
     a, b = _two_files(tmp_path)
     _load([a, b])
-    load_entry = next(e for e in map(cache_mod.read_entry, [p.stem for p in _entries(cache_dir)])
-                      if e.files is not None)
-    assert load_entry.table.num_rows == 0 and len(load_entry.files["parts"]) == 2
+    alone, report, _ = _load(b)
+    assert file_reads == ["a.json", "b.json"], "b is served from the load's cache file"
+    fresh, fresh_report, _ = _load(b, cache=False)
+    assert arrow_table(alone).equals(arrow_table(fresh)) and report == fresh_report
+    assert len(_entries(cache_dir)) == 1
 
 
-def test_a_load_entry_whose_file_entry_is_gone_reads_that_file_again(tmp_path, cache_dir,
-                                                                    file_reads):
+def test_without_the_folders_memo_the_files_are_read_again(tmp_path, cache_dir, file_reads):
     a, b = _two_files(tmp_path)
     first, report1, _ = _load([a, b])
-    load_entry = next(e for e in map(cache_mod.read_entry, [p.stem for p in _entries(cache_dir)])
-                      if e.files is not None)
-    gone = load_entry.files["parts"][1]
-    next(p for p in _entries(cache_dir) if p.stem == gone).unlink()
+    for memo in (cache_dir / "digests").glob("*.json"):
+        memo.unlink()
     second, report2, _ = _load([a, b])
-    assert file_reads == ["a.json", "b.json", "b.json"], "only b is read again"
+    assert file_reads == ["a.json", "b.json", "a.json", "b.json"]
     assert arrow_table(second).equals(arrow_table(first)) and report2 == report1
+    _load([a, b])
+    assert len(file_reads) == 4, "and found again without reading them after"
 
 
 def test_a_changed_file_or_order_is_not_served_by_the_load_entry(tmp_path, cache_dir):
@@ -417,7 +417,9 @@ def test_a_load_with_problems_or_duplicates_is_not_stored_as_one_entry(tmp_path,
     assert len(report.skipped) == 1
     _, report, _ = _load([a, same])
     assert report.duplicates
-    assert len(_entries(cache_dir)) == 3, "the three files' entries, no load entry"
+    stored = [cache_mod.read_file(p.stem) for p in _entries(cache_dir)]
+    assert sorted(len(f.entries) for f in stored) == [1, 2], "a and c, then d alone"
+    assert all(f.load is None for f in stored), "no load is kept as a whole"
     ds, report, _ = _load([a, bad], errors="skip")  # the problem is reported again
     assert [s.record for s in report.skipped] == ["c1"] and len(ds) == 3
 
