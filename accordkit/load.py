@@ -55,6 +55,11 @@ from .cache import (
     write_digests,
     write_entry,
 )
+from .readers import dataset_folder as _dataset_folder  # noqa: F401 - see below
+from .readers import folder as _folder  # noqa: F401
+from .readers import parquet as _parquet  # noqa: F401
+from .readers import results as _results  # noqa: F401
+from .readers import taubench as _taubench  # noqa: F401
 from .readers.hub import is_hub_id
 from .readers.json_file import _describe
 from .schema import (
@@ -75,6 +80,9 @@ from .validate import (
 )
 
 __all__ = ["load", "load_with_report", "LoadReport", "SourceNotFoundError", "is_hub_id"]
+
+# The built-in readers a load asks are imported with the loader (above), so that
+# readers.formats finds them imported; the registry imports them on first use otherwise.
 
 Source = str | Path
 #: Columns that say where a record was read from; not part of an episode's content.
