@@ -347,25 +347,34 @@ def _nl_verdicts(items: Any, ctx: _Context, field: str) -> list[dict[str, Any]] 
     return out
 
 
+_TSR_FIELD = "reward_info.info.tsr_details"
+#: (key, field named in errors) of the stored TSR details: channel scores, the weights used
+#: (keyed ``weight_<channel>``), and which channels the task has
+_TSR_SCORES = tuple((key, f"{_TSR_FIELD}.{key}")
+                    for key in ("overall_tsr", "action", "nl_assertion", "communicate_info"))
+_TSR_WEIGHTS = tuple((key, f"weight_{key}", f"{_TSR_FIELD}.weights_used.{key}")
+                     for key in ("action", "nl_assertion", "communicate_info"))
+_TSR_FLAGS = tuple((key, f"{_TSR_FIELD}.{key}")
+                   for key in ("has_actions", "has_nl_assertions", "has_communicate_info"))
+_NUMBER = (int, float)
+
+
 def _tsr_details(details: Any, ctx: _Context) -> dict[str, Any] | None:
     if details is None:
         return None
-    field = "reward_info.info.tsr_details"
-    ctx.expect(details, (Mapping,), field, "an object")
+    ctx.expect(details, (Mapping,), _TSR_FIELD, "an object")
     weights = details.get("weights_used") or {}
-    ctx.expect(weights, (Mapping,), f"{field}.weights_used", "an object")
-    num = (int, float)
-    out = {
-        key: ctx.expect(details.get(key), num, f"{field}.{key}", "a number")
-        for key in ("overall_tsr", "action", "nl_assertion", "communicate_info")
-    }
-    for key in ("action", "nl_assertion", "communicate_info"):
-        out[f"weight_{key}"] = ctx.expect(weights.get(key), num, f"{field}.weights_used.{key}",
-                                          "a number")
-    for key in ("has_actions", "has_nl_assertions", "has_communicate_info"):
-        out[key] = ctx.expect(details.get(key), (bool,), f"{field}.{key}", "true or false")
-    return {k: (float(v) if isinstance(v, int | float) and not isinstance(v, bool) else v)
-            for k, v in out.items()}
+    ctx.expect(weights, (Mapping,), f"{_TSR_FIELD}.weights_used", "an object")
+    out: dict[str, Any] = {}
+    for key, where in _TSR_SCORES:
+        value = ctx.expect(details.get(key), _NUMBER, where, "a number")
+        out[key] = None if value is None else float(value)
+    for key, name, where in _TSR_WEIGHTS:
+        value = ctx.expect(weights.get(key), _NUMBER, where, "a number")
+        out[name] = None if value is None else float(value)
+    for key, where in _TSR_FLAGS:
+        out[key] = ctx.expect(details.get(key), (bool,), where, "true or false")
+    return out
 
 
 def _gsrt_judge(raw: Any, ctx: _Context) -> dict[str, Any] | None:

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .tau2_format import Message
 
@@ -80,71 +81,54 @@ def _message_type() -> pa.DataType:
 
 
 def messages_column(items: Sequence[TypedMessages]) -> pa.ListArray:
-    """The canonical ``messages`` column of a batch of typed simulations, one row each."""
-    roles: list[str] = []
-    contents: list[str | None] = []
-    turns: list[int] = []
-    call_ids: list[str | None] = []
-    errors: list[bool | None] = []
-    events: list[str | None] = []
-    event_texts: list[str | None] = []
-    offsets = [0]
-    call_offsets = [0]
-    no_calls: list[bool] = []
-    ids: list[str | None] = []
-    names: list[str] = []
-    requestors: list[str | None] = []
-    arguments: list[str] = []
-    for item in items:
-        arguments += item.arguments
-        marked = item.events
-        for idx, msg in enumerate(item.messages):
-            roles.append(msg.role)
-            contents.append(msg.content)
-            turns.append(idx)
-            if msg.role == "tool":
-                call_ids.append(msg.id)
-                errors.append(msg.error)
-            else:
-                call_ids.append(None)
-                errors.append(None)
-            if marked and idx in marked:
-                event, text = marked[idx]
-                events.append(event)
-                event_texts.append(text)
-            else:
-                events.append(None)
-                event_texts.append(None)
-            calls = msg.tool_calls
-            if calls is None:
-                no_calls.append(True)
-            else:
-                no_calls.append(False)
-                for call in calls:
-                    ids.append(call.id)
-                    names.append(call.name)
-                    requestors.append(call.requestor)
-            call_offsets.append(len(names))
-        offsets.append(len(roles))
-    if len(arguments) != len(names):  # pragma: no cover - conversion keeps them in step
+    """The canonical ``messages`` column of a batch of typed simulations, one row each.
+
+    Each field is one list comprehension over the batch's messages (or tool calls) and one
+    Arrow array; positions come from the offsets, a tool message's id and error flag are
+    kept by a mask of the roles.
+    """
+    counts = [len(item.messages) for item in items]
+    msgs = [msg for item in items for msg in item.messages]
+    n = len(msgs)
+    string = pa.string()
+    roles = pa.array([msg.role for msg in msgs], string)
+    # a tool message's id and error flag; other roles keep neither
+    is_tool = pc.equal(roles, "tool")
+    call_ids = pc.if_else(is_tool, pa.array([msg.id for msg in msgs], string),
+                          pa.scalar(None, string))
+    errors = pc.if_else(is_tool, pa.array([msg.error for msg in msgs], pa.bool_()),
+                        pa.scalar(None, pa.bool_()))
+    starts = np.zeros(len(items) + 1, dtype=np.int64)
+    np.cumsum(counts, out=starts[1:])
+    turns = np.arange(n, dtype=np.int32) - np.repeat(starts[:-1], counts).astype(np.int32)
+    events: list[str | None] = [None] * n
+    event_texts: list[str | None] = [None] * n
+    for item, start in zip(items, starts.tolist(), strict=False):
+        for idx, (event, text) in item.events.items():
+            events[start + idx] = event
+            event_texts[start + idx] = text
+    call_lists = [msg.tool_calls for msg in msgs]
+    calls = [call for listed in call_lists if listed for call in listed]
+    arguments = [text for item in items for text in item.arguments]
+    if len(arguments) != len(calls):  # pragma: no cover - conversion keeps them in step
         raise ValueError("tool-call arguments and tool calls are out of step")
+    call_offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum([len(listed) if listed else 0 for listed in call_lists], out=call_offsets[1:])
     message = _message_type().value_type
     call = message.field("tool_calls").type.value_type
-    string = pa.string()
-    n = len(roles)
     tool_calls = pa.ListArray.from_arrays(
-        pa.array(call_offsets, pa.int32()),
+        pa.array(call_offsets),
         pa.StructArray.from_arrays(
-            [pa.array(ids, string), pa.array(names, string), pa.array(arguments, string),
-             pa.array(requestors, string)], fields=list(call)),
-        mask=pa.array(no_calls, pa.bool_()))
+            [pa.array([c.id for c in calls], string), pa.array([c.name for c in calls], string),
+             pa.array(arguments, string), pa.array([c.requestor for c in calls], string)],
+            fields=list(call)),
+        mask=pa.array([listed is None for listed in call_lists], pa.bool_()))
     columns = {
-        "role": pa.array(roles, string), "content": pa.array(contents, string),
-        "turn_idx": pa.array(turns, pa.int32()),
-        "sub_idx": pa.array(np.zeros(n, dtype=np.int32)),
-        "kind": pa.nulls(n, string), "tool_calls": tool_calls,
-        "tool_call_id": pa.array(call_ids, string), "error": pa.array(errors, pa.bool_()),
-        "event": pa.array(events, string), "event_json": pa.array(event_texts, string),
+        "role": roles, "content": pa.array([msg.content for msg in msgs], string),
+        "turn_idx": pa.array(turns), "sub_idx": pa.array(np.zeros(n, dtype=np.int32)),
+        "kind": pa.nulls(n, string), "tool_calls": tool_calls, "tool_call_id": call_ids,
+        "error": errors, "event": pa.array(events, string),
+        "event_json": pa.array(event_texts, string),
     }
     struct = pa.StructArray.from_arrays([columns[f.name] for f in message], fields=list(message))
-    return pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), struct)
+    return pa.ListArray.from_arrays(pa.array(starts.astype(np.int32)), struct)
