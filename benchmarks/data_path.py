@@ -54,8 +54,9 @@ def _hwm_kb():
 
 
 #: Fresh-process runs of each first / second load measure; the median is recorded (the
-#: machine is a shared VM: single runs vary by a third).
-REPEAT = 5
+#: machine is a shared VM: single runs vary by a third, and a first load of the 21 files
+#: from 1.4x to 2.9x json.loads within minutes; 9 runs, not 5, since 2026-12-03).
+REPEAT = 9
 
 
 def _child(code: str, env: dict[str, str]) -> dict:
