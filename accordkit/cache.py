@@ -171,15 +171,18 @@ def known_digest(path: Path) -> bytes | None:
 
 
 def remember_digest(path: Path, data: bytes, st: os.stat_result | None = None, *,
-                    memos: list[DigestNote] | None = None) -> bytes:
+                    memos: list[DigestNote] | None = None,
+                    digest: bytes | None = None) -> bytes:
     """sha256 of ``data`` (the bytes of ``path``), remembered for :func:`file_digest`.
 
     The digests of a folder's files are remembered together, in one memo file of the
     cache's ``digests/`` folder. ``memos``, when given, collects the digest instead, to be
     written with the others by :func:`write_digests` (the loader writes a load's digests
     once, at its end: a file made for each digest cost more than hashing the bytes).
+    ``digest`` is the sha256 of ``data`` when it was taken already (the loader hashes the
+    next file of a load while it parses this one).
     """
-    digest = hashlib.sha256(data).digest()
+    digest = hashlib.sha256(data).digest() if digest is None else digest
     path = Path(path).resolve()
     st = st or path.stat()
     if time.time() - st.st_mtime_ns / 1e9 > _RACY_SECONDS and st.st_size == len(data):

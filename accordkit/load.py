@@ -21,12 +21,14 @@ listed instead, so that nothing is dropped silently.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import warnings
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import datasets
 import numpy as np
@@ -172,6 +174,11 @@ class _Reader:
         self.made: dict[str, tuple[str, CacheEntry]] = {}
         self.load_report: tuple[list[str], dict[str, Any]] | None = None
         self.opened: dict[str, CacheFile | None] = {}
+        #: the file read after each file (:meth:`read_ahead`), the reads started, and the
+        #: thread they run on
+        self.after: dict[str, Path] = {}
+        self.fetches: dict[str, Future] = {}
+        self.fetcher: ThreadPoolExecutor | None = None
 
     def emit(self, ds: pa.Table, source: str,
              labels: Sequence[str]) -> pa.Table:
@@ -239,11 +246,14 @@ class _Reader:
     def file(self, path: Path) -> pa.Table:
         """A file: uncached readers (parquet) by its first bytes, else the cached text path."""
         source = str(path)
-        reader = _uncached_file_reader(path)
-        if reader is not None:
-            return reader.read(self, path, None)
+        fetched = self.fetched(source)
+        self.fetch_after(source)
+        if fetched is None:
+            reader = _uncached_file_reader(path)
+            if reader is not None:
+                return reader.read(self, path, None)
         if not self.cache:
-            return self.text_file(path.read_bytes(), source)
+            return self.text_file(path.read_bytes() if fetched is None else fetched.data, source)
         options = self.cache_options()
         # An unchanged file is found by its remembered digest, without reading it; any
         # other file is read once, for its digest and (on a miss) its episodes.
@@ -251,8 +261,8 @@ class _Reader:
         entry = None if known is None else self.cached(path, known)
         key = known
         if entry is None:
-            data = path.read_bytes()
-            digest = remember_digest(path, data, memos=self.memos)
+            data, digest = (path.read_bytes(), None) if fetched is None else fetched
+            digest = remember_digest(path, data, memos=self.memos, digest=digest)
             key = cache_key(None, path=source, options=options, digest=digest)
             entry = self.cached(path, key) if key != known else None
             if entry is None:
@@ -261,6 +271,52 @@ class _Reader:
         self.keys.append((source, key))
         self.entries[key] = entry
         return self.replay(entry, source)
+
+    # ----------------------------------------------------------------- reading ahead
+
+    def read_ahead(self, paths: Sequence[Path]) -> None:
+        """Say that these files are read next, in this order.
+
+        While one of them is parsed, the next one is read, and hashed when the cache is on,
+        on another thread (both without the interpreter lock). Only one file is read ahead
+        at a time, so memory holds at most two files' bytes. 21 result files, first load +
+        score, 32 pairs of fresh processes: about 0.1x ``json.loads`` less (median paired
+        differences -0.15 and -0.09 in two runs of 16).
+        """
+        files = [Path(p) for p in paths]
+        self.after.update((str(a), b) for a, b in zip(files, files[1:], strict=False))
+
+    def fetch_after(self, source: str) -> None:
+        """Start reading the file that comes after ``source`` (see :meth:`read_ahead`).
+
+        What :meth:`file` would ask first is asked here, on this thread (a folder or parquet
+        reader takes the file: nothing to read ahead; its digest is remembered: no bytes to
+        read), so that the other thread only reads and hashes.
+        """
+        nxt = self.after.pop(source, None)
+        if nxt is None or str(nxt) in self.fetches:
+            return
+        try:
+            if _folder_reader(nxt) is not None or _uncached_file_reader(nxt) is not None \
+                    or (self.cache and known_digest(nxt) is not None):
+                return
+        except OSError:
+            return  # read where it is used, where the problem is reported
+        if self.fetcher is None:
+            self.fetcher = ThreadPoolExecutor(max_workers=1,
+                                              thread_name_prefix="accordkit-read-ahead")
+        self.fetches[str(nxt)] = self.fetcher.submit(_read_and_hash, nxt, self.cache)
+
+    def fetched(self, source: str) -> _Fetched | None:
+        """The bytes (and digest) of ``source`` read ahead; None when it was not read ahead or
+        the reading failed (it is then read where it is used, and its problem reported)."""
+        job = self.fetches.pop(source, None)
+        if job is None:
+            return None
+        try:
+            return job.result()
+        except Exception:  # noqa: BLE001 - read again by the caller, which reports it
+            return None
 
     def cached(self, path: Path, key: str) -> CacheEntry | None:
         """The cache entry ``key`` of ``path``: stored on its own, or in the cache file of a
@@ -369,6 +425,9 @@ class _Reader:
         """Say what went wrong writing the cache: a folder that cannot be written gives one
         warning (the rows were read all the same); any other failure is raised, unless the
         load failed (its own error is the one to see)."""
+        if self.fetcher is not None:  # reads ahead that nothing asked for after all
+            self.fetcher.shutdown(wait=True, cancel_futures=True)
+            self.fetcher, self.fetches, self.after = None, {}, {}
         if self.made or self.load_report is not None:
             self.store_made()
         self.made, self.load_report, self.opened, self.entries = {}, None, {}, {}
@@ -403,8 +462,6 @@ class _Reader:
         options = self.cache_options()
 
         def digest() -> bytes:
-            import hashlib
-
             h = hashlib.sha256()
             for f in files:
                 h.update(str(f.relative_to(source)).encode() + b"\0"
@@ -705,6 +762,19 @@ def _known_key(path: Path, options: dict[str, Any]) -> str | None:
                                                 digest=known)
 
 
+class _Fetched(NamedTuple):
+    """A file read ahead: its bytes and, when the cache is on, their sha256."""
+
+    data: bytes
+    digest: bytes | None
+
+
+def _read_and_hash(path: Path, cache: bool) -> _Fetched:
+    """Read a file ahead (:meth:`_Reader.read_ahead`), on the reading-ahead thread."""
+    data = path.read_bytes()
+    return _Fetched(data, hashlib.sha256(data).digest() if cache else None)
+
+
 def _folder_reader(path: Path) -> Any:
     """The first *folder* reader that knows ``path``, else None."""
     return next((r for r in readers.formats("folder") if r.sniff(path)), None)
@@ -929,6 +999,7 @@ def load_with_report(
         with gc_paused():
             table = reader.remembered_load(sources)
             if table is None:
+                reader.read_ahead([Path(src) for src in sources if Path(src).is_file()])
                 for src in sources:
                     part = reader.source(src)
                     report.counts[str(src)] = 0 if part is None else part.num_rows

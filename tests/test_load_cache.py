@@ -140,7 +140,8 @@ def test_the_digests_of_a_folders_files_are_one_memo_written_once(tmp_path, cach
     assert {saved["entry"]["file"] for saved in files.values()} == \
         {p.stem for p in _entries(cache_dir)}, "all three entries are in the one cache file"
     _load(paths[:2])
-    assert file_reads == ["run0.json", "run1.json", "run2.json"], "no file is read again"
+    # (the next file of a load is read ahead on another thread: reads come in any order)
+    assert sorted(file_reads) == ["run0.json", "run1.json", "run2.json"], "none read again"
     paths[2].unlink()
     _write(tmp_path, _results(_sim("s7")), "run3.json")
     _age(tmp_path / "run3.json")
@@ -368,7 +369,7 @@ def test_a_load_of_several_files_is_served_by_one_entry(tmp_path, cache_dir, fil
     monkeypatch.setattr(sys.modules["accordkit.load"], "read_file",
                         lambda key: opened.append(key) or real(key))
     second, report2, caught2 = _load([a, b])
-    assert file_reads == ["a.json", "b.json"], "the second load reads neither file"
+    assert sorted(file_reads) == ["a.json", "b.json"], "the second load reads neither file"
     assert opened == [_entries(cache_dir)[0].stem], "one read for the whole load"
     assert arrow_table(second).equals(arrow_table(first))
     assert report2 == report1  # counts, episodes and simulations per file, notes
@@ -380,7 +381,7 @@ def test_each_file_of_a_load_is_found_on_its_own(tmp_path, cache_dir, file_reads
     a, b = _two_files(tmp_path)
     _load([a, b])
     alone, report, _ = _load(b)
-    assert file_reads == ["a.json", "b.json"], "b is served from the load's cache file"
+    assert sorted(file_reads) == ["a.json", "b.json"], "b is served from the load's cache file"
     fresh, fresh_report, _ = _load(b, cache=False)
     assert arrow_table(alone).equals(arrow_table(fresh)) and report == fresh_report
     assert len(_entries(cache_dir)) == 1
@@ -392,7 +393,7 @@ def test_without_the_folders_memo_the_files_are_read_again(tmp_path, cache_dir, 
     for memo in (cache_dir / "digests").glob("*.json"):
         memo.unlink()
     second, report2, _ = _load([a, b])
-    assert file_reads == ["a.json", "b.json", "a.json", "b.json"]
+    assert sorted(file_reads) == ["a.json", "a.json", "b.json", "b.json"]
     assert arrow_table(second).equals(arrow_table(first)) and report2 == report1
     _load([a, b])
     assert len(file_reads) == 4, "and found again without reading them after"
@@ -470,3 +471,40 @@ def test_a_file_listed_twice_and_changed_between_reads_is_not_kept_as_one_load(
     assert _load([a, c, a])[0]["episode_id"] == ["tau2/old1", "tau2/c1", "tau2/new1"]
     monkeypatch.setattr(reader, "file", real)
     assert _load([a, c, a])[0]["episode_id"] == ["tau2/new1", "tau2/c1"]
+
+
+# --------------------------------------------------------------------------- reading ahead
+
+
+def test_the_files_of_a_load_are_read_once_though_read_ahead(tmp_path, cache_dir, file_reads):
+    paths = [_write(tmp_path, _results(_sim(f"s{i}")), f"run{i}.json") for i in range(4)]
+    ds, _, _ = _load(paths, cache=False)
+    assert sorted(file_reads) == ["run0.json", "run1.json", "run2.json", "run3.json"]
+    assert ds["episode_id"] == ["tau2/s0", "tau2/s1", "tau2/s2", "tau2/s3"]
+    _load(paths)
+    assert len(file_reads) == 8, "with the cache too: each file read once, hashed and parsed"
+
+
+def test_a_file_that_fails_to_read_ahead_is_read_where_it_is_used(tmp_path, cache_dir,
+                                                                  monkeypatch):
+    a, b = _two_files(tmp_path)
+    expected, report1, _ = _load([a, b], cache=False)
+
+    def fail(path, cache):
+        raise OSError("the disk hiccupped")
+
+    monkeypatch.setattr(sys.modules["accordkit.load"], "_read_and_hash", fail)
+    got, report2, _ = _load([a, b])
+    assert arrow_table(got).equals(arrow_table(expected)) and report2 == report1
+    b.unlink()  # a file gone: its problem is the loader's own, naming it
+    with pytest.raises(ak.EpisodeValidationError, match="b.json"):
+        ak.load([a, b], cache=False)
+
+
+def test_no_reading_thread_outlives_a_load(tmp_path, cache_dir):
+    a, b = _two_files(tmp_path)
+    bad = _write(tmp_path, _results(_sim("c1", trial=None)), "c.json")
+    with pytest.raises(ak.EpisodeValidationError):
+        ak.load([bad, a, b])  # stops at the first file, with the second read ahead
+    _load([a, b])
+    assert not [t for t in threading.enumerate() if t.name.startswith("accordkit-read-ahead")]

@@ -39,6 +39,7 @@ class Folder:
                                          source=str(path), record="(whole file)",
                                          field="(folder)")
         # each by loader.path: a run's metadata file is known by the folder beside it
+        loader.read_ahead(files)
         return loader.concat([loader.guarded(str(p), lambda p=p: loader.path(p))
                               for p in files])
 
