@@ -28,13 +28,13 @@ LEVELS = ("episode", "preference", "shift")
 GOALSHIFT_BENCHMARKS = ("agentchangebench", "tau2", "taubench")
 
 
-def _ids(table: pa.Table) -> pd.DataFrame:
-    return table.select(list(ID_COLUMNS)).to_pandas()
-
-
 def _id_columns(table: pa.Table) -> dict[str, pd.Series]:
-    """The id columns of ``table``'s rows, as :func:`_ids` gives them, column by column."""
+    """The id columns of ``table``'s rows, column by column."""
     return {name: table.column(name).to_pandas() for name in ID_COLUMNS}
+
+
+def _ids(table: pa.Table) -> pd.DataFrame:
+    return pd.DataFrame(_id_columns(table))
 
 
 def _rows(table: pa.Table, rows: np.ndarray) -> pa.Table:

@@ -15,6 +15,7 @@ number of the message it sits on, whatever that message's role.
 from __future__ import annotations
 
 from functools import cached_property
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -23,14 +24,16 @@ import pyarrow.compute as pc
 
 from .._arrow import one_array
 
-__all__ = ["Transcripts", "group_starts", "join_positions", "last_positions", "text_codes"]
+__all__ = ["Transcripts", "group_starts", "positions_in_runs", "join_positions", "last_positions",
+           "text_codes"]
 
 
 def _combined(table: pa.Table, name: str) -> pa.Array:
     return one_array(table.column(name))
 
 
-def _np(arr: pa.Array, *, fill=None) -> np.ndarray:
+def _np(arr: pa.Array | pa.ChunkedArray, fill: Any = None) -> np.ndarray:
+    """An Arrow array as numpy, its nulls first filled with ``fill`` (when given)."""
     if fill is not None:
         arr = pc.fill_null(arr, fill)
     return arr.to_numpy(zero_copy_only=False)
@@ -46,6 +49,20 @@ def group_starts(sizes: np.ndarray) -> np.ndarray:
     if len(sizes) > 1:
         np.cumsum(sizes[:-1], out=out[1:])
     return out
+
+
+def positions_in_runs(keys: np.ndarray) -> np.ndarray:
+    """0, 1, 2, ... within each run of equal consecutive values of ``keys``.
+
+    >>> positions_in_runs(np.array([4, 4, 7, 4, 4, 4])).tolist()
+    [0, 1, 0, 0, 1, 2]
+    """
+    n = len(keys)
+    if not n:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    sizes = np.diff(np.r_[starts, n])
+    return np.arange(n, dtype=np.int64) - np.repeat(starts, sizes)
 
 
 def join_positions(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -201,13 +218,7 @@ class Transcripts:
     @cached_property
     def call_index(self) -> np.ndarray:
         """Position of each call within its message (0, 1, ...)."""
-        msg = self.call_message
-        if not len(msg):
-            return np.zeros(0, dtype=np.int64)
-        first = np.r_[True, msg[1:] != msg[:-1]]
-        starts = np.flatnonzero(first)
-        sizes = np.diff(np.r_[starts, len(msg)])
-        return np.arange(len(msg), dtype=np.int64) - np.repeat(starts, sizes)
+        return positions_in_runs(self.call_message)
 
     @cached_property
     def calls_per_episode(self) -> np.ndarray:

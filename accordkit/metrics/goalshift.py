@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._arrow import one_chunk
-from ._calls import Transcripts
+from ._calls import Transcripts, _np
 from ._checks import check_episode_table
 from .gsrt import SHIFT_COLUMNS, gsrt_columns, shift_arrays, shift_rows
 from .stored_checks import BASIS_COLUMNS, CHECK_COLUMNS, reward_check_columns
@@ -174,7 +174,7 @@ def episode_columns(table: pa.Table, *, tcrr_mode: str = "episode",
     cols["user_cost"] = _float(table, "user_cost")
     trials = pc.cast(table.column("num_trials"), pa.int64())
     cols["num_trials"] = pd.arrays.IntegerArray(
-        _np_filled(trials, 0).astype(np.int64), _np_filled(trials.is_null(), False))
+        _np(trials, fill=0).astype(np.int64), _np(trials.is_null(), fill=False).astype(bool))
     # stored facts of the run, carried so that their tables need no transcripts
     cols["task_set"] = pd.Series(table.column("task_set").to_numpy(), dtype=object)
     cols.update(reward_check_columns(table.column("episode_id").to_pylist(),
@@ -185,10 +185,6 @@ def episode_columns(table: pa.Table, *, tcrr_mode: str = "episode",
         cols = {name: _blanked(cols[name], excluded) if name in _UNSCORED_WHEN_EXCLUDED
                 else cols[name] for name in EPISODE_COLUMNS}
     return {name: cols[name] for name in EPISODE_COLUMNS}
-
-
-def _np_filled(arr: pa.ChunkedArray | pa.Array, fill: Any) -> np.ndarray:
-    return pc.fill_null(arr, fill).to_numpy()
 
 
 def _blanked(values: Any, rows: np.ndarray) -> Any:

@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._arrow import one_array
-from ._calls import Transcripts, group_starts
+from ._calls import Transcripts, _np, group_starts, positions_in_runs
 
 __all__ = ["SHIFT_COLUMNS", "shift_rows", "shift_arrays", "episode_gsrt", "gsrt_columns"]
 
@@ -39,12 +39,6 @@ SHIFT_COLUMNS = ["row", "shift_index", "from_goal", "to_goal", "shift_turn", "ac
                  "tool_turn", "outcome_turn", "gsrt_ack", "gsrt_tool", "gsrt_outcome",
                  "censored_ack", "censored_tool", "censored_outcome", "recovered",
                  "transferred", "shift_source", "messages_after_shift"]
-
-
-def _np(arr: pa.Array, fill=None) -> np.ndarray:
-    if fill is not None:
-        arr = pc.fill_null(arr, fill)
-    return arr.to_numpy(zero_copy_only=False)
 
 
 def _int_or_nan(arr: pa.Array) -> np.ndarray:
@@ -82,7 +76,7 @@ def _judge_shifts(table: pa.Table) -> dict[str, np.ndarray]:
         out_ok = ~np.isnan(o) & (o > s)
     known = np.ones(n, dtype=bool)
     return {
-        "row": row, "shift_index": _positions_in_groups(row),
+        "row": row, "shift_index": positions_in_runs(row),
         "from_goal": _np(field("from_goal")), "to_goal": _np(field("to_goal")),
         "shift_turn": s, "ack_turn": a, "tool_turn": t, "outcome_turn": o,
         "gsrt_ack": np.where(recovered, a - s, np.nan),
@@ -92,16 +86,6 @@ def _judge_shifts(table: pa.Table) -> dict[str, np.ndarray]:
         "censored_outcome": np.isnan(o), "recovered": recovered, "transferred": x,
         "known": known, "shift_source": np.full(n, "judge", dtype=object),
     }
-
-
-def _positions_in_groups(row: np.ndarray) -> np.ndarray:
-    """0, 1, 2, ... within each run of equal consecutive values of ``row``."""
-    n = len(row)
-    if not n:
-        return np.zeros(0, dtype=np.int64)
-    starts = np.r_[0, np.flatnonzero(row[1:] != row[:-1]) + 1]
-    sizes = np.diff(np.r_[starts, n])
-    return np.arange(n, dtype=np.int64) - np.repeat(starts, sizes)
 
 
 def _meta_shifts(tr: Transcripts, meta_msgs: np.ndarray) -> dict[str, np.ndarray]:
@@ -122,7 +106,7 @@ def _meta_shifts(tr: Transcripts, meta_msgs: np.ndarray) -> dict[str, np.ndarray
     goals = np.empty((2, n), dtype=object)
     goals[0, :], goals[1, :] = from_goal, to_goal
     return {
-        "row": row, "shift_index": _positions_in_groups(row),
+        "row": row, "shift_index": positions_in_runs(row),
         "from_goal": goals[0], "to_goal": goals[1],
         "shift_turn": tr.msg_turn_idx[meta_msgs].astype(float), "ack_turn": na,
         "tool_turn": na, "outcome_turn": na, "gsrt_ack": na, "gsrt_tool": na,

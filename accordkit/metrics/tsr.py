@@ -42,7 +42,7 @@ import pyarrow.compute as pc
 
 from .._arrow import one_array
 from .._json import loads
-from ._calls import Transcripts, group_starts, join_positions, text_codes
+from ._calls import Transcripts, _np, group_starts, join_positions, text_codes
 
 __all__ = [
     "ACTION_MODES",
@@ -126,12 +126,6 @@ def _combine_vectors(action: np.ndarray, nl: np.ndarray, comm: np.ndarray) -> np
 
 
 # --------------------------------------------------------------------------- channels
-
-
-def _np(arr: pa.Array | pa.ChunkedArray, fill: Any = None) -> np.ndarray:
-    if fill is not None:
-        arr = pc.fill_null(arr, fill)
-    return arr.to_numpy(zero_copy_only=False)
 
 
 def _col(table: pa.Table, name: str) -> pa.Array:

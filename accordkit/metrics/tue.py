@@ -18,9 +18,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from ._calls import Transcripts, join_positions, last_positions, text_codes
+from ._calls import Transcripts, _np, join_positions, last_positions, text_codes
 
 __all__ = ["PARAM_ERROR_KEYWORDS", "TUE_WEIGHTS", "call_outcomes", "tue_columns", "tue_counts",
            "tue_from_counts", "tue_points"]
@@ -56,7 +55,7 @@ def _outcome_arrays(tr: Transcripts) -> tuple[np.ndarray, np.ndarray]:
     """``correct`` and ``params_valid`` of every tool call of ``tr``, in call order."""
     tool_rows = np.flatnonzero(tr.role_is("tool"))
     take = pa.array(tool_rows, type=pa.int64())
-    err = _np_bool(tr.message_field("error").take(take))
+    err = _np(tr.message_field("error").take(take), fill=False).astype(bool)
     bad = np.zeros(len(tool_rows), dtype=bool)
     err_pos = np.flatnonzero(err)
     if len(err_pos):
@@ -76,10 +75,6 @@ def _outcome_arrays(tr: Transcripts) -> tuple[np.ndarray, np.ndarray]:
     failed[calls] = err[answers[found]]
     invalid[calls] = bad[answers[found]]
     return ~failed, ~invalid
-
-
-def _np_bool(arr: pa.Array) -> np.ndarray:
-    return pc.fill_null(arr, False).to_numpy(zero_copy_only=False).astype(bool)
 
 
 def call_outcomes(table: pa.Table, *, transcripts: Transcripts | None = None) -> pd.DataFrame:
