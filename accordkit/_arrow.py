@@ -28,6 +28,37 @@ def canonical_schema() -> pa.Schema:
     return pa.schema(fields).with_metadata({"huggingface": json.dumps(features)})
 
 
+@cache
+def _canonical_struct() -> pa.StructType:
+    return pa.struct(list(canonical_schema()))
+
+
+@cache
+def empty_table() -> pa.Table:
+    """A canonical table with no rows (tables are immutable: one is shared)."""
+    return canonical_schema().empty_table()
+
+
+def records_table(records: list[dict]) -> pa.Table:
+    """The canonical table of ``records``, as ``pa.Table.from_pylist(records,
+    schema=canonical_schema())`` builds it: a key a record lacks is null, a key the schema
+    lacks is left out.
+
+    Built as one struct array split into columns: ``from_pylist`` converts column by
+    column, and its cost per call (about 0.1 ms more with the canonical schema) counts
+    for the small batches of small files.
+
+    Raises
+    ------
+    pyarrow.ArrowException, TypeError, ValueError, OverflowError
+        When a value does not fit its column, or a record is not a dict.
+    """
+    if any(type(rec) is not dict for rec in records):
+        raise TypeError("a record is not a dict")
+    array = pa.array(records, type=_canonical_struct())
+    return pa.Table.from_struct_array(array).replace_schema_metadata(canonical_schema().metadata)
+
+
 def one_array(column: pa.ChunkedArray | pa.Array) -> pa.Array:
     """A column as one Arrow array, without a copy when it is one chunk already.
 

@@ -30,13 +30,15 @@ import time
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["cache_dir", "cache_key", "files_key", "file_digest", "known_digest", "remember_digest",
+__all__ = ["cache_dir", "real_path", "cache_key", "files_key", "file_digest", "known_digest",
+           "remember_digest",
            "remembered_entry", "write_digests", "read_entry", "read_file", "write_entry",
            "store_file", "DigestNote", "CacheFile",
            "store_entry", "warn_unwritable", "cache_info", "cache_clear",
@@ -64,7 +66,11 @@ class CacheWarning(UserWarning):
 
 def cache_dir() -> Path:
     """The cache folder: ``$ACCORDKIT_CACHE_DIR``, else ``~/.cache/accordkit``."""
-    env = os.environ.get("ACCORDKIT_CACHE_DIR")
+    return _cache_dir(os.environ.get("ACCORDKIT_CACHE_DIR"))
+
+
+@lru_cache(maxsize=64)
+def _cache_dir(env: str | None) -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "accordkit"
 
 
@@ -107,7 +113,25 @@ _RACY_SECONDS = 2.0
 
 def _digest_memo(folder: Path) -> Path:
     """The memo of the digests of the files of ``folder`` (one file per folder)."""
-    return cache_dir() / "digests" / f"{hashlib.sha256(str(folder).encode()).hexdigest()}.json"
+    return _memo_in(os.environ.get("ACCORDKIT_CACHE_DIR"), str(folder))
+
+
+@lru_cache(maxsize=1024)
+def _memo_in(env: str | None, folder: str) -> Path:
+    """The memo path of ``folder`` in the cache folder that ``env`` (the environment
+    variable) names: a loader asks for it several times per file."""
+    root = Path(env).expanduser() if env else Path.home() / ".cache" / "accordkit"
+    return root / "digests" / f"{hashlib.sha256(folder.encode()).hexdigest()}.json"
+
+
+def real_path(path: str | Path) -> Path:
+    """``path`` absolute, with symlinks followed: the name a file's digest and entry are
+    remembered under, so that every spelling of a file shares them.
+
+    The functions of this module that take a file's path expect it so (the loader finds
+    it once per file); given another spelling, they remember under that spelling.
+    """
+    return Path(os.path.realpath(path))
 
 
 def _stat_key(st: os.stat_result) -> list[int]:
@@ -149,17 +173,23 @@ def file_digest(path: Path, *, memos: list[DigestNote] | None = None) -> bytes:
     and device are all the same; a file modified within :data:`_RACY_SECONDS` of being
     hashed is never remembered. Any problem with the memo means hashing the file afresh.
     ``memos`` collects what to remember instead of writing it (see :func:`remember_digest`).
+    ``path`` as :func:`real_path` gives it.
     """
-    known = known_digest(path)
-    return known if known is not None else remember_digest(path, Path(path).read_bytes(),
+    path = Path(path)
+    st = path.stat()  # before the read (see remember_digest)
+    known = known_digest(path, st)
+    return known if known is not None else remember_digest(path, path.read_bytes(), st,
                                                            memos=memos)
 
 
-def known_digest(path: Path) -> bytes | None:
-    """The remembered sha256 of an unchanged file (see :func:`file_digest`), else None."""
-    path = Path(path).resolve()
+def known_digest(path: Path, st: os.stat_result | None = None) -> bytes | None:
+    """The remembered sha256 of an unchanged file (see :func:`file_digest`), else None.
+
+    ``path`` as :func:`real_path` gives it; ``st`` its stat, when taken already.
+    """
+    path = Path(path)
     try:
-        st = path.stat()
+        st = st or path.stat()
         saved = _memo_files(path.parent).get(path.name)
         if isinstance(saved, dict) and saved.get("stat") == _stat_key(st) \
                 and isinstance(saved.get("sha256"), str):
@@ -181,9 +211,14 @@ def remember_digest(path: Path, data: bytes, st: os.stat_result | None = None, *
     once, at its end: a file made for each digest cost more than hashing the bytes).
     ``digest`` is the sha256 of ``data`` when it was taken already (the loader hashes the
     next file of a load while it parses this one).
+
+    ``st`` is the stat of ``path`` taken *before* ``data`` was read: a change made after
+    it changes the change time at least, so the memo never pairs a stat with bytes older
+    than it. Taken here when not given, which is as safe only if nothing writes the file
+    meanwhile.
     """
     digest = hashlib.sha256(data).digest() if digest is None else digest
-    path = Path(path).resolve()
+    path = Path(path)
     st = st or path.stat()
     if time.time() - st.st_mtime_ns / 1e9 > _RACY_SECONDS and st.st_size == len(data):
         note = DigestNote(path, {"stat": _stat_key(st), "sha256": digest.hex()})
@@ -205,8 +240,9 @@ class DigestNote:
 
 def remembered_entry(path: Path, key: str) -> str | None:
     """The key of the cache file that holds the entry ``key`` of ``path``, when the folder's
-    memo says so (the entry of a file read with others is kept in their one cache file)."""
-    path = Path(path).resolve()
+    memo says so (the entry of a file read with others is kept in their one cache file).
+    ``path`` as :func:`real_path` gives it."""
+    path = Path(path)
     saved = _memo_files(path.parent).get(path.name)
     where = saved.get("entry") if isinstance(saved, dict) else None
     if isinstance(where, dict) and where.get("key") == key and isinstance(where.get("file"), str):

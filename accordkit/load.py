@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import warnings
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -36,7 +37,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import readers
-from ._arrow import canonical_schema, episode_dataset
+from ._arrow import empty_table, episode_dataset, records_table
 from ._gc import gc_paused
 from .adapters.tau2 import RULES_KEPT, TYPED_RULES_KEPT, converted_simulations
 from .adapters.tau2_columns import TypedMessages, messages_column
@@ -50,6 +51,7 @@ from .cache import (
     known_digest,
     read_entry,
     read_file,
+    real_path,
     remember_digest,
     remembered_entry,
     store_file,
@@ -179,6 +181,10 @@ class _Reader:
         self.after: dict[str, Path] = {}
         self.fetches: dict[str, Future] = {}
         self.fetcher: ThreadPoolExecutor | None = None
+        #: what this load found out about each path once (see :meth:`real`,
+        #: :meth:`folder_reader`)
+        self.reals: dict[str, Path] = {}
+        self.folder_readers: dict[str, Any] = {}
 
     def emit(self, ds: pa.Table, source: str,
              labels: Sequence[str]) -> pa.Table:
@@ -240,8 +246,25 @@ class _Reader:
 
     def path(self, path: Path) -> pa.Table:
         """A local path: the first *folder* reader that knows it, else a file."""
-        reader = _folder_reader(path)
+        reader = self.folder_reader(path)
         return self.file(path) if reader is None else reader.read(self, path)
+
+    def folder_reader(self, path: Path) -> Any:
+        """The first *folder* reader that knows ``path``, else None (asked once per load:
+        reading ahead asks it of the next file before that file's turn)."""
+        name = str(path)
+        if name not in self.folder_readers:
+            self.folder_readers[name] = _folder_reader(path)
+        return self.folder_readers[name]
+
+    def real(self, path: Path) -> Path:
+        """``path`` as :func:`~accordkit.cache.real_path` gives it (the name its digest and
+        entry are remembered under), found once per load."""
+        name = str(path)
+        found = self.reals.get(name)
+        if found is None:
+            found = self.reals[name] = real_path(path)
+        return found
 
     def file(self, path: Path) -> pa.Table:
         """A file: uncached readers (parquet) by its first bytes, else the cached text path."""
@@ -257,12 +280,18 @@ class _Reader:
         options = self.cache_options()
         # An unchanged file is found by its remembered digest, without reading it; any
         # other file is read once, for its digest and (on a miss) its episodes.
-        known = _known_key(path, options)
+        real = self.real(path)
+        try:
+            st = real.stat()
+        except OSError:
+            st = None  # reading it says what is wrong
+        known = None if st is None else _known_key(source, real, options, st)
         entry = None if known is None else self.cached(path, known)
         key = known
         if entry is None:
-            data, digest = (path.read_bytes(), None) if fetched is None else fetched
-            digest = remember_digest(path, data, memos=self.memos, digest=digest)
+            # the stat remembered with the digest is one taken before the bytes were read
+            data, digest, st = (path.read_bytes(), None, st) if fetched is None else fetched
+            digest = remember_digest(real, data, st, memos=self.memos, digest=digest)
             key = cache_key(None, path=source, options=options, digest=digest)
             entry = self.cached(path, key) if key != known else None
             if entry is None:
@@ -297,8 +326,8 @@ class _Reader:
         if nxt is None or str(nxt) in self.fetches:
             return
         try:
-            if _folder_reader(nxt) is not None or _uncached_file_reader(nxt) is not None \
-                    or (self.cache and known_digest(nxt) is not None):
+            if self.folder_reader(nxt) is not None or _uncached_file_reader(nxt) is not None \
+                    or (self.cache and known_digest(self.real(nxt)) is not None):
                 return
         except OSError:
             return  # read where it is used, where the problem is reported
@@ -321,7 +350,7 @@ class _Reader:
     def cached(self, path: Path, key: str) -> CacheEntry | None:
         """The cache entry ``key`` of ``path``: stored on its own, or in the cache file of a
         load that read it with others (which the folder's digest memo names)."""
-        for name in (key, remembered_entry(path, key)):
+        for name in (key, remembered_entry(self.real(path), key)):
             if name is None:
                 continue
             if name not in self.opened:
@@ -347,8 +376,8 @@ class _Reader:
         keys = []
         for src in sources:
             path = Path(src)
-            key = _known_key(path, options) if path.is_file() else None
-            if key is None or _folder_reader(path) is not None:
+            key = _known_key(str(path), self.real(path), options) if path.is_file() else None
+            if key is None or self.folder_reader(path) is not None:
                 return None
             keys.append(key)
         found = read_file(files_key(keys, sources=[str(src) for src in sources]))
@@ -399,7 +428,7 @@ class _Reader:
             return
         self.write(lambda: store_file(name, entries, load=load))
         if name != entries[0][0] or len(entries) > 1:
-            self.memos += [DigestNote(Path(source).resolve(),
+            self.memos += [DigestNote(self.real(Path(source)),
                                       {"entry": {"file": name, "key": key}})
                            for key, (source, _) in self.made.items()]
 
@@ -465,7 +494,7 @@ class _Reader:
             h = hashlib.sha256()
             for f in files:
                 h.update(str(f.relative_to(source)).encode() + b"\0"
-                         + file_digest(f, memos=self.memos))
+                         + file_digest(self.real(f), memos=self.memos))
             return h.digest()
 
         before = digest()
@@ -750,29 +779,34 @@ def _record_errors(records: list[dict[str, Any]], names: list[str], *, source: s
 def _table_or_none(records: list[dict[str, Any]]) -> pa.Table | None:
     """The canonical table of ``records``, None when a value does not fit its column."""
     try:
-        return pa.Table.from_pylist(records, schema=canonical_schema())
+        return records_table(records)
     except (pa.ArrowException, TypeError, ValueError, OverflowError):
         return None
 
 
-def _known_key(path: Path, options: dict[str, Any]) -> str | None:
-    """The cache key of a file whose digest is remembered (no read), else None."""
-    known = known_digest(path)
-    return None if known is None else cache_key(None, path=str(path), options=options,
+def _known_key(source: str, real: Path, options: dict[str, Any],
+               st: os.stat_result | None = None) -> str | None:
+    """The cache key of the file ``source`` (``real``: its real path; ``st``: its stat, when
+    taken) whose digest is remembered (no read), else None."""
+    known = known_digest(real, st)
+    return None if known is None else cache_key(None, path=source, options=options,
                                                 digest=known)
 
 
 class _Fetched(NamedTuple):
-    """A file read ahead: its bytes and, when the cache is on, their sha256."""
+    """A file read ahead: its bytes, when the cache is on their sha256, and its stat taken
+    before the read (see :func:`~accordkit.cache.remember_digest`)."""
 
     data: bytes
     digest: bytes | None
+    stat: os.stat_result
 
 
 def _read_and_hash(path: Path, cache: bool) -> _Fetched:
     """Read a file ahead (:meth:`_Reader.read_ahead`), on the reading-ahead thread."""
+    st = path.stat()
     data = path.read_bytes()
-    return _Fetched(data, hashlib.sha256(data).digest() if cache else None)
+    return _Fetched(data, hashlib.sha256(data).digest() if cache else None, st)
 
 
 def _folder_reader(path: Path) -> Any:
@@ -794,7 +828,7 @@ def _dataset(table: pa.Table) -> pa.Table:
 
 
 def _empty() -> pa.Table:
-    return canonical_schema().empty_table()
+    return empty_table()
 
 
 def _records_to_dataset(records: list[dict[str, Any]], *, source: str) -> pa.Table:
@@ -802,7 +836,7 @@ def _records_to_dataset(records: list[dict[str, Any]], *, source: str) -> pa.Tab
     if not records:
         return _empty()
     try:
-        table = pa.Table.from_pylist(records, schema=canonical_schema())
+        table = records_table(records)
     except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
         # Records are type-checked before they get here; name the culprit if one slipped by.
         for rec in records:

@@ -114,6 +114,40 @@ def test_remembered_digest_follows_a_change(tmp_path, cache_dir, reads):
     assert len(reads) == 2
 
 
+def test_a_change_made_while_a_file_is_read_is_never_taken_for_its_old_bytes(
+        tmp_path, cache_dir, monkeypatch):
+    """The stat remembered with a digest is one taken before the bytes were read: a change
+    made after it (same size, the old modification time put back) shows in the stat, so the
+    next load reads the file again instead of trusting the digest of the older bytes."""
+    path = _write(tmp_path, _results(_sim("s1")))
+    _age(path)
+    old = path.stat().st_mtime_ns
+    real = Path.read_bytes
+
+    def read_then_change(self):
+        data = real(self)
+        if self == path and b'"s1"' in data:
+            time.sleep(0.02)  # past the change time's clock tick
+            _write(tmp_path, _results(_sim("s9")))  # same size, new content
+            os.utime(path, ns=(old, old))
+        return data
+
+    monkeypatch.setattr(Path, "read_bytes", read_then_change)
+    assert _load(path)[0]["episode_id"] == ["tau2/s1"]  # the bytes it read
+    assert path.stat().st_mtime_ns == old
+    assert _load(path)[0]["episode_id"] == ["tau2/s9"]
+
+
+def test_every_spelling_of_a_file_shares_its_remembered_digest(tmp_path, cache_dir):
+    path = _write(tmp_path, _results(_sim("s1")))
+    _age(path)
+    link = tmp_path / "link.json"
+    link.symlink_to(path)
+    _load(link)
+    assert cache_mod.known_digest(cache_mod.real_path(path)) is not None
+    assert cache_mod.real_path(link) == cache_mod.real_path(tmp_path / "." / "run.json")
+
+
 def test_fresh_files_are_hashed_every_time(tmp_path, cache_dir, file_reads):
     """A file modified within the last seconds may change again unseen: no digest memo."""
     path = _write(tmp_path, _results(_sim("s1")))
