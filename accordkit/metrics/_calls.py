@@ -22,14 +22,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._arrow import one_array
+from .._arrow import one_array, take_rows
 
 __all__ = ["Transcripts", "group_starts", "positions_in_runs", "join_positions", "last_positions",
            "text_codes"]
-
-
-def _combined(table: pa.Table, name: str) -> pa.Array:
-    return one_array(table.column(name))
 
 
 def _np(arr: pa.Array | pa.ChunkedArray, fill: Any = None) -> np.ndarray:
@@ -158,7 +154,9 @@ class Transcripts:
 
     def __init__(self, table: pa.Table) -> None:
         self.n_episodes = table.num_rows
-        messages = _combined(table, "messages")
+        # chunk by chunk, never joined: a field is joined when asked for (message_field),
+        # and a large one only at the rows asked for (message_values)
+        messages = table.column("messages")
         self.msg_counts = _np(pc.list_value_length(messages), fill=0).astype(np.int64)
         self._flat = pc.list_flatten(messages)
         self.msg_episode = np.repeat(np.arange(self.n_episodes, dtype=np.int64), self.msg_counts)
@@ -184,14 +182,24 @@ class Transcripts:
         return _np(self._role, fill="")
 
     def message_field(self, name: str) -> pa.Array:
-        """One field of every flattened message, as an Arrow array."""
+        """One field of every flattened message, as one Arrow array (for small fields)."""
+        return one_array(self.message_chunks(name))
+
+    def message_chunks(self, name: str) -> pa.ChunkedArray | pa.Array:
+        """One field of every flattened message, chunk by chunk as loaded (no copy): for
+        element-wise kernels over a large field (the text of every message)."""
         return pc.struct_field(self._flat, name)
+
+    def message_values(self, name: str, rows: np.ndarray) -> pa.Array:
+        """One field of the flattened messages at ``rows`` (positions among them), taken
+        from each chunk without joining the field (see :func:`~accordkit._arrow.take_rows`)."""
+        return take_rows(self.message_chunks(name), rows)
 
     # ----------------------------------------------------------------- tool calls
     @cached_property
     def _calls(self) -> tuple[pa.Array, np.ndarray]:
-        lists = self.message_field("tool_calls")
-        flat = pc.list_flatten(lists)
+        lists = self.message_chunks("tool_calls")
+        flat = one_array(pc.list_flatten(lists))
         parent = _np(pc.list_parent_indices(lists)).astype(np.int64)
         return flat, parent
 

@@ -146,7 +146,7 @@ def compare_modes(ds) -> pd.DataFrame:
     >>> table = ak.compare_modes(ak.load("run.json"))              # doctest: +SKIP
     >>> table[table.metric == "tcrr"]                              # doctest: +SKIP
     """
-    table = one_chunk(_table(ds))
+    table = one_chunk(_table(ds), keep=("messages",))
     if not table.num_rows:
         return pd.DataFrame(columns=COMPARE_COLUMNS)
     tr = Transcripts(table)

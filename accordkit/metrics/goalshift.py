@@ -146,7 +146,7 @@ def episode_columns(table: pa.Table, *, tcrr_mode: str = "episode",
     caller builds one frame of them (:func:`accordkit.score` puts the id columns first).
     """
     check_episode_table(table, _REQUIRED, what="goal-shift scoring")
-    table = one_chunk(table)
+    table = one_chunk(table, keep=("messages",))
     if action_mode not in ACTION_MODES:
         raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
     mode = resolve_mode(tcrr_mode)
@@ -243,7 +243,7 @@ def score_shifts(table: pa.Table) -> pd.DataFrame:
     >>> shifts.groupby("agent_model")["recovered"].mean()                 # doctest: +SKIP
     """
     check_episode_table(table, _REQUIRED, what="goal-shift scoring")
-    frame, _ = shift_rows(one_chunk(table))
+    frame, _ = shift_rows(one_chunk(table, keep=("messages",)))
     excluded = _excluded(np.asarray(table.column("termination_reason").to_pylist(),
                                     dtype=object))
     if excluded.any() and len(frame):  # an infrastructure error's shifts say nothing

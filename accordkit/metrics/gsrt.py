@@ -91,7 +91,7 @@ def _judge_shifts(table: pa.Table) -> dict[str, np.ndarray]:
 def _meta_shifts(tr: Transcripts, meta_msgs: np.ndarray) -> dict[str, np.ndarray]:
     row = tr.msg_episode[meta_msgs]
     n = len(row)
-    details = tr.message_field("event_json").take(pa.array(meta_msgs, type=pa.int64()))
+    details = tr.message_values("event_json", meta_msgs)
     from_goal, to_goal = [], []
     for text in details.to_pylist():
         try:

@@ -240,7 +240,7 @@ def _communicate_scores(table: pa.Table, tr: Transcripts, *, chunk: int = 100_00
     need_all = np.flatnonzero(n_info > 0)
     if not len(need_all):
         return scores
-    content = tr.message_field("content")
+    content = tr.message_chunks("content")
     has_text = tr.msg_is_assistant & _np(pc.greater(pc.utf8_length(content), 0), False)
     per_message = np.zeros(n, dtype=bool)
     if "benchmark" in table.column_names:
@@ -256,7 +256,7 @@ def _communicate_scores(table: pa.Table, tr: Transcripts, *, chunk: int = 100_00
         # The assistant texts of each needed episode, joined with single spaces by Arrow.
         counts = np.bincount(tr.msg_episode[rows], minlength=n)[need]
         offsets = pa.array(np.r_[0, np.cumsum(counts)].astype(np.int32))
-        lists = pa.ListArray.from_arrays(offsets, content.take(pa.array(rows)))
+        lists = pa.ListArray.from_arrays(offsets, tr.message_values("content", rows))
         joined = pc.binary_join(lists, " ").to_pylist()
         messages = lists.to_pylist() if per_message[need].any() else None
         required = info.take(pa.array(need)).to_pylist()

@@ -54,14 +54,13 @@ def _is_param_error(text: str | None) -> bool:
 def _outcome_arrays(tr: Transcripts) -> tuple[np.ndarray, np.ndarray]:
     """``correct`` and ``params_valid`` of every tool call of ``tr``, in call order."""
     tool_rows = np.flatnonzero(tr.role_is("tool"))
-    take = pa.array(tool_rows, type=pa.int64())
-    err = _np(tr.message_field("error").take(take), fill=False).astype(bool)
+    err = _np(tr.message_values("error", tool_rows), fill=False).astype(bool)
     bad = np.zeros(len(tool_rows), dtype=bool)
     err_pos = np.flatnonzero(err)
     if len(err_pos):
-        texts = tr.message_field("content").take(pa.array(tool_rows[err_pos])).to_pylist()
+        texts = tr.message_values("content", tool_rows[err_pos]).to_pylist()
         bad[err_pos] = [_is_param_error(t) for t in texts]
-    (result_id, call_id), _ = text_codes(tr.message_field("tool_call_id").take(take),
+    (result_id, call_id), _ = text_codes(tr.message_values("tool_call_id", tool_rows),
                                          tr.call_field("id"))
     n_ids = int(max(result_id.max(initial=-1), call_id.max(initial=-1))) + 1
     # (episode, id) as one integer; the last tool message of a pair answers its calls
