@@ -9,6 +9,7 @@ The id columns are added here, so every frame starts with :data:`accordkit.ID_CO
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Literal
 
 import datasets
@@ -62,8 +63,15 @@ def _empty_scores(table: pa.Table, level: str) -> pd.DataFrame:
     """A frame with no rows and every column (and dtype) ``level`` has for some benchmark.
 
     The metric functions are run on zero rows, so the dtypes are the ones real scores have.
+    That takes about 13 ms, the whole cost of scoring a header-only results file, so the
+    frame is made once per level and table schema, and copied.
     """
-    none = table.slice(0, 0)
+    return _empty_template(level, table.schema.remove_metadata()).copy()
+
+
+@lru_cache(maxsize=16)
+def _empty_template(level: str, schema: pa.Schema) -> pd.DataFrame:
+    none = schema.empty_table()
     ids = _ids(none)
     makers = {"episode": (accord.score_episodes, goalshift.score_episodes),
               "preference": (accord.score_preferences,),
