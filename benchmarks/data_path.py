@@ -55,8 +55,9 @@ def _hwm_kb():
 
 #: Fresh-process runs of each first / second load measure; the median is recorded (the
 #: machine is a shared VM: single runs vary by a third, and a first load of the 21 files
-#: from 1.4x to 2.9x json.loads within minutes; 9 runs, not 5, since 2026-12-03).
-REPEAT = 9
+#: from 1.4x to 2.9x json.loads within minutes; 9 runs, not 5, since 2026-12-03; 15 since
+#: the day's second session, when three runs of the same code gave 2.38x, 2.04x and 1.87x).
+REPEAT = 15
 
 
 def _child(code: str, env: dict[str, str]) -> dict:
