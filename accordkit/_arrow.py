@@ -54,7 +54,7 @@ def records_table(records: list[dict]) -> pa.Table:
     pyarrow.ArrowException, TypeError, ValueError, OverflowError
         When a value does not fit its column, or a record is not a dict.
     """
-    if any(type(rec) is not dict for rec in records):
+    if not all(isinstance(rec, dict) for rec in records):
         raise TypeError("a record is not a dict")
     array = pa.array(records, type=_canonical_struct())
     return pa.Table.from_struct_array(array).replace_schema_metadata(canonical_schema().metadata)

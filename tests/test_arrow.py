@@ -70,3 +70,29 @@ def test_other_tables_and_releases_go_through_the_constructor(monkeypatch):
     monkeypatch.undo()
     with pytest.raises(ValueError):
         episode_dataset(table.drop_columns(["episode_id"]))
+
+
+def test_records_table_is_the_table_from_pylist_builds():
+    from collections import OrderedDict
+
+    records = [accord_episode(f"e{i}") for i in range(3)]
+    del records[1]["persona"]           # a missing key is null
+    records[2] = OrderedDict(records[2], unknown="left out")  # a dict subclass, an extra key
+    built = _arrow.records_table(records)
+    expected = pa.Table.from_pylist(records, schema=canonical_schema())
+    assert built.equals(expected)
+    assert built.schema.equals(expected.schema, check_metadata=True)
+    assert _arrow.records_table([]).equals(canonical_schema().empty_table())
+
+
+@pytest.mark.parametrize("bad", [None, ["not", "a", "dict"]])
+def test_records_table_refuses_what_is_not_a_record(bad):
+    with pytest.raises(TypeError):
+        _arrow.records_table([accord_episode("e0"), bad])
+
+
+def test_records_table_raises_for_a_value_that_does_not_fit():
+    rec = accord_episode("e0")
+    rec["rollout"] = "three"
+    with pytest.raises((pa.ArrowException, TypeError, ValueError)):
+        _arrow.records_table([rec])
