@@ -191,4 +191,4 @@ def episode_dataset(table: pa.Table) -> datasets.Dataset:
 
 def empty_dataset() -> datasets.Dataset:
     """A dataset with the canonical columns and no rows."""
-    return episode_dataset(canonical_schema().empty_table())
+    return episode_dataset(empty_table())

@@ -120,8 +120,7 @@ def _digest_memo(folder: Path) -> Path:
 def _memo_in(env: str | None, folder: str) -> Path:
     """The memo path of ``folder`` in the cache folder that ``env`` (the environment
     variable) names: a loader asks for it several times per file."""
-    root = Path(env).expanduser() if env else Path.home() / ".cache" / "accordkit"
-    return root / "digests" / f"{hashlib.sha256(folder.encode()).hexdigest()}.json"
+    return _cache_dir(env) / "digests" / f"{hashlib.sha256(folder.encode()).hexdigest()}.json"
 
 
 def real_path(path: str | Path) -> Path:
@@ -389,7 +388,7 @@ def store_file(key: str, entries: Sequence[tuple[str, CacheEntry]], *,
     """
     import pyarrow as pa
 
-    from ._arrow import canonical_schema
+    from ._arrow import empty_table
 
     path = _path_for(key)
     meta: dict[str, Any] = {
@@ -401,7 +400,7 @@ def store_file(key: str, entries: Sequence[tuple[str, CacheEntry]], *,
     if load is not None:
         meta["load"] = load
     tables = [e.table for _, e in entries]
-    table = (pa.concat_tables(tables) if tables else canonical_schema().empty_table()
+    table = (pa.concat_tables(tables) if tables else empty_table()
              ).replace_schema_metadata({_META: json.dumps(meta).encode()})
     tmp = None
     try:

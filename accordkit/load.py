@@ -533,7 +533,7 @@ class _Reader:
             sub.problem(EpisodeValidationError(exc.reason, source=exc.source or source,
                                                record=exc.record or _WHOLE_FILE,
                                                field=exc.field))
-            ds = _empty()
+            ds = empty_table()
             sub.where = []
         read = sub.report.files.get(source)
         return CacheEntry(ds, [label for _, label in sub.where],
@@ -549,7 +549,7 @@ class _Reader:
                                                 record=item["record"], field=item["field"]))
         self.report.notes.extend(entry.notes)
         if whole:
-            return _empty()
+            return empty_table()
         ds = self.emit(_dataset(entry.table), source, entry.labels)
         self.report.files[source].simulations = entry.simulations
         return ds
@@ -644,7 +644,7 @@ class _Reader:
                     flush()
             flush()
         self.report.notes.extend(str(w.message) for w in caught)
-        ds = _concat(parts) if labels else _empty()
+        ds = _concat(parts) if labels else empty_table()
         if len(parts) > 8 and ds.num_rows < len(parts) * _RESULTS_BATCH // 4:
             ds = ds.combine_chunks()  # bad simulations split the file into many small parts
         self.emit(ds, source, labels)
@@ -827,14 +827,10 @@ def _dataset(table: pa.Table) -> pa.Table:
     return table
 
 
-def _empty() -> pa.Table:
-    return empty_table()
-
-
 def _records_to_dataset(records: list[dict[str, Any]], *, source: str) -> pa.Table:
     """Build a dataset with the canonical features from checked records."""
     if not records:
-        return _empty()
+        return empty_table()
     try:
         table = records_table(records)
     except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
@@ -879,7 +875,7 @@ def _label(rec: dict[str, Any], where: str) -> str:
 def _concat(parts: list[pa.Table]) -> pa.Table:
     parts = [p for p in parts if p is not None and len(p)]
     if not parts:
-        return _empty()
+        return empty_table()
     if len(parts) == 1:
         return parts[0]
     return pa.concat_tables(parts)
