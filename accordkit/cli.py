@@ -307,7 +307,8 @@ def build_parser(*, commands: set[str] | None = None) -> argparse.ArgumentParser
                        "scripted simulator (bit-identical for a given seed).")
     p.add_argument("--out", default="data/sample", help="output folder (default: data/sample)")
     p.add_argument("--seed", type=int, default=0, help="simulator seed (default: 0)")
-    p.add_argument("--only", nargs="+", choices=("accord", "goalshift", "verdicts"),
+    p.add_argument("--only", nargs="+", action="extend",
+                   choices=("accord", "goalshift", "verdicts"),
                    help="write only these parts")
     big = p.add_argument_group(
         "large sets", "With --episodes, write a large AcCoRD set instead of the sample: "
@@ -353,7 +354,7 @@ def build_parser(*, commands: set[str] | None = None) -> argparse.ArgumentParser
                        "(default: raise; with --out: skip, listed in the manifest)")
         p.add_argument("-o", "--output", metavar="FILE",
                        help="write the table to FILE (.csv or .parquet) instead of printing")
-        p.add_argument("--verdicts", nargs="+", default=[], metavar="PARQUET",
+        p.add_argument("--verdicts", nargs="+", action="extend", default=[], metavar="PARQUET",
                        help="stored judge verdicts (accordkit judge) to attach where the "
                        "episodes hold none: tables rebuild from them without an API key")
         p.add_argument("--revision", metavar="REV",

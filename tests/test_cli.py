@@ -93,3 +93,47 @@ def test_score_reads_one_split_in_memory_and_into_a_store(tmp_path, capsys, samp
     assert "no split 'nosuch'" in capsys.readouterr().err
     assert main(["score", str(sample_dir / "accord"), "--split", "nosuch", "--out",
                  str(tmp_path / "s"), "--quiet"]) == 1
+
+
+def _optional_list_actions(parser, path=("accordkit",)):
+    """(command path, option, action) of every option taking one or more values."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _optional_list_actions(sub, (*path, name))
+        elif action.option_strings and action.nargs in ("+", "*"):
+            yield " ".join(path), action.option_strings[-1], action
+
+
+def test_every_list_option_adds_up_when_repeated():
+    # argparse's default "store" keeps only the last repeat: `report --source A --source B`
+    # read B alone, without a word
+    found = list(_optional_list_actions(build_parser()))
+    assert {(cmd, opt) for cmd, opt, _ in found} >= {
+        ("accordkit report", "--source"), ("accordkit report", "--verdicts"),
+        ("accordkit report", "--notebooks"), ("accordkit score", "--verdicts"),
+        ("accordkit synth", "--only"), ("accordkit judge-merge", "--caches")}
+    stores = [(cmd, opt) for cmd, opt, action in found if type(action).__name__ != "_ExtendAction"]
+    assert stores == []
+
+
+@pytest.mark.parametrize(("argv", "dest", "expected"), [
+    (["report", "--source", "a", "--source", "b", "c"], "source", ["a", "b", "c"]),
+    (["report", "--notebooks", "x", "--source", "a", "--notebooks", "y"], "notebooks",
+     ["x", "y"]),
+    (["score", "s", "--verdicts", "v1", "--verdicts", "v2"], "verdicts", ["v1", "v2"]),
+    (["score", "s"], "verdicts", []),
+    (["synth", "--only", "accord", "--only", "verdicts"], "only", ["accord", "verdicts"]),
+    (["judge-merge", "v.parquet", "-o", "m.parquet", "--caches", "a", "--caches", "b"],
+     "caches", ["a", "b"]),
+])
+def test_repeated_list_options_keep_every_value(argv, dest, expected):
+    assert getattr(build_parser().parse_args(argv), dest) == expected
+
+
+def test_score_verdicts_default_is_not_shared_between_parses():
+    parser = build_parser()
+    parser.parse_args(["score", "s", "--verdicts", "v1"])
+    assert parser.parse_args(["score", "s"]).verdicts == []

@@ -126,7 +126,8 @@ def register_merge(subparsers: argparse._SubParsersAction) -> None:
     m.add_argument("verdicts", nargs="+", metavar="VERDICTS.parquet")
     m.add_argument("-o", "--output", required=True, metavar="MERGED.parquet",
                    help="the merged verdict table to write (parquet)")
-    m.add_argument("--caches", nargs="+", metavar="DIR", help="cache folders to combine")
+    m.add_argument("--caches", nargs="+", action="extend",
+                   metavar="DIR", help="cache folders to combine")
     m.add_argument("--into", metavar="DIR", help="cache folder receiving --caches")
     m.set_defaults(func=run_merge)
 

@@ -142,16 +142,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "parameter or notebook, a bad --set).", 79),
         epilog="parameters (--set KEY=VALUE, or a --params file):\n" + parameters_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--source", nargs="+", metavar="PATH_OR_HUB_ID",
-                   help="one or more sources loaded as one dataset "
-                   "(default: the embedded sample in data/sample)")
-    p.add_argument("--verdicts", nargs="+", metavar="PARQUET",
+    p.add_argument("--source", nargs="+", action="extend", metavar="PATH_OR_HUB_ID",
+                   help="one or more sources loaded as one dataset; repeating --source adds to "
+                   "the list (default: the embedded sample in data/sample)")
+    p.add_argument("--verdicts", nargs="+", action="extend", metavar="PARQUET",
                    help="stored judge verdicts (default with the sample: its verdicts)")
     p.add_argument("--params", metavar="GRID.yaml",
                    help="notebook parameters; a `grid:` mapping of lists expands into runs")
     p.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="set one parameter (YAML value), e.g. --set n_resamples=2000")
-    p.add_argument("--notebooks", nargs="+", metavar="NAME", help="run only these notebooks")
+    p.add_argument("--notebooks", nargs="+", action="extend",
+                   metavar="NAME", help="run only these notebooks")
     p.add_argument("--scores", metavar="DIR",
                    help="build every table from a score store (`accordkit score --out DIR`) "
                    "without loading transcripts; drill-down pages read only the episodes "
