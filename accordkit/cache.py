@@ -32,13 +32,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = ["cache_dir", "real_path", "cache_key", "files_key", "file_digest", "known_digest",
-           "remember_digest",
+           "remember_digest", "StatTaken", "take_stat",
            "remembered_entry", "write_digests", "read_entry", "read_file", "write_entry",
            "store_file", "DigestNote", "CacheFile",
            "store_entry", "warn_unwritable", "cache_info", "cache_clear",
@@ -106,9 +106,28 @@ def files_key(keys: list[str], *, sources: list[str]) -> str:
     return h.hexdigest()
 
 
-#: A file changed less than this many seconds before it was hashed may change again within
+#: A file changed less than this many seconds before it was read may change again within
 #: its modification-time resolution: its digest is not remembered ("racy" files, as in git).
 _RACY_SECONDS = 2.0
+
+
+class StatTaken(NamedTuple):
+    """A file's stat and the wall-clock time (``time.time()``) just before it was taken.
+
+    How recent a change is, for :data:`_RACY_SECONDS`, is judged at ``at``: the loader reads
+    the next file of a load ahead, and its bytes may wait seconds (while the file before is
+    parsed) before their digest is remembered; judged then, a file written just before it
+    was read would look old enough to trust its stat.
+    """
+
+    stat: os.stat_result
+    at: float
+
+
+def take_stat(path: Path) -> StatTaken:
+    """``path``'s stat, with the time it was taken (see :class:`StatTaken`)."""
+    at = time.time()
+    return StatTaken(Path(path).stat(), at)
 
 
 def _digest_memo(folder: Path) -> Path:
@@ -175,9 +194,9 @@ def file_digest(path: Path, *, memos: list[DigestNote] | None = None) -> bytes:
     ``path`` as :func:`real_path` gives it.
     """
     path = Path(path)
-    st = path.stat()  # before the read (see remember_digest)
-    known = known_digest(path, st)
-    return known if known is not None else remember_digest(path, path.read_bytes(), st,
+    taken = take_stat(path)  # before the read (see remember_digest)
+    known = known_digest(path, taken.stat)
+    return known if known is not None else remember_digest(path, path.read_bytes(), taken,
                                                            memos=memos)
 
 
@@ -199,7 +218,7 @@ def known_digest(path: Path, st: os.stat_result | None = None) -> bytes | None:
     return None
 
 
-def remember_digest(path: Path, data: bytes, st: os.stat_result | None = None, *,
+def remember_digest(path: Path, data: bytes, taken: StatTaken | None = None, *,
                     memos: list[DigestNote] | None = None,
                     digest: bytes | None = None) -> bytes:
     """sha256 of ``data`` (the bytes of ``path``), remembered for :func:`file_digest`.
@@ -211,15 +230,16 @@ def remember_digest(path: Path, data: bytes, st: os.stat_result | None = None, *
     ``digest`` is the sha256 of ``data`` when it was taken already (the loader hashes the
     next file of a load while it parses this one).
 
-    ``st`` is the stat of ``path`` taken *before* ``data`` was read: a change made after
-    it changes the change time at least, so the memo never pairs a stat with bytes older
-    than it. Taken here when not given, which is as safe only if nothing writes the file
-    meanwhile.
+    ``taken`` is the stat of ``path`` taken *before* ``data`` was read, with its time
+    (:func:`take_stat`): a change made after it changes the change time at least, so the
+    memo never pairs a stat with bytes older than it; and a file modified less than
+    :data:`_RACY_SECONDS` before that time is not remembered. Taken here when not given,
+    which is as safe only if nothing writes the file meanwhile.
     """
     digest = hashlib.sha256(data).digest() if digest is None else digest
     path = Path(path)
-    st = st or path.stat()
-    if time.time() - st.st_mtime_ns / 1e9 > _RACY_SECONDS and st.st_size == len(data):
+    st, at = taken or take_stat(path)
+    if at - st.st_mtime_ns / 1e9 > _RACY_SECONDS and st.st_size == len(data):
         note = DigestNote(path, {"stat": _stat_key(st), "sha256": digest.hex()})
         if memos is None:
             write_digests([note])

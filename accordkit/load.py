@@ -45,6 +45,7 @@ from .cache import (
     CacheEntry,
     CacheFile,
     DigestNote,
+    StatTaken,
     cache_key,
     file_digest,
     files_key,
@@ -55,6 +56,7 @@ from .cache import (
     remember_digest,
     remembered_entry,
     store_file,
+    take_stat,
     warn_unwritable,
     write_digests,
     write_entry,
@@ -282,16 +284,17 @@ class _Reader:
         # other file is read once, for its digest and (on a miss) its episodes.
         real = self.real(path)
         try:
-            st = real.stat()
+            taken: StatTaken | None = take_stat(real)
         except OSError:
-            st = None  # reading it says what is wrong
-        known = None if st is None else _known_key(source, real, options, st)
+            taken = None  # reading it says what is wrong
+        known = None if taken is None else _known_key(source, real, options, taken.stat)
         entry = None if known is None else self.cached(path, known)
         key = known
         if entry is None:
             # the stat remembered with the digest is one taken before the bytes were read
-            data, digest, st = (path.read_bytes(), None, st) if fetched is None else fetched
-            digest = remember_digest(real, data, st, memos=self.memos, digest=digest)
+            data, digest, taken = (path.read_bytes(), None, taken) if fetched is None \
+                else fetched
+            digest = remember_digest(real, data, taken, memos=self.memos, digest=digest)
             key = cache_key(None, path=source, options=options, digest=digest)
             entry = self.cached(path, key) if key != known else None
             if entry is None:
@@ -795,18 +798,18 @@ def _known_key(source: str, real: Path, options: dict[str, Any],
 
 class _Fetched(NamedTuple):
     """A file read ahead: its bytes, when the cache is on their sha256, and its stat taken
-    before the read (see :func:`~accordkit.cache.remember_digest`)."""
+    before the read, with its time (see :func:`~accordkit.cache.remember_digest`)."""
 
     data: bytes
     digest: bytes | None
-    stat: os.stat_result
+    taken: StatTaken
 
 
 def _read_and_hash(path: Path, cache: bool) -> _Fetched:
     """Read a file ahead (:meth:`_Reader.read_ahead`), on the reading-ahead thread."""
-    st = path.stat()
+    taken = take_stat(path)
     data = path.read_bytes()
-    return _Fetched(data, hashlib.sha256(data).digest() if cache else None, st)
+    return _Fetched(data, hashlib.sha256(data).digest() if cache else None, taken)
 
 
 def _folder_reader(path: Path) -> Any:
