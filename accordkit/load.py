@@ -292,7 +292,9 @@ class _Reader:
         key = known
         if entry is None:
             # the stat remembered with the digest is one taken before the bytes were read
-            data, digest, taken = (path.read_bytes(), None, taken) if fetched is None \
+            # and both are of the file ``real`` names (a symbolic link repointed meanwhile
+            # is read as it was when the load found where it led)
+            data, digest, taken = (real.read_bytes(), None, taken) if fetched is None \
                 else fetched
             digest = remember_digest(real, data, taken, memos=self.memos, digest=digest)
             key = cache_key(None, path=source, options=options, digest=digest)
@@ -337,7 +339,8 @@ class _Reader:
         if self.fetcher is None:
             self.fetcher = ThreadPoolExecutor(max_workers=1,
                                               thread_name_prefix="accordkit-read-ahead")
-        self.fetches[str(nxt)] = self.fetcher.submit(_read_and_hash, nxt, self.cache)
+        self.fetches[str(nxt)] = self.fetcher.submit(
+            _read_and_hash, self.real(nxt) if self.cache else nxt, self.cache)
 
     def fetched(self, source: str) -> _Fetched | None:
         """The bytes (and digest) of ``source`` read ahead; None when it was not read ahead or
@@ -481,33 +484,35 @@ class _Reader:
                 "metadata": sorted((self.metadata or {}).items()),
                 "readers": [r.name for r in readers.registered()]}
 
-    def cached_files(self, source: str, files: Sequence[Path],
-                     build: Any) -> pa.Table:
+    def cached_files(self, source: str, listing: Any, build: Any) -> pa.Table:
         """A source made of several files (a dir-format run), cached as one entry.
 
-        The key covers every file's sha256 (remembered by stat, as for single files) and
-        its name; ``build(reader)`` reads the source. The digests are taken again after
-        the read, and the entry is written only if no file changed meanwhile.
+        ``listing()`` gives the source's files; the key covers every file's sha256
+        (remembered by stat, as for single files) and its name; ``build(reader)`` reads the
+        source. The files are listed and their digests taken again after the read, and the
+        entry is written only if no file was added, removed or changed meanwhile.
         """
         if not self.cache:
             return build(self)
         options = self.cache_options()
 
-        def digest() -> bytes:
+        def digest(files: Sequence[Path]) -> bytes:
             h = hashlib.sha256()
             for f in files:
                 h.update(str(f.relative_to(source)).encode() + b"\0"
                          + file_digest(self.real(f), memos=self.memos))
             return h.digest()
 
-        before = digest()
+        files = list(listing())
+        before = digest(files)
         self.write(write_digests, self.memos)  # so that the second look reads no file again
         self.memos = []
         key = cache_key(None, path=source, options=options, digest=before)
         entry = read_entry(key)
         if entry is None:
             entry = self.capture(build, source)
-            if digest() == before:
+            after = list(listing())
+            if after == files and digest(after) == before:
                 write_entry(key, entry)
         return self.replay(entry, source)
 

@@ -174,6 +174,63 @@ def test_a_file_read_ahead_is_judged_fresh_by_when_it_was_read(tmp_path, cache_d
     assert cache_mod.known_digest(cache_mod.real_path(fresh)) is None
 
 
+def test_a_link_repointed_during_a_load_never_pairs_one_files_stat_with_anothers_bytes(
+        tmp_path, cache_dir, monkeypatch):
+    """The loader finds where a symbolic link leads once per load (reading ahead asks it
+    before the file's turn): the bytes are read from that file too, so a link repointed
+    meanwhile cannot give the first target's remembered stat the second target's digest."""
+    first = _write(tmp_path, _results(_sim("s1")), "a.json")
+    one = _write(tmp_path, _results(_sim("t1")), "t1.json")
+    two = _write(tmp_path, _results(_sim("t2")), "t2.json")
+    for path in (first, one, two):
+        _age(path)
+    _load(one)  # its digest remembered: the link is not read ahead, but in its turn
+    link = tmp_path / "link.json"
+    link.symlink_to(one)
+    load_mod = sys.modules["accordkit.load"]
+    real_parse = load_mod._Reader.text_file
+
+    def repoint_while_parsing(self, data, source):
+        if source.endswith("a.json"):  # stands for another process
+            link.unlink()
+            link.symlink_to(two)
+        return real_parse(self, data, source)
+
+    monkeypatch.setattr(load_mod._Reader, "text_file", repoint_while_parsing)
+    _load([first, link])
+    monkeypatch.setattr(load_mod._Reader, "text_file", real_parse)
+    link.unlink()
+    link.symlink_to(one)  # t1.json itself never changed
+    assert _load(link)[0]["episode_id"] == ["tau2/t1"]
+    assert _load(one)[0]["episode_id"] == ["tau2/t1"]
+
+
+def test_a_simulation_added_while_a_dir_format_run_is_read_is_not_cached_as_the_run(
+        tmp_path, cache_dir, monkeypatch):
+    """The key of a dir-format run covers its listed files; a simulation written while the
+    run is read (listed by the read, not by the key) keeps the entry from being stored."""
+    run = tmp_path / "run"
+    (run / "simulations").mkdir(parents=True)
+    meta = _results()
+    del meta["simulations"]
+    (run / "results.json").write_text(json.dumps(meta))
+    (run / "simulations" / "s1.json").write_text(json.dumps(_sim("s1")))
+    for path in (run / "results.json", run / "simulations" / "s1.json"):
+        _age(path)
+    results_mod = sys.modules["accordkit.readers.results"]
+    real_read = results_mod.read_results_dir
+
+    def the_run_writes_its_next_simulation(*args, **kw):
+        (run / "simulations" / "s2.json").write_text(json.dumps(_sim("s2")))
+        return real_read(*args, **kw)
+
+    monkeypatch.setattr(results_mod, "read_results_dir", the_run_writes_its_next_simulation)
+    assert _load(run, errors="skip")[0]["episode_id"] == ["tau2/s1", "tau2/s2"]
+    monkeypatch.setattr(results_mod, "read_results_dir", real_read)
+    (run / "simulations" / "s2.json").unlink()
+    assert _load(run, errors="skip")[0]["episode_id"] == ["tau2/s1"]
+
+
 def test_every_spelling_of_a_file_shares_its_remembered_digest(tmp_path, cache_dir):
     path = _write(tmp_path, _results(_sim("s1")))
     _age(path)

@@ -72,10 +72,9 @@ class ResultsFolder:
         folder = path if path.is_dir() else path.parent
         meta = folder / _RESULTS_JSON if path.is_dir() else path
         _check_owner(meta)
-        files = [meta, *sorted((folder / "simulations").glob("*.json"))]
         # a folder has one run, so the folder names it whatever its metadata file is called
         return loader.cached_files(
-            str(folder), files,
+            str(folder), lambda: [meta, *sorted((folder / "simulations").glob("*.json"))],
             lambda reader: reader.results(_read_run(meta), str(folder)))
 
 
