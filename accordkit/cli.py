@@ -182,7 +182,7 @@ def _missing(sources: Sequence[str]) -> list[str]:
 
 def _score_to_store(args: argparse.Namespace, modes: dict) -> int:
     from .engines import score_to_store
-    from .engines.run import RayUnreachableError
+    from .engines.run import RayUnreachableError, StoreBusyError
 
     missing = _missing(args.sources)
     if missing:
@@ -197,13 +197,18 @@ def _score_to_store(args: argparse.Namespace, modes: dict) -> int:
                                   modes=modes, progress=not args.quiet,
                                   verdicts=args.verdicts, revision=args.revision,
                                   split=args.split)
-    except (FileExistsError, RayUnreachableError, ImportError, ValueError) as exc:
+    except (FileExistsError, StoreBusyError, RayUnreachableError, ImportError,
+            ValueError) as exc:
         print(f"accordkit score: error: {exc}", file=sys.stderr)
         return 1
     n_in = len(manifest["inputs"])
     print(f"scored {manifest['episodes']} episodes from {n_in} input(s) in "
           f"{manifest['seconds']:.1f} s -> {args.out} (engine {manifest['engine']})")
     failed = [r for r in manifest["inputs"] if r["error"]]
+    for r in manifest["inputs"]:
+        if r.get("same_as") is not None:
+            print(f"  {r['source']} was named more than once: read once (input "
+                  f"{r['same_as']})")
     if manifest["skipped"]:
         print(f"skipped {manifest['skipped']} bad record(s); see {args.out}/manifest.json")
     for r in failed:

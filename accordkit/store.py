@@ -20,7 +20,7 @@ folder without it is an unfinished run and is refused, never read as if complete
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,6 +32,7 @@ __all__ = [
     "LEVEL_DIRS",
     "InputRecord",
     "IncompleteStoreError",
+    "PartialStoreWarning",
     "part_name",
     "write_part",
     "write_manifest",
@@ -60,6 +61,24 @@ class IncompleteStoreError(RuntimeError):
     """The folder is not a finished score store (no manifest, or another version)."""
 
 
+class PartialStoreWarning(UserWarning):
+    """A finished store lacks the episodes of inputs that could not be read or scored (the
+    manifest lists them with their error)."""
+
+
+def _warn_failed_inputs(store: Path, manifest: Mapping[str, Any]) -> None:
+    failed = [r for r in manifest["inputs"] if r.get("error")]
+    if failed:
+        import warnings
+
+        first = failed[0]
+        warnings.warn(PartialStoreWarning(
+            f"the score store {store} lacks the episodes of {len(failed)} of "
+            f"{len(manifest['inputs'])} input(s) that could not be read or scored (first: "
+            f"{first.get('source')}: {first.get('error')}); see its manifest.json"),
+            stacklevel=3)
+
+
 @dataclass
 class InputRecord:
     """One input of a store: where it came from and what became of it.
@@ -85,6 +104,10 @@ class InputRecord:
     size, mtime_ns : int or None
         Of the local file when it was hashed: a later check may trust an unchanged size and
         time instead of reading the file again.
+    same_as : int or None
+        The earlier input this one repeats (the same file, e.g. named on its own and inside
+        a folder also given): it is read once, as that input, and adds no rows here, as
+        :func:`accordkit.load` keeps one copy of each episode.
     """
 
     index: int
@@ -97,6 +120,7 @@ class InputRecord:
     problems: list[str] = field(default_factory=list)
     size: int | None = None
     mtime_ns: int | None = None
+    same_as: int | None = None
 
 
 def part_name(input_index: int, batch_index: int) -> str:
@@ -176,16 +200,48 @@ def read_manifest(store: str | Path) -> dict[str, Any]:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise IncompleteStoreError(f"{path}: unreadable manifest ({exc})") from None
+    if not isinstance(manifest, dict):
+        raise IncompleteStoreError(f"{path}: not a store manifest (expected a JSON object, "
+                                   f"found {type(manifest).__name__})")
     version = str(manifest.get("store_version", ""))
     if version.split("/")[0] != STORE_VERSION.split("/")[0] or \
             version.rsplit("/", 1)[-1] != STORE_VERSION.rsplit("/", 1)[-1]:
         raise IncompleteStoreError(
             f"{path}: store version {version!r}; this accordkit reads {STORE_VERSION!r}")
+    problem = _manifest_problem(manifest)
+    if problem:
+        raise IncompleteStoreError(f"{path}: {problem}; score again")
     return manifest
 
 
+def _manifest_problem(manifest: Mapping[str, Any]) -> str | None:
+    """What is wrong with the fields a reader relies on, or None.
+
+    Examples
+    --------
+    >>> _manifest_problem({"levels": {"episode": []}, "inputs": [], "episodes": 0})
+    >>> _manifest_problem({"levels": None, "inputs": [], "episodes": 0})
+    "field 'levels': expected an object of part names, found NoneType"
+    """
+    levels = manifest.get("levels")
+    if not isinstance(levels, dict) or not all(
+            isinstance(v, list) and all(isinstance(n, str) for n in v) for v in levels.values()):
+        return ("field 'levels': expected an object of part names, found "
+                f"{type(levels).__name__}")
+    sums = manifest.get("sha256", {})
+    if not isinstance(sums, dict) or not all(isinstance(v, dict) for v in sums.values()):
+        return f"field 'sha256': expected an object of digests, found {type(sums).__name__}"
+    inputs = manifest.get("inputs")
+    if not isinstance(inputs, list) or not all(isinstance(r, dict) for r in inputs):
+        return f"field 'inputs': expected a list of inputs, found {type(inputs).__name__}"
+    episodes = manifest.get("episodes")
+    if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 0:
+        return f"field 'episodes': expected a count, found {episodes!r}"
+    return None
+
+
 def _parts(store: Path, level: str, manifest: Mapping[str, Any]) -> list[Path]:
-    names: Iterable[str] = manifest.get("levels", {}).get(level, [])
+    names: list[str] = list(manifest.get("levels", {}).get(level, []))
     parts = [store / PART_DIRS[level] / n for n in names]
     missing = [p for p in parts if not p.is_file()]
     if missing:
@@ -196,6 +252,11 @@ def _parts(store: Path, level: str, manifest: Mapping[str, Any]) -> list[Path]:
         if p.name in sums and file_sha256(p) != sums[p.name]:
             raise IncompleteStoreError(f"{p}: sha256 differs from manifest.json (the table "
                                        "changed after it was written); score again")
+    if sums and set(sums) != set(names):
+        raise IncompleteStoreError(
+            f"{store}: manifest.json lists {len(parts)} {level} part(s) and the digests of "
+            f"{len(sums)} (a part was left out of its list, or the manifest was edited); "
+            "score again")
     return parts
 
 
@@ -233,6 +294,11 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     IncompleteStoreError
         Not a finished store, a part missing, or a part changed since it was written.
 
+    Warns
+    -----
+    PartialStoreWarning
+        When inputs of the store could not be read or scored: their episodes are absent.
+
     Examples
     --------
     >>> import accordkit as ak
@@ -253,6 +319,7 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     store = Path(store)
     manifest = read_manifest(store)
     parts = _parts(store, level, manifest)
+    _warn_failed_inputs(store, manifest)
     if not parts:
         from ._arrow import empty_dataset
         from .score import score

@@ -94,6 +94,27 @@ def test_read_scores_refuses_what_it_cannot_trust(tmp_path, sample_dir):
         ak.read_scores(tmp_path / "s", level="shift")
 
 
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda m: [], "expected a JSON object, found list"),
+    (lambda m: {**m, "levels": None}, "field 'levels'"),
+    (lambda m: {**m, "levels": {"episode": [1]}}, "field 'levels'"),
+    (lambda m: {**m, "sha256": []}, "field 'sha256'"),
+    (lambda m: {k: v for k, v in m.items() if k != "inputs"}, "field 'inputs'"),
+    (lambda m: {**m, "episodes": "216"}, "field 'episodes'"),
+    # a part left out of the list: its rows would be lost without a word
+    (lambda m: {**m, "levels": {**m["levels"], "episode": m["levels"]["episode"][1:]}},
+     "lists 2 episode part"),
+])
+def test_a_damaged_manifest_is_refused_with_what_is_wrong(tmp_path, sample_dir, edit,
+                                                         message):
+    store = tmp_path / "s"
+    ak.write_scores(sample_dir / "goalshift", store)
+    path = store / "manifest.json"
+    path.write_text(json.dumps(edit(json.loads(path.read_text()))))
+    with pytest.raises(IncompleteStoreError, match=message):
+        ak.read_scores(store)
+
+
 def test_cli_out_writes_the_store(tmp_path, sample_dir, capsys):
     assert main(["score", str(sample_dir / "goalshift"), "--out", str(tmp_path / "s"),
                  "--quiet"]) == 0

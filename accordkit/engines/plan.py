@@ -203,18 +203,27 @@ def plan_work(sources: Sequence[str], *, batch_size: int = 20_000,
     -------
     items : list of WorkItem
     inputs : list of InputRecord
-        One per expanded input, with its sha256, or its error when it cannot be opened.
+        One per expanded input, with its sha256, or its error when it cannot be opened; an
+        input that repeats an earlier one has no items and names it (``same_as``).
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     items: list[WorkItem] = []
     inputs: list[InputRecord] = []
     parquet: list[tuple[int, int, str, CardPart | None]] = []
+    first: dict[str, int] = {}
     for index, (source, card, error) in enumerate(_expand(sources, split=split)):
         record = InputRecord(index=index, source=source)
         inputs.append(record)
         if error is not None:
             record.error = error
+            continue
+        # local paths are resolved: a file named twice (on its own and in a folder) is
+        # read once, or its episodes would be scored twice
+        record.same_as = first.setdefault(source, index)
+        if record.same_as == index:
+            record.same_as = None
+        else:
             continue
         if not is_url(source) and Path(source).is_dir():
             record.error = f"no {', '.join(_DATA_SUFFIXES)} file in this folder"

@@ -14,12 +14,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from .._lock import held, lock_path
 from .._pool import stop_pool
-from ..store import PART_DIRS, InputRecord, write_manifest, write_part
+from ..store import PART_DIRS, InputRecord, part_name, write_manifest, write_part
 from .plan import CardPart, WorkItem, _open_parquet, is_url, plan_work
 
 __all__ = ["ENGINES", "score_to_store", "score_item", "write_scored", "verdict_table",
-           "RayUnreachableError"]
+           "RayUnreachableError", "StoreBusyError"]
 
 ENGINES = ("local", "ray")
 LEVELS = ("episode", "preference", "shift")
@@ -37,6 +38,19 @@ class SplitSourceError(ValueError):
 
 class RayUnreachableError(RuntimeError):
     """``RAY_ADDRESS`` names a cluster that does not answer."""
+
+
+class StoreBusyError(RuntimeError):
+    """Another scoring run is writing the same store folder."""
+
+
+def _store_busy(out: Path) -> Any:
+    def busy(owner: int) -> StoreBusyError:
+        held_by = f" (process {owner})" if owner else ""
+        return StoreBusyError(
+            f"another accordkit score run{held_by} is writing the score store {out}; wait "
+            f"for it or choose another --out (lock file {lock_path(out)})")
+    return busy
 
 
 def _load_batch(item: WorkItem, *, errors: str, metadata: Mapping[str, Any] | None = None,
@@ -307,6 +321,11 @@ def score_item(item: WorkItem, *, out: str, modes: Mapping[str, Any],
     except Exception as exc:  # noqa: BLE001 - one bad input never stops the others
         result["error"] = f"{type(exc).__name__}: {exc}"
         result["episodes"] = 0
+        # a level written before the failure would be read as if the item had succeeded
+        for sub in PART_DIRS.values():
+            (Path(out) / sub / part_name(item.input_index, item.batch_index)).unlink(
+                missing_ok=True)
+        result["parts"] = 0
     return result
 
 
@@ -485,6 +504,14 @@ def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "lo
     -------
     dict
         The manifest (also in ``out/manifest.json``).
+
+    Raises
+    ------
+    StoreBusyError
+        Another run is writing a store into ``out`` (its lock file, ``.OUT.lock`` beside
+        ``out``, names a process that still runs).
+    FileExistsError
+        ``out`` holds a finished store, is a file, or holds files of no store run.
     """
     from ..store import read_manifest  # noqa: F401 - documents the pair
 
@@ -493,7 +520,21 @@ def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "lo
     if errors not in ("skip", "raise"):
         raise ValueError(f"errors must be 'skip' or 'raise', got {errors!r}")
     modes = dict(modes or {})
-    out = Path(out)
+    out = Path(out).absolute()
+    with held(out, _store_busy(out)):
+        # one run at a time: a second run would take the first's parts for leftovers
+        return _score_to_store(sources, out=out, engine=engine, num_proc=num_proc,
+                               batch_size=batch_size, errors=errors, modes=modes,
+                               progress=progress, metadata=metadata, verdicts=verdicts,
+                               revision=revision, split=split, _fail_fast=_fail_fast)
+
+
+def _score_to_store(sources: Sequence[str], *, out: Path, engine: str, num_proc: int,
+                    batch_size: int, errors: str, modes: dict[str, Any], progress: bool,
+                    metadata: Mapping[str, Any] | None, verdicts: Sequence[str],
+                    revision: str | None, split: str | None, _fail_fast: bool,
+                    ) -> dict[str, Any]:
+    """:func:`score_to_store`, with the lock of ``out`` held."""
     _claim_store_folder(out)
     started = time.perf_counter()
     whole = modes.get("tcrr_mode") in POOLED_TCRR_MODES

@@ -16,6 +16,7 @@ def _run(args: argparse.Namespace) -> int:
     from .runner import (
         RepeatedEpisodesError,
         SkippedRecordsError,
+        StoreModesError,
         build_report,
         wanted_notebooks,
     )
@@ -51,6 +52,9 @@ def _run(args: argparse.Namespace) -> int:
     except SkippedRecordsError as exc:
         print(f"accordkit report: {exc}", file=sys.stderr)
         return 2
+    except StoreModesError as exc:  # a usage error: nothing run
+        print(f"accordkit report: error: {exc}", file=sys.stderr)
+        return 64
     except RepeatedEpisodesError as exc:
         print(f"accordkit report: error: {exc}", file=sys.stderr)
         return 1

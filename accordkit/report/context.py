@@ -142,13 +142,18 @@ class NotebookContext:
         key = level if columns is None else (level, tuple(columns))
         if key not in self._scores:
             if self.params.get("scores_dir"):
-                from ..store import read_scores
+                import warnings
+
+                from ..store import PartialStoreWarning, read_scores
 
                 # preferences: many rows per episode, so text as categories (6.2 million
                 # rows of a million AcCoRD episodes take 0.26 GB instead of 1.6 GB)
-                self._scores[key] = read_scores(self.params["scores_dir"], level=level,
-                                                columns=columns, exact_dtypes=False,
-                                                categorical=level == "preference")
+                with warnings.catch_warnings():
+                    # the report lists the inputs that failed, on its index page
+                    warnings.simplefilter("ignore", PartialStoreWarning)
+                    self._scores[key] = read_scores(
+                        self.params["scores_dir"], level=level, columns=columns,
+                        exact_dtypes=False, categorical=level == "preference")
             else:
                 if level not in self._scores:
                     from ..score import score

@@ -14,8 +14,10 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+
+from .._lock import held, lock_path
 
 __all__ = ["ReportBusyError", "ReportIncompleteError", "staged_output", "lock_path",
            "INCOMPLETE_MARKER", "write_text_checked"]
@@ -48,41 +50,15 @@ def write_text_checked(path: Path, text: str) -> None:
         raise OSError(f"{path}: wrote {written} of {len(data)} bytes")
 
 
-def lock_path(out: Path) -> Path:
-    """The lock file guarding output folder ``out``."""
-    return out.parent / f".{out.name}.lock"
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _acquire(lock: Path) -> None:
-    for _ in range(2):
-        try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
-            try:
-                owner = int(lock.read_text(encoding="utf-8").strip() or "0")
-            except (OSError, ValueError):
-                owner = 0
-            if owner and _pid_alive(owner):
-                raise ReportBusyError(
-                    f"another accordkit report (process {owner}) is writing "
-                    f"{lock.parent / lock.name[1:-5]}; wait for it or choose another --out "
-                    f"(lock file {lock})") from None
-            lock.unlink(missing_ok=True)  # left by a process that no longer runs
-            continue
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(str(os.getpid()))
-        return
-    raise ReportBusyError(f"could not take the report lock {lock}")
+def _busy(lock: Path) -> Callable[[int], ReportBusyError]:
+    def busy(owner: int) -> ReportBusyError:
+        if not owner:
+            return ReportBusyError(f"could not take the report lock {lock}")
+        return ReportBusyError(
+            f"another accordkit report (process {owner}) is writing "
+            f"{lock.parent / lock.name[1:-5]}; wait for it or choose another --out "
+            f"(lock file {lock})")
+    return busy
 
 
 def _mark_incomplete(stage: Path, out: Path, exc: BaseException) -> Path:
@@ -113,11 +89,8 @@ def staged_output(out: str | Path) -> Iterator[Path]:
     out = Path(out).resolve()
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"--out {out} exists and is not a folder")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    lock = lock_path(out)
-    _acquire(lock)
     stage = out.parent / f".{out.name}.building-{os.getpid()}"
-    try:
+    with held(out, _busy(lock_path(out))):
         # we hold the lock: staging or old copies beside ``out`` are leftovers of killed runs
         for pattern in (f".{out.name}.building-*", f".{out.name}.old-*"):
             for leftover in out.parent.glob(pattern):
@@ -144,5 +117,3 @@ def staged_output(out: str | Path) -> Iterator[Path]:
         except BaseException:
             shutil.rmtree(stage, ignore_errors=True)
             raise
-    finally:
-        lock.unlink(missing_ok=True)

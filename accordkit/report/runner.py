@@ -23,7 +23,7 @@ from .provenance import collect_provenance
 
 __all__ = ["build_report", "RunResult", "ReportResults", "DEFAULT_PARAMETERS",
            "SAMPLE_SOURCES", "SAMPLE_VERDICTS", "SkippedRecordsError", "RepeatedEpisodesError",
-           "StoreChangedWarning", "expand_grid",
+           "StoreChangedWarning", "StoreModesError", "store_modes_conflict", "expand_grid",
            "skipped_summary", "store_skipped_summary", "MAX_REASONS"]
 
 #: How many skip reasons per source the report lists.
@@ -90,6 +90,43 @@ class RepeatedEpisodesError(ValueError):
 
 class StoreChangedWarning(UserWarning):
     """An input of a score store changed since it was scored."""
+
+
+class StoreModesError(ValueError):
+    """A report from a score store asks for scoring modes other than the store's."""
+
+
+#: The notebook parameters that are :func:`accordkit.score` options: a store fixes them.
+SCORE_MODES = ("tcrr_mode", "action_mode", "shop_type_gate")
+
+
+def store_modes_conflict(store_modes: Mapping[str, Any], params: Mapping[str, Any],
+                         ) -> list[tuple[str, str, Any, Any]]:
+    """``(run, mode, asked, stored)`` for each run of ``params`` (see :func:`expand_grid`)
+    that sets a scoring mode other than the one the store was scored with.
+
+    A mode the store does not name was :func:`accordkit.score`'s default.
+
+    Examples
+    --------
+    >>> grid = {"grid": {"tcrr_mode": ["episode", "upstream"]}}
+    >>> store_modes_conflict({"tcrr_mode": "episode"}, grid)
+    [('tcrr_mode=upstream', 'tcrr_mode', 'upstream', 'episode')]
+    >>> store_modes_conflict({"tcrr_mode": "episode"}, {"n_resamples": 500})
+    []
+    """
+    import inspect
+
+    from ..score import score
+
+    defaults = {k: inspect.signature(score).parameters[k].default for k in SCORE_MODES}
+    out = []
+    for name, run in expand_grid(params):
+        for mode in SCORE_MODES:
+            stored = store_modes.get(mode, defaults[mode])
+            if mode in run and run[mode] != stored:
+                out.append((name, mode, run[mode], stored))
+    return out
 
 
 class SkippedRecordsError(ValueError):
@@ -411,7 +448,7 @@ def _stream_scores(sources: Sequence[str], store: Path, *, params: Mapping[str, 
     from ..engines import score_to_store
     from ..engines.plan import expand_sources
     from ..engines.run import SplitSourceError
-    from ..store import read_scores
+    from ..store import PartialStoreWarning, read_scores
 
     files = [Path(f) for f in expand_sources(sources)]
     num_proc = max(1, jobs) if _worth_workers(files) else 1
@@ -425,7 +462,9 @@ def _stream_scores(sources: Sequence[str], store: Path, *, params: Mapping[str, 
         # load of everything at once pools them right
         shutil.rmtree(store, ignore_errors=True)
         return None
-    ids = read_scores(store, level="episode", columns=[])
+    with warnings.catch_warnings():  # the report lists the inputs that failed
+        warnings.simplefilter("ignore", PartialStoreWarning)
+        ids = read_scores(store, level="episode", columns=[])
     if ids["episode_id"].duplicated().any():
         shutil.rmtree(store)
         return None
@@ -529,7 +568,7 @@ def _report_from_store(store: Path, *, out: Path, params: dict[str, Any],
                        jobs: int, show_code: bool, progress: bool, strict: bool,
                        sources: Sequence[str] | None) -> ReportResults:
     """``build_report(scores=...)``: the facts, skipped records and modes from the store."""
-    from ..store import read_manifest, read_scores
+    from ..store import PartialStoreWarning, read_manifest, read_scores
     from .outdir import staged_output
 
     manifest = read_manifest(store)
@@ -539,7 +578,9 @@ def _report_from_store(store: Path, *, out: Path, params: dict[str, Any],
     skipped = store_skipped_summary(manifest)
     if strict and any(e["skipped"] or e["reasons"] for e in skipped):
         raise SkippedRecordsError(skipped)
-    episodes = read_scores(store, level="episode", columns=[])
+    with warnings.catch_warnings():  # the report lists the inputs that failed
+        warnings.simplefilter("ignore", PartialStoreWarning)
+        episodes = read_scores(store, level="episode", columns=[])
     repeated = episodes["episode_id"][episodes["episode_id"].duplicated()]
     if len(repeated):
         raise RepeatedEpisodesError(
@@ -551,8 +592,19 @@ def _report_from_store(store: Path, *, out: Path, params: dict[str, Any],
     facts = InputFacts.from_frame(episodes, verdicts)
     del episodes
     # the modes the store was scored with (shop_type_gate too): the tables are theirs
-    modes = {k: v for k, v in manifest.get("modes", {}).items()
-             if k in ("tcrr_mode", "action_mode", "shop_type_gate")}
+    modes = {k: v for k, v in manifest.get("modes", {}).items() if k in SCORE_MODES}
+    conflicts = store_modes_conflict(modes, params)
+    if conflicts:
+        run, mode, asked, stored = conflicts[0]
+        where = "" if run == "main" else f" (run {run})"
+        flag = f"--{mode.replace('_', '-')}"
+        how = (f"with {flag}" if asked is True else f"without {flag}") \
+            if isinstance(asked, bool) else f"with {flag} {asked}"
+        raise StoreModesError(
+            f"the score store {store} was scored with {mode}={stored!r}, and the parameters "
+            f"ask for {mode}={asked!r}{where}: its tables can only be the store's; score "
+            f"again {how} (accordkit score SOURCE... --out DIR), or report from the sources "
+            "(accordkit report --source ...)")
     params = {**params, **modes, "scores_dir": str(store)}
     scored = _as_scored(manifest)
     changed = [r["source"] for r in scored if r.get("changed")]

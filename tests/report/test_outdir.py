@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from accordkit.report import outdir
+from accordkit import _lock
 from accordkit.report.outdir import (
     INCOMPLETE_MARKER,
     ReportBusyError,
@@ -60,7 +60,7 @@ def test_nested_writers_in_one_process_do_not_mix(tmp_path):
 def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path, monkeypatch):
     out = tmp_path / "rep"
     lock_path(out.resolve()).write_text("999999")
-    monkeypatch.setattr(outdir, "_pid_alive", lambda pid: False)
+    monkeypatch.setattr(_lock, "pid_alive", lambda pid: False)
     with staged_output(out) as stage:
         (stage / "index.html").write_text("x")
     assert (out / "index.html").exists() and not lock_path(out.resolve()).exists()

@@ -162,3 +162,35 @@ def test_inputs_of_unchanged_size_and_time_are_not_read_again(tmp_path, monkeypa
     if not os.access(f, os.R_OK):                            # root reads anyway
         out = runner._as_scored({"inputs": [rec]})[0]
         assert out["changed"] is None and "PermissionError" in out["unchecked"]
+
+
+@pytest.mark.parametrize("params", [
+    {"tcrr_mode": "upstream"},
+    {"grid": {"tcrr_mode": ["episode", "upstream"]}},
+    {"shop_type_gate": True},
+])
+def test_modes_other_than_the_stores_are_refused_before_anything_runs(store, params):
+    """The tables of a store are its modes': asking for others used to run silently with
+    the store's."""
+    from accordkit.report.runner import StoreModesError
+
+    out = store / "modes-refused"
+    with pytest.raises(StoreModesError, match="was scored with"):
+        build_report(out=out, params=params, progress=False, scores=store / "scores")
+    assert not out.exists()
+
+
+def test_the_stores_own_modes_may_be_named(store):
+    from accordkit.report.runner import store_modes_conflict
+
+    modes = read_manifest(store / "scores")["modes"]
+    assert store_modes_conflict(modes, dict(modes)) == []
+
+
+def test_the_cli_calls_it_a_usage_error(store, capsys):
+    from accordkit.cli import main
+
+    code = main(["report", "--scores", str(store / "scores"), "--out",
+                 str(store / "cli-refused"), "--set", "action_mode=upstream"])
+    assert code == 64
+    assert "action_mode='upstream'" in capsys.readouterr().err

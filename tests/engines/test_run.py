@@ -1,0 +1,94 @@
+"""``score_to_store``: one run per store folder, inputs named twice read once, and no part
+of a batch that failed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+
+import pandas as pd
+import pytest
+
+import accordkit as ak
+from accordkit import _lock
+from accordkit.cli import main
+from accordkit.engines import run as run_mod
+from accordkit.engines import score_to_store
+from accordkit.engines.run import StoreBusyError
+from accordkit.store import PartialStoreWarning, read_manifest, read_scores
+
+
+def test_a_second_run_into_the_same_store_stops_and_touches_nothing(tmp_path, sample_dir):
+    out = tmp_path / "store"
+    _lock.lock_path(out).write_text(str(os.getppid()))  # a run that is writing it
+    with pytest.raises(StoreBusyError, match="another accordkit score run"):
+        score_to_store([str(sample_dir / "goalshift")], out=out, progress=False)
+    assert not out.exists()
+    assert _lock.lock_path(out).read_text() == str(os.getppid())
+
+
+def test_the_cli_says_so_in_one_line(tmp_path, sample_dir, capsys):
+    out = tmp_path / "store"
+    _lock.lock_path(out).write_text(str(os.getppid()))
+    assert main(["score", str(sample_dir / "goalshift"), "--out", str(out), "--quiet"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("accordkit score: error: another accordkit score run") and \
+        "\n" not in err
+
+
+def test_two_runs_started_together_never_mix(tmp_path, sample_dir):
+    """Before the lock, the second run took the first's parts for the leftovers of an
+    interrupted run, deleted them, and both exited 0 with a store of mixed inputs."""
+    out = tmp_path / "store"
+    cmd = [sys.executable, "-m", "accordkit.cli", "score", "--quiet", "--out", str(out)]
+    env = dict(os.environ, HF_HUB_OFFLINE="1")
+    first = subprocess.Popen([*cmd, str(sample_dir / "goalshift")], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    second = subprocess.Popen([*cmd, str(sample_dir / "accord")], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    codes = sorted([first.wait(timeout=300), second.wait(timeout=300)])
+    manifest = read_manifest(out)
+    frame = read_scores(out)
+    assert len(frame) == manifest["episodes"]
+    assert set(frame["benchmark"]) in ({"accord"}, {"agentchangebench"}), "one run's only"
+    assert codes == [0, 1]
+    loser = (first if first.returncode else second).stderr.read()
+    # it found the store being written, or (the first run done already) finished
+    assert "another accordkit score run" in loser \
+        or "already holds a finished score store" in loser, loser
+
+
+def test_a_file_named_twice_is_scored_once(tmp_path, sample_dir):
+    folder = sample_dir / "goalshift"
+    inner = sorted(folder.rglob("*.parquet"))[0]
+    sources = [str(folder), str(inner)]
+    manifest = score_to_store(sources, out=tmp_path / "store", progress=False)
+    repeated = [r for r in manifest["inputs"] if r["same_as"] is not None]
+    assert [r["source"] for r in repeated] == [str(inner.resolve())]
+    first = manifest["inputs"][repeated[0]["same_as"]]
+    assert first["source"] == str(inner.resolve()) and repeated[0]["episodes"] == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ak.load's note that it kept one copy of each
+        want = ak.score(ak.load(sources))
+    got = read_scores(tmp_path / "store")
+    assert manifest["episodes"] == len(want)
+    pd.testing.assert_frame_equal(got, want)
+
+
+def test_a_batch_that_fails_half_written_leaves_no_part(tmp_path, sample_dir, monkeypatch):
+    real = run_mod.write_scored
+
+    def write_then_fail(ds, out, **kw):
+        real(ds, out, **kw)  # every level written ...
+        raise OSError("disk full")  # ... then the batch fails
+
+    monkeypatch.setattr(run_mod, "write_scored", write_then_fail)
+    files = sorted(str(p) for p in (sample_dir / "goalshift").rglob("*.parquet"))
+    out = tmp_path / "store"
+    manifest = score_to_store(files[:1], out=out, progress=False, batch_size=10_000)
+    assert manifest["failed_inputs"] == 1 and manifest["episodes"] == 0
+    assert manifest["levels"]["episode"] == manifest["levels"]["shift"] == []
+    with pytest.warns(PartialStoreWarning, match="lacks the episodes of 1 of 1 input"):
+        assert len(read_scores(out)) == 0

@@ -1,0 +1,55 @@
+"""One writer per output folder (``accordkit._lock``)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from accordkit import _lock
+
+
+class Busy(RuntimeError):
+    pass
+
+
+def _busy(owner):
+    return Busy(owner)
+
+
+def test_the_lock_is_beside_the_folder_and_gone_after(tmp_path):
+    out = tmp_path / "deep" / "out"
+    with _lock.held(out, _busy) as lock:
+        assert lock == tmp_path / "deep" / ".out.lock"
+        assert lock.read_text() == str(os.getpid())
+        assert not out.exists(), "the folder itself is not touched"
+    assert not lock.exists()
+
+
+def test_a_lock_of_a_live_process_stops_a_second_writer(tmp_path):
+    out = tmp_path / "out"
+    _lock.lock_path(out).write_text(str(os.getppid()))  # a process that runs
+    with pytest.raises(Busy) as err, _lock.held(out, _busy):
+        pass
+    assert err.value.args == (os.getppid(),)
+    assert _lock.lock_path(out).read_text() == str(os.getppid()), "its lock is left alone"
+
+
+def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path, monkeypatch):
+    out = tmp_path / "out"
+    _lock.lock_path(out).write_text("999999")
+    monkeypatch.setattr(_lock, "pid_alive", lambda pid: False)
+    with _lock.held(out, _busy) as lock:
+        assert lock.read_text() == str(os.getpid())
+    assert not lock.exists()
+
+
+def test_the_lock_is_released_when_the_body_fails(tmp_path):
+    out = tmp_path / "out"
+    with pytest.raises(ZeroDivisionError), _lock.held(out, _busy):
+        1 / 0  # noqa: B018
+    assert not _lock.lock_path(out).exists()
+
+
+def test_pid_alive():
+    assert _lock.pid_alive(os.getpid())
