@@ -178,6 +178,13 @@ class _Reader:
         self.made: dict[str, tuple[str, CacheEntry]] = {}
         self.load_report: tuple[list[str], dict[str, Any]] | None = None
         self.opened: dict[str, CacheFile | None] = {}
+        #: set on the reader of a read being captured for the cache (:meth:`capture`): a
+        #: reader that reads a file again, rather than the bytes the key was made of, must
+        #: say so (:meth:`read_again`); ``changed`` then tells whether the file differed
+        self.keys_bytes = False
+        self.changed = False
+        #: the sources whose captured read may not be the bytes of their key: not stored
+        self.unkept: set[str] = set()
         #: the file read after each file (:meth:`read_ahead`), the reads started, and the
         #: thread they run on
         self.after: dict[str, Path] = {}
@@ -301,7 +308,8 @@ class _Reader:
             entry = self.cached(path, key) if key != known else None
             if entry is None:
                 entry = self.capture(lambda sub: sub.text_file(data, source), source)
-                self.made[key] = (source, entry)
+                if source not in self.unkept:
+                    self.made[key] = (source, entry)
         self.keys.append((source, key))
         self.entries[key] = entry
         return self.replay(entry, source)
@@ -409,6 +417,7 @@ class _Reader:
         report = self.report
         # each source read once, through the cache, in order (its key is what was read)
         if not self.cache or len(sources) < 2 or report.skipped or report.duplicates \
+                or self.unkept \
                 or [f for f, _ in self.keys] != [str(Path(src)) for src in sources] \
                 or len(self.where) != table.num_rows:
             return
@@ -512,7 +521,7 @@ class _Reader:
         if entry is None:
             entry = self.capture(build, source)
             after = list(listing())
-            if after == files and digest(after) == before:
+            if after == files and digest(after) == before and source not in self.unkept:
                 write_entry(key, entry)
         return self.replay(entry, source)
 
@@ -535,6 +544,7 @@ class _Reader:
         read reported."""
         sub = _Reader("skip", LoadReport(), config=self.config, split=self.split,
                       revision=self.revision, cache=False, metadata=self.metadata)
+        sub.keys_bytes = True
         try:
             ds = build(sub)
         except EpisodeValidationError as exc:
@@ -543,6 +553,8 @@ class _Reader:
                                                field=exc.field))
             ds = empty_table()
             sub.where = []
+        if sub.changed:
+            self.unkept.add(source)
         read = sub.report.files.get(source)
         return CacheEntry(ds, [label for _, label in sub.where],
                           [asdict(s) for s in sub.report.skipped], list(sub.report.notes),
@@ -563,6 +575,17 @@ class _Reader:
         return ds
 
     # ----------------------------------------------------------------- services for readers
+
+    def read_again(self, path: Path, data: bytes) -> None:
+        """Say that a reader read ``path`` itself instead of ``data``, the bytes its cache
+        key was made of (a registered reader is given a path): when the file's bytes now
+        differ (it changed since ``data`` was read, maybe on the reading-ahead thread),
+        the rows may be of other bytes than the key's, and are not stored under it."""
+        if self.keys_bytes and not self.changed:
+            try:
+                self.changed = path.read_bytes() != data
+            except OSError:
+                self.changed = True
 
     def items(self, read: Any, source: str) -> pa.Table:
         """Records a user reader yields (``read()`` gives them); each gets every usual check.

@@ -141,4 +141,6 @@ class _UserFormat:
         return bool(self.reader.sniff(path, head))
 
     def read(self, loader: Any, path: Path, data: bytes) -> Any:
-        return loader.items(lambda: self.reader.read(path, source=str(path)), str(path))
+        table = loader.items(lambda: self.reader.read(path, source=str(path)), str(path))
+        loader.read_again(path, data)  # it read the file, not ``data``
+        return table
