@@ -7,7 +7,8 @@ import ``datasets`` (about 0.5 s in each notebook kernel).
 
 from __future__ import annotations
 
-__all__ = ["BENCHMARKS", "ROLES", "DYNAMICS", "KINDS", "ID_COLUMNS", "CONFIG_COLUMNS"]
+__all__ = ["BENCHMARKS", "ROLES", "DYNAMICS", "KINDS", "ID_COLUMNS", "CONFIG_COLUMNS",
+           "SCORE_OPTIONS"]
 
 #: ``"taubench"`` is τ-bench v1 (sierra-research/tau-bench): its own id because its files,
 #: success rule inputs and pass^k convention differ from tau2's (docs/tau2.md).
@@ -38,3 +39,7 @@ ID_COLUMNS = (
 #: comparisons group by ``domain`` x these unless asked otherwise. Group with
 #: ``dropna=False``: a canonical dataset may leave some of them null.
 CONFIG_COLUMNS = ("agent_model", "method", "user_model", "user_implementation")
+
+#: The keyword options of :func:`accordkit.score` that choose how a metric is computed: a
+#: score store records them, and a report from a store must use the same.
+SCORE_OPTIONS = ("tcrr_mode", "action_mode", "shop_type_gate")

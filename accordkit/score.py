@@ -20,10 +20,11 @@ import pyarrow.compute as pc
 
 from ._arrow import arrow_table
 from ._gc import gc_paused
+from ._names import SCORE_OPTIONS
 from .metrics import accord, goalshift
 from .schema import ID_COLUMNS
 
-__all__ = ["score", "LEVELS"]
+__all__ = ["score", "LEVELS", "SCORE_OPTIONS", "check_options"]
 
 LEVELS = ("episode", "preference", "shift")
 GOALSHIFT_BENCHMARKS = ("agentchangebench", "tau2", "taubench")
@@ -84,6 +85,32 @@ def _empty_template(level: str, schema: pa.Schema) -> pd.DataFrame:
     return pd.concat(parts, axis=1)
 
 
+def check_options(options: dict) -> None:
+    """``ValueError`` naming an option of ``options`` :func:`score` does not take, or a
+    mode that is not one of its choices, whatever episodes there are to score.
+
+    Examples
+    --------
+    >>> check_options({"tcrr_mode": "upstream", "action_mode": "best_match"})
+    >>> check_options({"action_mode": "exact"})
+    Traceback (most recent call last):
+    ...
+    ValueError: action_mode must be one of ('best_match', 'upstream'), got 'exact'
+    """
+    from .metrics.tcrr import resolve_mode
+    from .metrics.tsr import ACTION_MODES
+
+    unknown = sorted(set(options) - set(SCORE_OPTIONS))
+    if unknown:
+        raise ValueError(f"unknown scoring option(s) {unknown}; known: "
+                         f"{list(SCORE_OPTIONS)}")
+    if "tcrr_mode" in options:
+        resolve_mode(options["tcrr_mode"])
+    if "action_mode" in options and options["action_mode"] not in ACTION_MODES:
+        raise ValueError(f"action_mode must be one of {ACTION_MODES}, "
+                         f"got {options['action_mode']!r}")
+
+
 def score(
     ds: datasets.Dataset,
     *,
@@ -129,6 +156,7 @@ def score(
     """
     if level not in LEVELS:
         raise ValueError(f"level must be one of {LEVELS}, got {level!r}")
+    check_options({"tcrr_mode": tcrr_mode, "action_mode": action_mode})
     with gc_paused():
         return _score(ds, level=level, shop_type_gate=shop_type_gate, tcrr_mode=tcrr_mode,
                       action_mode=action_mode, verdicts=verdicts)

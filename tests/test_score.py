@@ -39,3 +39,12 @@ def test_the_empty_frame_is_made_once_and_given_as_a_copy(samples, level):
     again = ak.score(empty, level=level)
     assert "added" not in again.columns and again[again.columns[0]].dtype != "float64"
     assert made.cache_info().hits >= 1
+
+
+def test_a_bad_mode_is_refused_whatever_episodes_there_are(sample_dir):
+    """AcCoRD episodes use neither mode: a typo in one used to pass unseen."""
+    ds = ak.load(sample_dir / "accord")
+    with pytest.raises(ValueError, match="tcrr_mode must be one of"):
+        ak.score(ds, tcrr_mode="pooled")
+    with pytest.raises(ValueError, match="action_mode must be one of"):
+        ak.score(ds, action_mode="exact")

@@ -520,6 +520,9 @@ def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "lo
     if errors not in ("skip", "raise"):
         raise ValueError(f"errors must be 'skip' or 'raise', got {errors!r}")
     modes = dict(modes or {})
+    from ..score import check_options
+
+    check_options(modes)  # before any work: a bad mode would fail every batch
     out = Path(out).absolute()
     with held(out, _store_busy(out)):
         # one run at a time: a second run would take the first's parts for leftovers

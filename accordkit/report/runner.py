@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .._env import PROJECT_ROOT
+from .._names import SCORE_OPTIONS
 from .._pool import stop_pool
 from .notebooks import NOTEBOOKS, InputFacts, NotebookSpec, notebook_parameters, skip_reason
 from .provenance import collect_provenance
@@ -96,10 +97,6 @@ class StoreModesError(ValueError):
     """A report from a score store asks for scoring modes other than the store's."""
 
 
-#: The notebook parameters that are :func:`accordkit.score` options: a store fixes them.
-SCORE_MODES = ("tcrr_mode", "action_mode", "shop_type_gate")
-
-
 def store_modes_conflict(store_modes: Mapping[str, Any], params: Mapping[str, Any],
                          ) -> list[tuple[str, str, Any, Any]]:
     """``(run, mode, asked, stored)`` for each run of ``params`` (see :func:`expand_grid`)
@@ -119,10 +116,10 @@ def store_modes_conflict(store_modes: Mapping[str, Any], params: Mapping[str, An
 
     from ..score import score
 
-    defaults = {k: inspect.signature(score).parameters[k].default for k in SCORE_MODES}
+    defaults = {k: inspect.signature(score).parameters[k].default for k in SCORE_OPTIONS}
     out = []
     for name, run in expand_grid(params):
-        for mode in SCORE_MODES:
+        for mode in SCORE_OPTIONS:
             stored = store_modes.get(mode, defaults[mode])
             if mode in run and run[mode] != stored:
                 out.append((name, mode, run[mode], stored))
@@ -592,7 +589,7 @@ def _report_from_store(store: Path, *, out: Path, params: dict[str, Any],
     facts = InputFacts.from_frame(episodes, verdicts)
     del episodes
     # the modes the store was scored with (shop_type_gate too): the tables are theirs
-    modes = {k: v for k, v in manifest.get("modes", {}).items() if k in SCORE_MODES}
+    modes = {k: v for k, v in manifest.get("modes", {}).items() if k in SCORE_OPTIONS}
     conflicts = store_modes_conflict(modes, params)
     if conflicts:
         run, mode, asked, stored = conflicts[0]

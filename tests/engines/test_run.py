@@ -92,3 +92,17 @@ def test_a_batch_that_fails_half_written_leaves_no_part(tmp_path, sample_dir, mo
     assert manifest["levels"]["episode"] == manifest["levels"]["shift"] == []
     with pytest.warns(PartialStoreWarning, match="lacks the episodes of 1 of 1 input"):
         assert len(read_scores(out)) == 0
+
+
+@pytest.mark.parametrize(("modes", "message"), [
+    ({"action_mode": "exact"}, "action_mode must be one of"),
+    ({"tcrr_mode": "pooled"}, "tcrr_mode must be one of"),
+    ({"tcr_mode": "episode"}, "unknown scoring option"),
+])
+def test_a_mode_that_does_not_exist_is_refused_before_anything_is_written(
+        tmp_path, sample_dir, modes, message):
+    """It used to make every batch fail, one by one, into a store of no episodes."""
+    with pytest.raises(ValueError, match=message):
+        score_to_store([str(sample_dir / "accord")], out=tmp_path / "s", modes=modes,
+                       progress=False)
+    assert not (tmp_path / "s").exists()
