@@ -33,6 +33,8 @@ __all__ = [
     "InputRecord",
     "IncompleteStoreError",
     "PartialStoreWarning",
+    "StoreChangedWarning",
+    "scored_inputs",
     "part_name",
     "write_part",
     "write_manifest",
@@ -64,6 +66,53 @@ class IncompleteStoreError(RuntimeError):
 class PartialStoreWarning(UserWarning):
     """A finished store lacks the episodes of inputs that could not be read or scored (the
     manifest lists them with their error)."""
+
+
+class StoreChangedWarning(UserWarning):
+    """An input of a score store changed since it was scored."""
+
+
+def scored_inputs(manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each input of a store as it was scored (its sha256 then), and whether the local file
+    now differs (``changed``; a file moved away is ``present: False``, not changed: the
+    scores need no transcripts).
+
+    A file of the size and modification time it was scored at is trusted unchanged and not
+    read; any other is hashed again. ``changed`` is None, with the reason in ``unchecked``,
+    when the file cannot be read.
+    """
+    from . import _files
+    from .engines.plan import is_url
+
+    out = []
+    for rec in manifest.get("inputs", []):
+        entry = {"source": rec["source"], "sha256": rec.get("sha256")}
+        path = Path(rec["source"])
+        if rec.get("sha256") and not is_url(rec["source"]):
+            try:
+                entry["present"] = path.is_file()
+                st = path.stat() if entry["present"] else None
+                same = (st is not None and rec.get("size") == st.st_size
+                        and rec.get("mtime_ns") == st.st_mtime_ns)
+                entry["changed"] = bool(entry["present"] and not same
+                                        and _files.file_sha256(path) != rec["sha256"])
+            except OSError as exc:
+                entry["changed"] = None
+                entry["unchecked"] = f"{type(exc).__name__}: {exc}"
+        out.append(entry)
+    return out
+
+
+def _warn_changed_inputs(store: Path, manifest: Mapping[str, Any]) -> None:
+    changed = [r["source"] for r in scored_inputs(manifest) if r.get("changed")]
+    if changed:
+        import warnings
+
+        warnings.warn(StoreChangedWarning(
+            f"{len(changed)} input(s) of the score store {store} changed since they were "
+            f"scored ({', '.join(changed[:3])}{' ...' if len(changed) > 3 else ''}): its "
+            "scores are those of the files as scored; score them again for scores of the "
+            "files as they are"), stacklevel=3)
 
 
 def _warn_failed_inputs(store: Path, manifest: Mapping[str, Any]) -> None:
@@ -262,7 +311,7 @@ def _parts(store: Path, level: str, manifest: Mapping[str, Any]) -> list[Path]:
 
 def read_scores(store: str | Path, *, level: str | None = "episode",
                 columns: Sequence[str] | None = None, exact_dtypes: bool = True,
-                categorical: bool = False) -> Any:
+                categorical: bool = False, check_inputs: bool = True) -> Any:
     """Read a score store back as the frames ``ak.score`` would return.
 
     Parameters
@@ -283,6 +332,9 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
         and compared alike, in still less memory where values repeat. A preference frame
         of a million AcCoRD episodes (6.2 million rows) takes 0.26 GB this way against
         1.6 GB as strings. String arithmetic (``a + " / " + b``) needs ``.astype(str)``.
+    check_inputs : bool, default True
+        Warn when an input file changed since it was scored (a file of the size and
+        modification time it was scored at is not read; any other is hashed again).
 
     Returns
     -------
@@ -298,6 +350,8 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     -----
     PartialStoreWarning
         When inputs of the store could not be read or scored: their episodes are absent.
+    StoreChangedWarning
+        With ``check_inputs``, when an input changed since it was scored.
 
     Examples
     --------
@@ -306,8 +360,10 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     >>> shifts = ak.read_scores("scores/", level="shift")         # doctest: +SKIP
     """
     if level is None:
+        if check_inputs:
+            _warn_changed_inputs(Path(store), read_manifest(store))
         return {lv: read_scores(store, level=lv, columns=columns, exact_dtypes=exact_dtypes,
-                                categorical=categorical)
+                                categorical=categorical, check_inputs=False)
                 for lv in LEVEL_DIRS}
     import pandas as pd
     import pyarrow.parquet as pq
@@ -320,6 +376,8 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     manifest = read_manifest(store)
     parts = _parts(store, level, manifest)
     _warn_failed_inputs(store, manifest)
+    if check_inputs:
+        _warn_changed_inputs(store, manifest)
     if not parts:
         from ._arrow import empty_dataset
         from .score import score

@@ -11,7 +11,7 @@ import pytest
 
 import accordkit as ak
 from accordkit.cli import main
-from accordkit.store import IncompleteStoreError
+from accordkit.store import IncompleteStoreError, StoreChangedWarning
 
 from .conftest import FIXTURES, _need
 
@@ -144,3 +144,22 @@ def test_columns_come_in_ak_score_order_whatever_the_input_order(tmp_path, sampl
     got = ak.read_scores(tmp_path / "s")
     assert list(got.columns) == list(want.columns)
     assert list(ak.read_scores(tmp_path / "s", categorical=True).columns) == list(want.columns)
+
+
+def test_read_scores_says_when_an_input_changed_since_it_was_scored(tmp_path, sample_dir):
+    import shutil
+    import warnings
+
+    shutil.copytree(sample_dir / "goalshift", tmp_path / "in")
+    ak.write_scores(tmp_path / "in", tmp_path / "s")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # unchanged: nothing to say
+        ak.read_scores(tmp_path / "s", level=None)
+    first = json.loads((tmp_path / "s" / "manifest.json").read_text())["inputs"][0]["source"]
+    with open(first, "ab") as fh:
+        fh.write(b"\n")
+    with pytest.warns(StoreChangedWarning, match="1 input"):
+        ak.read_scores(tmp_path / "s")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ak.read_scores(tmp_path / "s", check_inputs=False)

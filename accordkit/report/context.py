@@ -151,9 +151,10 @@ class NotebookContext:
                 with warnings.catch_warnings():
                     # the report lists the inputs that failed, on its index page
                     warnings.simplefilter("ignore", PartialStoreWarning)
-                    self._scores[key] = read_scores(
+                    self._scores[key] = read_scores(  # the report checked its inputs
                         self.params["scores_dir"], level=level, columns=columns,
-                        exact_dtypes=False, categorical=level == "preference")
+                        exact_dtypes=False, categorical=level == "preference",
+                        check_inputs=False)
             else:
                 if level not in self._scores:
                     from ..score import score

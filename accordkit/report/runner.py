@@ -19,6 +19,7 @@ from typing import Any
 from .._env import PROJECT_ROOT
 from .._names import SCORE_OPTIONS
 from .._pool import stop_pool
+from ..store import StoreChangedWarning
 from .notebooks import NOTEBOOKS, InputFacts, NotebookSpec, notebook_parameters, skip_reason
 from .provenance import collect_provenance
 
@@ -87,10 +88,6 @@ class ReportResults(list):
 
 class RepeatedEpisodesError(ValueError):
     """A score store holds one episode more than once: its tables would count it twice."""
-
-
-class StoreChangedWarning(UserWarning):
-    """An input of a score store changed since it was scored."""
 
 
 class StoreModesError(ValueError):
@@ -461,7 +458,7 @@ def _stream_scores(sources: Sequence[str], store: Path, *, params: Mapping[str, 
         return None
     with warnings.catch_warnings():  # the report lists the inputs that failed
         warnings.simplefilter("ignore", PartialStoreWarning)
-        ids = read_scores(store, level="episode", columns=[])
+        ids = read_scores(store, level="episode", columns=[], check_inputs=False)
     if ids["episode_id"].duplicated().any():
         shutil.rmtree(store)
         return None
@@ -565,7 +562,7 @@ def _report_from_store(store: Path, *, out: Path, params: dict[str, Any],
                        jobs: int, show_code: bool, progress: bool, strict: bool,
                        sources: Sequence[str] | None) -> ReportResults:
     """``build_report(scores=...)``: the facts, skipped records and modes from the store."""
-    from ..store import PartialStoreWarning, read_manifest, read_scores
+    from ..store import PartialStoreWarning, read_manifest, read_scores, scored_inputs
     from .outdir import staged_output
 
     manifest = read_manifest(store)
@@ -577,7 +574,7 @@ def _report_from_store(store: Path, *, out: Path, params: dict[str, Any],
         raise SkippedRecordsError(skipped)
     with warnings.catch_warnings():  # the report lists the inputs that failed
         warnings.simplefilter("ignore", PartialStoreWarning)
-        episodes = read_scores(store, level="episode", columns=[])
+        episodes = read_scores(store, level="episode", columns=[], check_inputs=False)
     repeated = episodes["episode_id"][episodes["episode_id"].duplicated()]
     if len(repeated):
         raise RepeatedEpisodesError(
@@ -603,7 +600,7 @@ def _report_from_store(store: Path, *, out: Path, params: dict[str, Any],
             f"again {how} (accordkit score SOURCE... --out DIR), or report from the sources "
             "(accordkit report --source ...)")
     params = {**params, **modes, "scores_dir": str(store)}
-    scored = _as_scored(manifest)
+    scored = scored_inputs(manifest)
     changed = [r["source"] for r in scored if r.get("changed")]
     if changed:
         warnings.warn(
@@ -619,33 +616,6 @@ def _report_from_store(store: Path, *, out: Path, params: dict[str, Any],
                               progress=progress,
                               score_store={"path": str(store), "modes": dict(
                                   manifest.get("modes", {})), "inputs": scored})
-
-
-def _as_scored(manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Each input of a store as it was scored (its sha256 then), and whether the local file
-    now differs (``changed``; a file moved away is ``present: False``, not changed: the
-    tables need no transcripts)."""
-    from .._files import file_sha256
-    from ..engines.plan import is_url
-
-    out = []
-    for rec in manifest.get("inputs", []):
-        entry = {"source": rec["source"], "sha256": rec.get("sha256")}
-        path = Path(rec["source"])
-        if rec.get("sha256") and not is_url(rec["source"]):
-            try:
-                entry["present"] = path.is_file()
-                st = path.stat() if entry["present"] else None
-                same = (st is not None and rec.get("size") == st.st_size
-                        and rec.get("mtime_ns") == st.st_mtime_ns)
-                # an unchanged size and time is trusted: no input is read again
-                entry["changed"] = bool(entry["present"] and not same
-                                        and file_sha256(path) != rec["sha256"])
-            except OSError as exc:
-                entry["changed"] = None
-                entry["unchecked"] = f"{type(exc).__name__}: {exc}"
-        out.append(entry)
-    return out
 
 
 def wanted_notebooks(notebooks: Sequence[str] | None,

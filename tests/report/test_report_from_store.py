@@ -140,8 +140,7 @@ def test_a_changed_input_is_said_and_provenance_names_the_scored_bytes(tmp_path,
 def test_inputs_of_unchanged_size_and_time_are_not_read_again(tmp_path, monkeypatch):
     import os
 
-    from accordkit import _files
-    from accordkit.report import runner
+    from accordkit import _files, store
 
     f = tmp_path / "run.json"
     f.write_text("x" * 100)
@@ -153,14 +152,14 @@ def test_inputs_of_unchanged_size_and_time_are_not_read_again(tmp_path, monkeypa
         raise AssertionError(f"{path} was hashed again")
 
     monkeypatch.setattr(_files, "file_sha256", no_reading)
-    assert runner._as_scored({"inputs": [rec]})[0]["changed"] is False
+    assert store.scored_inputs({"inputs": [rec]})[0]["changed"] is False
     monkeypatch.undo()
     f.write_text("y" * 100)                                  # same size, new content
     os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns + 1))
-    assert runner._as_scored({"inputs": [rec]})[0]["changed"] is True
+    assert store.scored_inputs({"inputs": [rec]})[0]["changed"] is True
     f.chmod(0)
     if not os.access(f, os.R_OK):                            # root reads anyway
-        out = runner._as_scored({"inputs": [rec]})[0]
+        out = store.scored_inputs({"inputs": [rec]})[0]
         assert out["changed"] is None and "PermissionError" in out["unchecked"]
 
 
