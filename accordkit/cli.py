@@ -183,6 +183,7 @@ def _missing(sources: Sequence[str]) -> list[str]:
 def _score_to_store(args: argparse.Namespace, modes: dict) -> int:
     from .engines import score_to_store
     from .engines.run import RayUnreachableError, StoreBusyError
+    from .store import IncompleteStoreError
 
     missing = _missing(args.sources)
     if missing:
@@ -197,8 +198,8 @@ def _score_to_store(args: argparse.Namespace, modes: dict) -> int:
                                   modes=modes, progress=not args.quiet,
                                   verdicts=args.verdicts, revision=args.revision,
                                   split=args.split)
-    except (FileExistsError, StoreBusyError, RayUnreachableError, ImportError,
-            ValueError) as exc:
+    except (FileExistsError, StoreBusyError, IncompleteStoreError, RayUnreachableError,
+            ImportError, ValueError) as exc:
         print(f"accordkit score: error: {exc}", file=sys.stderr)
         return 1
     n_in = len(manifest["inputs"])
@@ -211,6 +212,11 @@ def _score_to_store(args: argparse.Namespace, modes: dict) -> int:
                   f"{r['same_as']})")
     if manifest["skipped"]:
         print(f"skipped {manifest['skipped']} bad record(s); see {args.out}/manifest.json")
+    noted = sum(bool(r.get("notes")) for r in manifest["inputs"])
+    if noted:
+        print(f"the loader noted something of {noted} input(s) (e.g. "
+              f"{next(r['notes'][0] for r in manifest['inputs'] if r.get('notes'))}); see "
+              f"{args.out}/manifest.json")
     for r in failed:
         print(f"  FAILED {r['source']}: {r['error']}", file=sys.stderr)
     return 1 if failed else 0

@@ -153,6 +153,9 @@ class InputRecord:
     size, mtime_ns : int or None
         Of the local file when it was hashed: a later check may trust an unchanged size and
         time instead of reading the file again.
+    notes : list of str
+        The first things the loader noted while reading it (as :attr:`LoadReport.notes
+        <accordkit.load.LoadReport>`: e.g. a simulation whose task the file does not list).
     same_as : int or None
         The earlier input this one repeats (the same file, e.g. named on its own and inside
         a folder also given): it is read once, as that input, and adds no rows here, as
@@ -169,6 +172,7 @@ class InputRecord:
     problems: list[str] = field(default_factory=list)
     size: int | None = None
     mtime_ns: int | None = None
+    notes: list[str] = field(default_factory=list)
     same_as: int | None = None
 
 

@@ -16,11 +16,18 @@ from typing import Any
 
 from .._lock import held, lock_path
 from .._pool import stop_pool
-from ..store import PART_DIRS, InputRecord, part_name, write_manifest, write_part
+from ..store import (
+    PART_DIRS,
+    IncompleteStoreError,
+    InputRecord,
+    part_name,
+    write_manifest,
+    write_part,
+)
 from .plan import CardPart, WorkItem, _open_parquet, is_url, plan_work
 
 __all__ = ["ENGINES", "score_to_store", "score_item", "write_scored", "verdict_table",
-           "RayUnreachableError", "StoreBusyError"]
+           "RayUnreachableError", "StoreBusyError", "InputsChangedError"]
 
 ENGINES = ("local", "ray")
 LEVELS = ("episode", "preference", "shift")
@@ -44,6 +51,25 @@ class StoreBusyError(RuntimeError):
     """Another scoring run is writing the same store folder."""
 
 
+class InputsChangedError(IncompleteStoreError):
+    """Inputs changed while they were scored: the store could not say which bytes its
+    scores are of, so it was not finished (no manifest)."""
+
+
+def _check_unchanged(inputs: Sequence[InputRecord]) -> None:
+    """Raise :class:`InputsChangedError` when a local input file differs from the one hashed
+    when the run was planned (a results file a benchmark run is still writing, say)."""
+    from ..store import scored_inputs
+
+    read = [asdict(r) for r in inputs if r.error is None and r.same_as is None]
+    changed = [r["source"] for r in scored_inputs({"inputs": read}) if r.get("changed")]
+    if changed:
+        raise InputsChangedError(
+            f"{len(changed)} input(s) changed while they were scored ({', '.join(changed[:3])}"
+            f"{' ...' if len(changed) > 3 else ''}), so the store cannot say which bytes its "
+            "scores are of and was left unfinished; score again once they no longer change")
+
+
 def _store_busy(out: Path) -> Any:
     def busy(owner: int) -> StoreBusyError:
         held_by = f" (process {owner})" if owner else ""
@@ -55,7 +81,7 @@ def _store_busy(out: Path) -> Any:
 
 def _load_batch(item: WorkItem, *, errors: str, metadata: Mapping[str, Any] | None = None,
                 load_options: Mapping[str, Any] | None = None):
-    """Read one work item as canonical episodes; returns (dataset, skipped records).
+    """Read one work item as canonical episodes; returns (dataset, the load's report).
 
     ``load_options`` (``revision``, ``split``) are :func:`accordkit.load`'s.
     """
@@ -70,13 +96,13 @@ def _load_batch(item: WorkItem, *, errors: str, metadata: Mapping[str, Any] | No
         table, origin, split = _with_card(table, card, split=options.get("split"))
         ds, report = load_table(table, source=item.source, errors=errors, split=split,
                                 origin=origin)
-        return ds, report.skipped
+        return ds, report
     if card is not None:
         from ..load import load_data_file
 
         ds, report = load_data_file(item.source, folder=card.folder, config=card.config,
                                     split=card.split, errors=errors)
-        return ds, report.skipped
+        return ds, report
     if is_url(item.source):
         import fsspec
 
@@ -87,9 +113,9 @@ def _load_batch(item: WorkItem, *, errors: str, metadata: Mapping[str, Any] | No
                 shutil.copyfileobj(src, dst)
             ds, report = load_with_report(str(local), errors=errors, metadata=metadata,
                                           **options)
-            return ds, report.skipped
+            return ds, report
     ds, report = load_with_report(item.source, errors=errors, metadata=metadata, **options)
-    return ds, report.skipped
+    return ds, report
 
 
 def _with_card(table: Any, card: CardPart | None, *, split: str | None,
@@ -293,8 +319,8 @@ def score_item(item: WorkItem, *, out: str, modes: Mapping[str, Any],
         (first reasons) and ``error`` (why the item could not be scored at all, or None).
     """
     result = {"input_index": item.input_index, "batch_index": item.batch_index,
-              "kind": item.kind, "episodes": 0, "skipped": 0, "problems": [], "error": None,
-              "parts": 0}
+              "kind": item.kind, "episodes": 0, "skipped": 0, "problems": [], "notes": [],
+              "error": None, "parts": 0}
     try:
         if item.kind == "modes":
             frame = _parquet_modes(item, split=dict(load_options or {}).get("split"))
@@ -302,8 +328,10 @@ def score_item(item: WorkItem, *, out: str, modes: Mapping[str, Any],
                           batch_index=item.batch_index) is not None:
                 result["parts"] += 1
             return result
-        ds, skipped = _load_batch(item, errors=errors, metadata=metadata,
-                                  load_options=load_options)
+        ds, report = _load_batch(item, errors=errors, metadata=metadata,
+                                 load_options=load_options)
+        skipped = report.skipped
+        result["notes"] = [str(n) for n in report.notes[:MAX_PROBLEMS]]
         if not len(ds) and skipped and all(s.concerns_the_file for s in skipped):
             # nothing of the input could be read (a truncated results file, a header of the
             # wrong type): a failed input, as an unreadable parquet file is, not one
@@ -393,6 +421,7 @@ def _ray_score_batch(batch: Any, *, out: str, options: Mapping[str, Any]) -> Any
         item = WorkItem(**{k: rec[k] for k in WorkItem.__dataclass_fields__})
         res = score_item(item, out=out, **options)
         res["problems"] = "\n".join(res["problems"])
+        res["notes"] = "\n".join(res["notes"])
         rows.append(res)
     return pd.DataFrame(rows)
 
@@ -425,6 +454,7 @@ def _run_ray(items: Sequence[WorkItem], *, out: str, num_proc: int, progress: bo
             ray.shutdown()
     for r in rows:
         r["problems"] = [p for p in str(r.get("problems") or "").split("\n") if p]
+        r["notes"] = [n for n in str(r.get("notes") or "").split("\n") if n]
         r["error"] = r.get("error") or None
     return rows
 
@@ -512,6 +542,8 @@ def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "lo
         ``out``, names a process that still runs).
     FileExistsError
         ``out`` holds a finished store, is a file, or holds files of no store run.
+    InputsChangedError
+        An input file changed while it was scored (the store is left unfinished).
     """
     from ..store import read_manifest  # noqa: F401 - documents the pair
 
@@ -564,6 +596,8 @@ def _score_to_store(sources: Sequence[str], *, out: Path, engine: str, num_proc:
         room = MAX_PROBLEMS - len(rec.problems)
         if room > 0:
             rec.problems += list(res["problems"])[:room]
+        rec.notes += [n for n in res.get("notes") or ()
+                      if n not in rec.notes][:max(0, MAX_PROBLEMS - len(rec.notes))]
         if res["error"]:
             msg = (f"batch {res['batch_index']}: {res['error']}"
                    if int(res["input_index"]) in batched or res.get("kind") == "modes"
@@ -573,6 +607,7 @@ def _score_to_store(sources: Sequence[str], *, out: Path, engine: str, num_proc:
         failed = [r for r in inputs if r.error]
         if failed:
             raise ValueError(f"{failed[0].source}: {failed[0].error}")
+    _check_unchanged(inputs)
     seconds = time.perf_counter() - started
     write_manifest(out, inputs, modes=modes, engine=engine,
                    extra={"num_proc": num_proc, "batch_size": batch_size, "errors": errors,

@@ -3,6 +3,7 @@ of a batch that failed."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -106,3 +107,49 @@ def test_a_mode_that_does_not_exist_is_refused_before_anything_is_written(
         score_to_store([str(sample_dir / "accord")], out=tmp_path / "s", modes=modes,
                        progress=False)
     assert not (tmp_path / "s").exists()
+
+
+def test_an_input_that_changes_while_it_is_scored_leaves_the_store_unfinished(
+        tmp_path, sample_dir, monkeypatch):
+    """A results file a benchmark run is still writing: the manifest would give the sha256
+    of bytes other than those scored."""
+    import shutil
+
+    from accordkit.engines.run import InputsChangedError
+    from accordkit.store import IncompleteStoreError
+
+    src = tmp_path / "run.parquet"
+    shutil.copy(sorted((sample_dir / "goalshift").rglob("*.parquet"))[0], src)
+    os.utime(src, (1.6e9, 1.6e9))
+    real = run_mod._run_local
+
+    def score_then_change(items, **kw):
+        done = real(items, **kw)
+        with open(src, "ab") as fh:  # the writer appends meanwhile
+            fh.write(b"more")
+        return done
+
+    monkeypatch.setattr(run_mod, "_run_local", score_then_change)
+    with pytest.raises(InputsChangedError, match="1 input.* changed while they were scored"):
+        score_to_store([str(src)], out=tmp_path / "s", progress=False)
+    with pytest.raises(IncompleteStoreError, match="not a finished score store"):
+        read_scores(tmp_path / "s")
+    monkeypatch.undo()
+    manifest = score_to_store([str(src)], out=tmp_path / "s", progress=False)  # cleared, redone
+    assert manifest["inputs"][0]["sha256"] == hashlib.sha256(src.read_bytes()).hexdigest()
+
+
+def test_what_the_loader_notes_is_kept_in_the_manifest(tmp_path, capsys):
+    from ..conftest import FIXTURES, _need
+
+    path = _need(FIXTURES / "agentchangebench"
+                 / "banking_gpt-4.1_legacy-reward_meta-tags_7sims.json")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ak.load(path, cache=False)
+    said = [str(w.message) for w in caught]
+    manifest = score_to_store([str(path)], out=tmp_path / "s", progress=False)
+    notes = manifest["inputs"][0]["notes"]
+    assert notes and all(any(n in m for m in said) for n in notes), (notes, said)
+    assert main(["score", str(path), "--out", str(tmp_path / "cli"), "--quiet"]) == 0
+    assert "the loader noted something of 1 input" in capsys.readouterr().out
