@@ -491,7 +491,8 @@ class _Reader:
         """The reader options that are part of every cache key."""
         return {"config": self.config, "split": self.split,
                 "metadata": sorted((self.metadata or {}).items()),
-                "readers": [r.name for r in readers.registered()]}
+                "readers": [[r.name, str(getattr(r, "version", ""))]
+                            for r in readers.registered()]}
 
     def cached_files(self, source: str, listing: Any, build: Any) -> pa.Table:
         """A source made of several files (a dir-format run), cached as one entry.

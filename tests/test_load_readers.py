@@ -182,3 +182,28 @@ def test_a_file_a_registered_reader_finds_changed_is_not_cached_under_its_old_by
     os.utime(path, (1.6e9, 1.6e9))
     assert list(ak.load(path)["episode_id"]) == ["tiny/v1"]
     assert list(ak.load([first, path])["episode_id"]) == ["tiny/a1", "tiny/v1"]
+
+
+def test_a_readers_version_is_part_of_the_cache_key(tmp_path, monkeypatch):
+    """A reader whose output changed says so by its version: files read before are read
+    again, not served as the old reader read them."""
+    monkeypatch.setenv("ACCORDKIT_CACHE_DIR", str(tmp_path / "cache"))
+
+    class Shouting(TinyFormat):
+        version = "1"
+
+        def read(self, path, *, source):
+            for rec in super().read(path, source=source):
+                rec["messages"][0]["content"] = rec["messages"][0]["content"].upper() \
+                    if self.version == "2" else rec["messages"][0]["content"]
+                yield rec
+
+    path = _write(tmp_path, [["a", "hi"]])
+    reader = Shouting()
+    readers.register(reader)
+    try:
+        assert ak.load(path)[0]["messages"][0]["content"] == "hi"
+        reader.version = "2"
+        assert ak.load(path)[0]["messages"][0]["content"] == "HI"
+    finally:
+        readers.unregister("tiny")

@@ -39,7 +39,9 @@ Adding a format of your own needs no loader internals. A **user reader** is any 
 
 :func:`register` puts it before the built-in file readers. What it yields goes through the
 same checks as every other record, under the same error policy, and is cached like any other
-text file.
+text file. The cache key holds each registered reader's ``name`` and, when it has one, its
+``version`` attribute: give a reader a ``version`` and change it when the reader's output
+changes, or files read before are served from the cache as the old reader read them.
 
 Examples
 --------
