@@ -293,7 +293,13 @@ class _Reader:
         try:
             taken: StatTaken | None = take_stat(real)
         except OSError:
-            taken = None  # reading it says what is wrong
+            # where a link led is gone (repointed since): look again; else reading it
+            # says what is wrong
+            real = self.reals[source] = real_path(path)
+            try:
+                taken = take_stat(real)
+            except OSError:
+                taken = None
         known = None if taken is None else _known_key(source, real, options, taken.stat)
         entry = None if known is None else self.cached(path, known)
         key = known

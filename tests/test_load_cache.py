@@ -205,6 +205,30 @@ def test_a_link_repointed_during_a_load_never_pairs_one_files_stat_with_anothers
     assert _load(one)[0]["episode_id"] == ["tau2/t1"]
 
 
+def test_a_link_whose_first_target_is_gone_is_read_where_it_leads_now(
+        tmp_path, cache_dir, monkeypatch):
+    first = _write(tmp_path, _results(_sim("s1")), "a.json")
+    one = _write(tmp_path, _results(_sim("t1")), "t1.json")
+    two = _write(tmp_path, _results(_sim("t2")), "t2.json")
+    for path in (first, one, two):
+        _age(path)
+    _load(one)
+    link = tmp_path / "link.json"
+    link.symlink_to(one)
+    load_mod = sys.modules["accordkit.load"]
+    real_parse = load_mod._Reader.text_file
+
+    def repoint_and_remove(self, data, source):
+        if source.endswith("a.json"):
+            link.unlink()
+            link.symlink_to(two)
+            one.unlink()
+        return real_parse(self, data, source)
+
+    monkeypatch.setattr(load_mod._Reader, "text_file", repoint_and_remove)
+    assert _load([first, link])[0]["episode_id"] == ["tau2/s1", "tau2/t2"]
+
+
 def test_a_simulation_added_while_a_dir_format_run_is_read_is_not_cached_as_the_run(
         tmp_path, cache_dir, monkeypatch):
     """The key of a dir-format run covers its listed files; a simulation written while the
