@@ -6,9 +6,12 @@ they touch it, and remove it when they are done. A second run into the same fold
 once with the caller's error instead of mixing its files with the first's. A lock whose
 process no longer runs (a run that was killed) is taken over.
 
-The lock file is created with ``O_EXCL``, so of two runs starting together one wins. A
-process id is checked on this machine only: two machines writing one network folder are not
-told apart.
+Taking the lock (looking at a lock file, removing one whose process is gone, creating one
+and writing this process's id in it) is done holding an advisory lock (``flock``) on the
+parent folder, so two runs starting together never both see a lock as free or as stale: one
+wins, the other is told the winner's process id. The lock file itself is created with
+``O_EXCL`` too, for systems without ``flock``. A process id is checked on this machine only:
+two machines writing one network folder are not told apart.
 """
 
 from __future__ import annotations
@@ -38,6 +41,30 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def _one_at_a_time(folder: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``folder`` (held for microseconds by whoever takes a
+    lock in it); nothing where ``flock`` is missing or refused (some network folders)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # pragma: no cover - the lock file's creation says what is wrong
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:  # pragma: no cover - a file system without flock
+            pass
+        yield
+    finally:
+        os.close(fd)  # releases the flock
+
+
 def acquire(lock: Path, busy: Callable[[int], Exception]) -> None:
     """Create ``lock`` holding this process's id.
 
@@ -47,21 +74,22 @@ def acquire(lock: Path, busy: Callable[[int], Exception]) -> None:
         ``busy(pid)`` when the process ``pid`` that holds the lock still runs (or ``pid`` 0
         when the lock could not be taken over twice in a row).
     """
-    for _ in range(2):
-        try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-        except FileExistsError:
+    with _one_at_a_time(lock.parent):
+        for _ in range(2):
             try:
-                owner = int(lock.read_text(encoding="utf-8").strip() or "0")
-            except (OSError, ValueError):
-                owner = 0
-            if owner and pid_alive(owner):
-                raise busy(owner) from None
-            lock.unlink(missing_ok=True)  # left by a process that no longer runs
-            continue
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(str(os.getpid()))
-        return
+                fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                try:
+                    owner = int(lock.read_text(encoding="utf-8").strip() or "0")
+                except (OSError, ValueError):
+                    owner = 0
+                if owner and pid_alive(owner):
+                    raise busy(owner) from None
+                lock.unlink(missing_ok=True)  # left by a process that no longer runs
+                continue
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(str(os.getpid()))
+            return
     raise busy(0)
 
 

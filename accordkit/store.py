@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -78,10 +79,10 @@ def scored_inputs(manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
     scores need no transcripts).
 
     A file of the size and modification time it was scored at is trusted unchanged and not
-    read; any other is hashed again. ``changed`` is None, with the reason in ``unchecked``,
-    when the file cannot be read.
+    read; a file of another size has changed; any other is hashed again, once per process
+    while its size and time stay the same. ``changed`` is None, with the reason in
+    ``unchecked``, when the file cannot be read.
     """
-    from . import _files
     from .engines.plan import is_url
 
     out = []
@@ -92,15 +93,28 @@ def scored_inputs(manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
             try:
                 entry["present"] = path.is_file()
                 st = path.stat() if entry["present"] else None
-                same = (st is not None and rec.get("size") == st.st_size
-                        and rec.get("mtime_ns") == st.st_mtime_ns)
-                entry["changed"] = bool(entry["present"] and not same
-                                        and _files.file_sha256(path) != rec["sha256"])
+                if st is None:
+                    entry["changed"] = False
+                elif rec.get("size") == st.st_size and rec.get("mtime_ns") == st.st_mtime_ns:
+                    entry["changed"] = False
+                elif isinstance(rec.get("size"), int) and rec["size"] != st.st_size:
+                    entry["changed"] = True
+                else:
+                    entry["changed"] = _sha256_now(
+                        str(path), st.st_size, st.st_mtime_ns, st.st_ino) != rec["sha256"]
             except OSError as exc:
                 entry["changed"] = None
                 entry["unchecked"] = f"{type(exc).__name__}: {exc}"
         out.append(entry)
     return out
+
+
+@lru_cache(maxsize=4096)
+def _sha256_now(path: str, size: int, mtime_ns: int, inode: int) -> str:
+    """sha256 of a file, remembered for the process while its size, time and inode stay."""
+    from . import _files
+
+    return _files.file_sha256(Path(path))
 
 
 def _warn_changed_inputs(store: Path, manifest: Mapping[str, Any]) -> None:
@@ -122,8 +136,8 @@ def _warn_failed_inputs(store: Path, manifest: Mapping[str, Any]) -> None:
 
         first = failed[0]
         warnings.warn(PartialStoreWarning(
-            f"the score store {store} lacks the episodes of {len(failed)} of "
-            f"{len(manifest['inputs'])} input(s) that could not be read or scored (first: "
+            f"{len(failed)} of the {len(manifest['inputs'])} input(s) of the score store "
+            f"{store} could not be read or scored in full, and what failed is absent (first: "
             f"{first.get('source')}: {first.get('error')}); see its manifest.json"),
             stacklevel=3)
 

@@ -53,3 +53,31 @@ def test_the_lock_is_released_when_the_body_fails(tmp_path):
 
 def test_pid_alive():
     assert _lock.pid_alive(os.getpid())
+
+
+def test_taking_the_lock_is_one_at_a_time(tmp_path):
+    """A run that has created the lock file but not yet written its id in it is not taken
+    for a dead one: a second run waits for it, then finds it alive."""
+    import threading
+    import time
+
+    out = tmp_path / "out"
+    lock = _lock.lock_path(out)
+    found = {}
+
+    def second_run():
+        try:
+            _lock.acquire(lock, _busy)
+        except Busy as exc:
+            found["busy"] = exc.args[0]
+
+    with _lock._one_at_a_time(tmp_path):  # the first run, inside acquire
+        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        waiting = threading.Thread(target=second_run)
+        waiting.start()
+        time.sleep(0.2)
+        assert waiting.is_alive(), "the second run waits"
+        os.write(fd, str(os.getppid()).encode())  # a process that runs
+        os.close(fd)
+    waiting.join(10)
+    assert found == {"busy": os.getppid()}

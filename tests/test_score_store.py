@@ -163,3 +163,24 @@ def test_read_scores_says_when_an_input_changed_since_it_was_scored(tmp_path, sa
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ak.read_scores(tmp_path / "s", check_inputs=False)
+
+
+def test_an_unchanged_input_is_hashed_at_most_once_per_process(tmp_path, sample_dir,
+                                                               monkeypatch):
+    import os
+    import shutil
+
+    from accordkit import _files, store
+
+    shutil.copytree(sample_dir / "goalshift", tmp_path / "in")
+    ak.write_scores(tmp_path / "in", tmp_path / "s")
+    inputs = json.loads((tmp_path / "s" / "manifest.json").read_text())["inputs"]
+    for rec in inputs:  # touched: same bytes, another time
+        os.utime(rec["source"], ns=(rec["mtime_ns"] + 10**9, rec["mtime_ns"] + 10**9))
+    hashed = []
+    real = _files.file_sha256
+    monkeypatch.setattr(_files, "file_sha256", lambda p: hashed.append(p) or real(p))
+    store._sha256_now.cache_clear()
+    for _ in range(3):
+        ak.read_scores(tmp_path / "s")
+    assert len(hashed) == len(inputs), "each touched input read once, and found unchanged"

@@ -9,6 +9,7 @@ for the manifest: nothing is left out without saying so.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -159,6 +160,38 @@ def _expand(sources: Sequence[str], *, split: str | None = None,
     return out
 
 
+def _read_once(expanded: Sequence[tuple[str, CardPart | None, str | None]]) -> list[int]:
+    """For each input, the input that reads its file: itself, or another naming the same
+    file (on its own and inside a folder given too, through a link, ...), which is read once
+    so that its episodes are not scored twice.
+
+    Of the inputs naming one file, the first that reads it through a dataset card is chosen
+    (the card gives it a config and split, and ``split=`` chooses files by the card), else
+    the first.
+
+    Examples
+    --------
+    >>> card = CardPart("default", "train", "/d")
+    >>> _read_once([("/d/a.parquet", None, None), ("/d/a.parquet", card, None),
+    ...             ("/d/b.parquet", None, None), ("/d/a.parquet", None, None)])
+    [1, 1, 2, 1]
+    """
+    chosen: dict[str, int] = {}
+    for index, (source, card, error) in enumerate(expanded):
+        if error is not None:
+            continue
+        key = source if is_url(source) or not Path(source).exists() \
+            else os.path.realpath(source)
+        if key not in chosen or (card is not None and expanded[chosen[key]][1] is None):
+            chosen[key] = index
+    out = []
+    for index, (source, _, error) in enumerate(expanded):
+        key = source if is_url(source) or not Path(source).exists() \
+            else os.path.realpath(source)
+        out.append(index if error is not None else chosen[key])
+    return out
+
+
 def _sha256(source: str) -> str | None:
     """Of a file or fsspec URL's bytes; None for anything else (a hub id)."""
     if is_url(source):
@@ -211,19 +244,16 @@ def plan_work(sources: Sequence[str], *, batch_size: int = 20_000,
     items: list[WorkItem] = []
     inputs: list[InputRecord] = []
     parquet: list[tuple[int, int, str, CardPart | None]] = []
-    first: dict[str, int] = {}
-    for index, (source, card, error) in enumerate(_expand(sources, split=split)):
+    expanded = _expand(sources, split=split)
+    once = _read_once(expanded)
+    for index, (source, card, error) in enumerate(expanded):
         record = InputRecord(index=index, source=source)
         inputs.append(record)
         if error is not None:
             record.error = error
             continue
-        # local paths are resolved: a file named twice (on its own and in a folder) is
-        # read once, or its episodes would be scored twice
-        record.same_as = first.setdefault(source, index)
-        if record.same_as == index:
-            record.same_as = None
-        else:
+        if once[index] != index:
+            record.same_as = once[index]
             continue
         if not is_url(source) and Path(source).is_dir():
             record.error = f"no {', '.join(_DATA_SUFFIXES)} file in this folder"

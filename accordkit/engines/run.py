@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shutil
 import socket
@@ -74,8 +75,8 @@ def _store_busy(out: Path) -> Any:
     def busy(owner: int) -> StoreBusyError:
         held_by = f" (process {owner})" if owner else ""
         return StoreBusyError(
-            f"another accordkit score run{held_by} is writing the score store {out}; wait "
-            f"for it or choose another --out (lock file {lock_path(out)})")
+            f"another accordkit run{held_by} is writing {out}; wait for it or choose "
+            f"another --out (lock file {lock_path(out)})")
     return busy
 
 
@@ -420,8 +421,9 @@ def _ray_score_batch(batch: Any, *, out: str, options: Mapping[str, Any]) -> Any
         rec["sources"] = tuple(str(p) for p in (rec.get("sources") or ()))
         item = WorkItem(**{k: rec[k] for k in WorkItem.__dataclass_fields__})
         res = score_item(item, out=out, **options)
-        res["problems"] = "\n".join(res["problems"])
-        res["notes"] = "\n".join(res["notes"])
+        # lists travel as JSON text in the pandas batch (a reason may hold a newline)
+        res["problems"] = json.dumps(res["problems"])
+        res["notes"] = json.dumps(res["notes"])
         rows.append(res)
     return pd.DataFrame(rows)
 
@@ -453,8 +455,8 @@ def _run_ray(items: Sequence[WorkItem], *, out: str, num_proc: int, progress: bo
         if started:
             ray.shutdown()
     for r in rows:
-        r["problems"] = [p for p in str(r.get("problems") or "").split("\n") if p]
-        r["notes"] = [n for n in str(r.get("notes") or "").split("\n") if n]
+        r["problems"] = json.loads(r.get("problems") or "[]")
+        r["notes"] = json.loads(r.get("notes") or "[]")
         r["error"] = r.get("error") or None
     return rows
 
@@ -555,7 +557,7 @@ def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "lo
     from ..score import check_options
 
     check_options(modes)  # before any work: a bad mode would fail every batch
-    out = Path(out).absolute()
+    out = Path(out).resolve()  # one lock whatever the spelling (a link, ..)
     with held(out, _store_busy(out)):
         # one run at a time: a second run would take the first's parts for leftovers
         return _score_to_store(sources, out=out, engine=engine, num_proc=num_proc,

@@ -118,9 +118,30 @@ def store_modes_conflict(store_modes: Mapping[str, Any], params: Mapping[str, An
     for name, run in expand_grid(params):
         for mode in SCORE_OPTIONS:
             stored = store_modes.get(mode, defaults[mode])
-            if mode in run and run[mode] != stored:
+            if mode in run and not _same_mode(mode, run[mode], stored):
                 out.append((name, mode, run[mode], stored))
     return out
+
+
+def _same_mode(mode: str, a: Any, b: Any) -> bool:
+    """Whether two values of a scoring option score alike (``"upstream"`` is another name
+    of a TCRR mode).
+
+    Examples
+    --------
+    >>> _same_mode("tcrr_mode", "upstream", "upstream_a6a9157"), _same_mode("tcrr_mode", "x", "x")
+    (True, True)
+    """
+    if a == b:
+        return True
+    if mode == "tcrr_mode":
+        from ..metrics.tcrr import resolve_mode
+
+        try:
+            return resolve_mode(a) == resolve_mode(b)
+        except (ValueError, TypeError):
+            return False
+    return False
 
 
 class SkippedRecordsError(ValueError):

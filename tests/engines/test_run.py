@@ -24,7 +24,7 @@ from accordkit.store import PartialStoreWarning, read_manifest, read_scores
 def test_a_second_run_into_the_same_store_stops_and_touches_nothing(tmp_path, sample_dir):
     out = tmp_path / "store"
     _lock.lock_path(out).write_text(str(os.getppid()))  # a run that is writing it
-    with pytest.raises(StoreBusyError, match="another accordkit score run"):
+    with pytest.raises(StoreBusyError, match="another accordkit run"):
         score_to_store([str(sample_dir / "goalshift")], out=out, progress=False)
     assert not out.exists()
     assert _lock.lock_path(out).read_text() == str(os.getppid())
@@ -35,7 +35,7 @@ def test_the_cli_says_so_in_one_line(tmp_path, sample_dir, capsys):
     _lock.lock_path(out).write_text(str(os.getppid()))
     assert main(["score", str(sample_dir / "goalshift"), "--out", str(out), "--quiet"]) == 1
     err = capsys.readouterr().err.strip()
-    assert err.startswith("accordkit score: error: another accordkit score run") and \
+    assert err.startswith("accordkit score: error: another accordkit run") and \
         "\n" not in err
 
 
@@ -57,7 +57,7 @@ def test_two_runs_started_together_never_mix(tmp_path, sample_dir):
     assert codes == [0, 1]
     loser = (first if first.returncode else second).stderr.read()
     # it found the store being written, or (the first run done already) finished
-    assert "another accordkit score run" in loser \
+    assert "another accordkit run" in loser \
         or "already holds a finished score store" in loser, loser
 
 
@@ -91,7 +91,7 @@ def test_a_batch_that_fails_half_written_leaves_no_part(tmp_path, sample_dir, mo
     manifest = score_to_store(files[:1], out=out, progress=False, batch_size=10_000)
     assert manifest["failed_inputs"] == 1 and manifest["episodes"] == 0
     assert manifest["levels"]["episode"] == manifest["levels"]["shift"] == []
-    with pytest.warns(PartialStoreWarning, match="lacks the episodes of 1 of 1 input"):
+    with pytest.warns(PartialStoreWarning, match="1 of the 1 input.* could not be read"):
         assert len(read_scores(out)) == 0
 
 
@@ -153,3 +153,48 @@ def test_what_the_loader_notes_is_kept_in_the_manifest(tmp_path, capsys):
     assert notes and all(any(n in m for m in said) for n in notes), (notes, said)
     assert main(["score", str(path), "--out", str(tmp_path / "cli"), "--quiet"]) == 0
     assert "the loader noted something of 1 input" in capsys.readouterr().out
+
+
+def _quiet_load(sources, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # ak.load's note that it kept one copy of each
+        return ak.load(sources, **kw)
+
+
+def test_a_file_linked_into_a_folder_also_given_is_scored_once(tmp_path, sample_dir):
+    src = sorted((sample_dir / "goalshift").rglob("*.parquet"))[0]
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "linked.parquet").symlink_to(src)
+    sources = [str(src), str(tmp_path / "runs")]
+    manifest = score_to_store(sources, out=tmp_path / "s", progress=False)
+    assert [r["same_as"] for r in manifest["inputs"]] == [None, 0]
+    assert len(read_scores(tmp_path / "s")) == len(_quiet_load(sources)) == 72
+
+
+def test_of_a_file_named_twice_the_reading_through_its_dataset_card_is_kept(tmp_path,
+                                                                           sample_dir):
+    """The card names the file's split: read on its own first, the file's own rows (split
+    "test") would leave nothing for split="train", where ak.load keeps the card's rows."""
+    import shutil
+
+    folder = tmp_path / "ds"
+    (folder / "data").mkdir(parents=True)
+    path = folder / "data" / "test-0.parquet"
+    shutil.copy(sorted((sample_dir / "accord").rglob("*.parquet"))[0], path)
+    (folder / "README.md").write_text("---\nconfigs:\n- config_name: shop\n  data_files:\n"
+                                      "  - split: train\n    path: data/test-*.parquet\n---\n")
+    sources = [str(path), str(folder)]
+    manifest = score_to_store(sources, out=tmp_path / "s", progress=False, split="train")
+    assert [r["same_as"] for r in manifest["inputs"]] == [1, None]
+    assert manifest["episodes"] == len(_quiet_load(sources, split="train")) > 0
+
+
+def test_a_store_has_one_lock_whatever_its_spelling(tmp_path, sample_dir):
+    real = tmp_path / "real"
+    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    (tmp_path / "sub").mkdir()
+    _lock.lock_path(real).write_text(str(os.getppid()))  # a run writing it
+    for spelling in (tmp_path / "link", tmp_path / "sub" / ".." / "real"):
+        with pytest.raises(StoreBusyError):
+            score_to_store([str(sample_dir / "goalshift")], out=spelling, progress=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".real.lock", "link", "sub"]

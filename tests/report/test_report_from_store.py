@@ -193,3 +193,12 @@ def test_the_cli_calls_it_a_usage_error(store, capsys):
                  str(store / "cli-refused"), "--set", "action_mode=upstream"])
     assert code == 64
     assert "action_mode='upstream'" in capsys.readouterr().err
+
+
+def test_another_name_of_the_stores_tcrr_mode_is_the_same_mode():
+    from accordkit.report.runner import store_modes_conflict
+
+    assert store_modes_conflict({"tcrr_mode": "upstream"},
+                                {"tcrr_mode": "upstream_a6a9157"}) == []
+    assert store_modes_conflict({"tcrr_mode": "upstream_a6a9157"},
+                                {"grid": {"tcrr_mode": ["upstream"]}}) == []
