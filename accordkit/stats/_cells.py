@@ -29,7 +29,18 @@ class Cell:
 
 
 def sorted_codes(column: pd.Series) -> tuple[np.ndarray, pd.Index]:
-    """Integer codes of a column, numbered in sorted order of its values."""
+    """Integer codes of a column, numbered in sorted order of its values.
+
+    A categorical column is numbered by its values too, not by the order of its categories
+    (``pd.factorize`` follows that order): the same ids as categories or as strings give
+    the same clusters, the same resamples and the same tables.
+
+    >>> ids = pd.Series(pd.Categorical(["b", "a", "b"], categories=["b", "a"]))
+    >>> sorted_codes(ids)[0].tolist(), list(sorted_codes(ids)[1])
+    ([1, 0, 1], ['a', 'b'])
+    """
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        column = column.cat.reorder_categories(column.cat.categories.sort_values())
     codes, uniques = pd.factorize(column, sort=True)
     return codes.astype(np.intp), pd.Index(uniques)
 

@@ -554,7 +554,10 @@ def _p_value(cand: _Model, base: _Model, cell, args: CompareArgs) -> float:
         d = d[np.isfinite(d)]
         if len(d) == 0:
             return np.nan
-        tail = min(np.count_nonzero(d <= 0), np.count_nonzero(d >= 0)) + 1
+        # a difference of zero in exact arithmetic may come out a unit in the last place
+        # either side of it, by the order its sums were added in: ties count both ways
+        tol = _TIE_RTOL * max(1.0, abs(delta))
+        tail = min(np.count_nonzero(d <= tol), np.count_nonzero(d >= -tol)) + 1
         return float(min(1.0, 2 * tail / (len(d) + 1)))
     return _permutation_p(cand, base, delta, cell, args)
 
