@@ -70,9 +70,14 @@ def cache_key(call: JudgeCall, *, model: str, params: Mapping[str, Any]) -> str:
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+#: The largest token count taken as real (2**53: exact as a float, and as an Int64 in the
+#: verdict table); a server reporting more is reporting nonsense.
+MAX_TOKENS = 2**53
+
+
 def _count_ok(value: Any) -> bool:
     return value is None or (isinstance(value, int) and not isinstance(value, bool)
-                             and value >= 0)
+                             and 0 <= value <= MAX_TOKENS)
 
 
 def entry_is_sound(entry: Any, key: str | None = None) -> bool:

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ._litellm import get_litellm
-from .cache import JudgeCache
+from .cache import MAX_TOKENS, JudgeCache
 from .calls import JudgeCall
 from .pricing import Price
 from .retry import RetryPolicy, is_retryable, retry_after_seconds
@@ -96,9 +96,11 @@ def _token_count(value: Any, name: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) \
-            or not math.isfinite(value) or value < 0 or value != int(value):
+            or not math.isfinite(value) or value < 0 or value != int(value) \
+            or value > MAX_TOKENS:
         raise UsageError(f"the server reported usage.{name} = {str(value)[:40]!r}, not a "
-                         "non-negative whole number: no cost can be computed from it")
+                         f"whole number from 0 to {MAX_TOKENS}: no cost can be computed "
+                         "from it")
     return int(value)
 
 

@@ -64,17 +64,19 @@ def merge_verdicts(tables: Iterable[pd.DataFrame | str | Path]) -> pd.DataFrame:
     allv = pd.concat(frames, ignore_index=True)
     keys = list(REQUEST_COLUMNS)
     answered = allv[allv["error"].isna()]
-    per_item = answered.groupby(keys, dropna=False)["verdict"].nunique(dropna=False)
+    # one number per request (a null turn, as in GSRT rows, is a value of its own)
+    item = answered.groupby(keys, dropna=False, sort=True).ngroup()
+    per_item = answered["verdict"].groupby(item).nunique(dropna=False)
     bad = per_item[per_item > 1]
     if len(bad):
         conflicts = []
-        for idx in bad.index:
-            rec = dict(zip(keys, idx, strict=True))
-            mask = (answered[keys].astype(str) == pd.Series({k: str(v) for k, v in rec.items()})
-                    ).all(axis=1)
-            seen = sorted(answered.loc[mask, "verdict"].astype(str).unique())
+        for number in bad.index:
+            rows = answered[item == number]
+            rec = rows.iloc[0]
+            seen = sorted(rows["verdict"].astype(str).unique())
+            turn = "none" if pd.isna(rec["turn_idx"]) else rec["turn_idx"]
             conflicts.append(f"episode {rec['episode_id']}, item {rec['item']}, turn "
-                             f"{rec['turn_idx']}, {rec['judge']} · {rec['judge_model']}: "
+                             f"{turn}, {rec['judge']} · {rec['judge_model']}: "
                              f"{' vs '.join(v[:60] for v in seen)}")
         raise MergeConflictError(conflicts)
     # answers first, then errors: drop_duplicates keeps an answer over an error

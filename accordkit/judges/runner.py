@@ -28,6 +28,7 @@ it) -> replies stored as they arrive -> parsed into the verdict table.
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import re
 import threading
@@ -437,19 +438,19 @@ async def arun_judge(
     stats = DispatchStats()
     if pending:
         cache.check_writable()          # before any paid request
+        _check_storable(params)         # the same: an answer that cannot be stored is lost
         if _completion is None and "mock_response" not in params:
             _check_credentials(model, api_base, n_pending=len(pending),
                                n_cached=len(unique) - len(pending))
-        with warnings.catch_warnings():
-            # pydantic warns about litellm's own types on the first request; not ours to fix
-            warnings.filterwarnings("ignore", message=r".*`ReadOnly` qualifier",
-                                    category=UserWarning)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             results, stats = await execute(
                 pending, model=model, api_base=api_base, params=params, timeout=timeout,
                 retry=RetryPolicy(max_attempts=max_attempts, base=backoff[0], cap=backoff[1]),
                 concurrency=concurrency, cache=cache, price=price, max_cost=max_cost,
                 progress=progress, label=f"judge {judge} · {model}", completion=_completion,
                 seed=seed)
+        _warn_again_redacted(caught)
         outcomes.update(results)
     if stats.n_unstored:
         warnings.warn(f"{stats.n_unstored} judge answer(s) could not be written to the cache "
@@ -586,3 +587,46 @@ def judge(
                     completion_kwargs=completion_kwargs, backoff=backoff, seed=seed,
                     shard=shard)
     return run.verdicts
+
+
+def _warn_again_redacted(caught: list[warnings.WarningMessage]) -> None:
+    """Emit again the warnings of a judge run's requests, each once, with every credential
+    masked (:func:`~accordkit.judges.dispatch.redact`): litellm and pydantic warnings may
+    quote a reply, and a server may echo the request's ``Authorization`` header in it.
+
+    pydantic's warning about litellm's own types (the ``ReadOnly`` qualifier) is dropped:
+    not ours to fix, and said on every first request.
+    """
+    from .dispatch import redact
+
+    seen = set()
+    for w in caught:
+        text = redact(str(w.message)) or ""
+        if "`ReadOnly` qualifier" in text or (w.category, text) in seen:
+            continue
+        seen.add((w.category, text))
+        warnings.warn(text, category=w.category, stacklevel=3)
+
+
+def _check_storable(params: Mapping[str, Any]) -> None:
+    """``ValueError`` naming a request parameter that cannot be written as JSON.
+
+    Cache entries are JSON: an answer to such a request would be paid for on every run and
+    never kept. Checked before any request is sent.
+
+    Examples
+    --------
+    >>> _check_storable({"temperature": 0, "response_format": {"type": "json_object"}})
+    >>> _check_storable({"response_format": object})
+    Traceback (most recent call last):
+    ...
+    ValueError: request parameter 'response_format' cannot be stored in the judge cache (a type, not JSON data); pass JSON data (e.g. a JSON schema as a dict)
+    """
+    for name, value in params.items():
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"request parameter {name!r} cannot be stored in the judge cache (a "
+                f"{type(value).__name__}, not JSON data); pass JSON data (e.g. a JSON "
+                "schema as a dict)") from None

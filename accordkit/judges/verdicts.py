@@ -109,7 +109,8 @@ def _coerce(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.loc[:, list(VERDICT_COLUMNS)].copy()
     for col, dtype in VERDICT_DTYPES.items():
         if col == "cached_at":
-            out[col] = pd.to_datetime(out[col], utc=True).astype(dtype)
+            # each value on its own ISO 8601 form (an entry may hold a date alone)
+            out[col] = pd.to_datetime(out[col], utc=True, format="ISO8601").astype(dtype)
         else:
             out[col] = out[col].astype(dtype)
     return out.reset_index(drop=True)

@@ -135,6 +135,8 @@ def test_a_capped_run_stops_when_usage_is_missing_and_tokens_cannot_be_counted(t
     SimpleNamespace(prompt_tokens="lots", completion_tokens=10),
     SimpleNamespace(prompt_tokens=float("nan"), completion_tokens=10),
     SimpleNamespace(prompt_tokens=10.5, completion_tokens=10),
+    # beyond any Int64 of the verdict table: it used to be cached, then crash every table
+    SimpleNamespace(prompt_tokens=10**19, completion_tokens=10),
 ])
 def test_negative_or_non_numeric_token_counts_are_errors_never_costs(usage, tmp_path):
     fake = _fake(lambda n: _response(usage=usage))
@@ -316,3 +318,47 @@ def test_a_cache_folder_that_refuses_files_is_refused_before_any_request(tmp_pat
         run_judge([acb_episode()], judge="gsrt", cache_dir=tmp_path, _completion=fake,
                   **PRICED, **FAST)
     assert fake.calls == []
+
+
+# --------------------------------------------------------------------------- review mends
+
+
+def test_a_key_echoed_into_a_warning_is_redacted(tmp_path, fake_key):
+    """A server echoing the Authorization header into a reply field made pydantic warn
+    with the key in clear, on stderr."""
+    import warnings
+
+    async def completion(**kwargs: Any) -> Any:
+        warnings.warn(f"serializer: input_value='Bearer {fake_key}'", UserWarning,
+                      stacklevel=2)
+        return _response()
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = run_judge([acb_episode()], judge="gsrt", cache_dir=tmp_path,
+                        _completion=completion, **PRICED, **FAST)
+    said = [str(w.message) for w in caught]
+    assert run.exit_code == 0 and any("Bearer [REDACTED]" in m for m in said), said
+    assert not any(fake_key in m for m in said)
+
+
+def test_a_parameter_the_cache_cannot_store_is_refused_before_any_request(tmp_path):
+    fake = _fake(lambda n: _response())
+    with pytest.raises(ValueError, match="'response_format' cannot be stored"):
+        run_judge([acb_episode()], judge="gsrt", cache_dir=tmp_path, _completion=fake,
+                  completion_kwargs={"response_format": type("Schema", (), {})}, **PRICED,
+                  **FAST)
+    assert fake.calls == []
+
+
+def test_a_cached_at_of_another_iso_form_builds_the_table(tmp_path):
+    fake = _fake(lambda n: _response())
+    run_judge([acb_episode("a"), acb_episode("b")], judge="gsrt", cache_dir=tmp_path,
+              _completion=fake, **PRICED, **FAST)
+    first = JudgeCache(tmp_path).entries()[0]
+    entry = json.loads(first.read_text())
+    first.write_text(json.dumps({**entry, "cached_at": "2024-05-01"}))
+    run = run_judge([acb_episode("a"), acb_episode("b")], judge="gsrt", cache_dir=tmp_path,
+                    _completion=fake, **PRICED, **FAST)
+    assert len(fake.calls) == 2 and run.exit_code == 0
+    assert run.verdicts["cached_at"].notna().all()

@@ -66,6 +66,22 @@ def test_a_conflicting_merge_is_refused(tmp_path):
     assert merge_verdicts([c, a])["error"].isna().all()
 
 
+def test_a_conflict_on_an_item_with_no_turn_names_both_verdicts(tmp_path):
+    """GSRT rows have no turn: the message used to end after the colon."""
+    from .episodes import GSRT_REPLY
+
+    gsrt = {**OPTS, "judge": "gsrt"}
+    a = run_judge([acb_episode("x")], cache_dir=tmp_path, **gsrt,
+                  completion_kwargs={"mock_response": GSRT_REPLY}).verdicts
+    assert a["turn_idx"].isna().all()
+    b = a.copy()
+    b["verdict"] = "invalid"
+    with pytest.raises(MergeConflictError) as err:
+        merge_verdicts([a, b])
+    message = str(err.value)
+    assert "turn none" in message and "invalid vs " in message, message
+
+
 def test_conflicting_caches_are_refused_and_nothing_copied(tmp_path):
     run_judge(_eps(2), cache_dir=tmp_path / "a", _completion=_completion, **OPTS)
     run_judge(_eps(2), cache_dir=tmp_path / "b", _completion=_completion, **OPTS)
