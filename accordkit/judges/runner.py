@@ -205,12 +205,15 @@ def _judge_iv(*, judge: str, model: str, concurrency: int, timeout: float, max_a
     return spec
 
 
-#: Header names (and nested keys) that carry credentials: ``Authorization``, ``api-key``
-#: (Azure), ``x-api-key``, ``Ocp-Apim-Subscription-Key``, cookies.
-_SECRET_HEADER = re.compile(r"^(proxy_)?authorization$|api_?key|subscription_key|cookie",
+#: Header names (and nested keys) that carry credentials: ``Authorization``, ``X-Auth``,
+#: ``X-Auth-Token``, ``api-key`` (Azure), ``x-api-key``, ``Ocp-Apim-Subscription-Key``,
+#: cookies.
+_SECRET_HEADER = re.compile(r"(^|_)auth(orization)?($|_)|api_?key|subscription_key|cookie",
                             re.IGNORECASE)
-#: Values that are credentials whatever their key is called.
-_SECRET_VALUE = re.compile(r"^\s*(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}\s*$", re.IGNORECASE)
+#: Values that are credentials whatever their key is called: an HTTP authorization value,
+#: or a provider key (``sk-...``, as OpenAI's, Anthropic's and many proxies' keys begin).
+_SECRET_VALUE = re.compile(r"^\s*((bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}"
+                           r"|sk-[A-Za-z0-9_-]{8,})\s*$", re.IGNORECASE)
 
 
 def _credential_inside(value: Any, path: str = "") -> str | None:
@@ -221,8 +224,9 @@ def _credential_inside(value: Any, path: str = "") -> str | None:
             name = str(key)
             here = f"{path}.{name}" if path else name
             normal = name.replace("-", "_")
-            if path and (_SECRET_KWARG.search(normal) or _SECRET_HEADER.search(normal)):
-                return here
+            if path and (_SECRET_KWARG.search(normal) or _SECRET_HEADER.search(normal)) \
+                    and not isinstance(item, Mapping | list | tuple):
+                return here  # (a mapping is looked into: {"auth": {"token": ...}})
             found = _credential_inside(item, here)
             if found is not None:
                 return found

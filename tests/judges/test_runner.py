@@ -117,6 +117,11 @@ def test_stored_output_is_skipped_unless_asked(tmp_path):
      r"credential \(extra_body.auth.token\)"),
     ({"completion_kwargs": {"extra_headers": {"X-Custom": "Bearer abc123def456"}}},
      r"credential \(extra_headers.X-Custom\)"),
+    # a proxy's own header, and a provider key under any name: stored in clear before
+    ({"completion_kwargs": {"extra_headers": {"X-Auth": "sk-proxy-SECRET999"}}},
+     r"credential \(extra_headers.X-Auth\)"),
+    ({"completion_kwargs": {"extra_headers": {"X-Custom": "sk-proxy-SECRET999"}}},
+     r"credential \(extra_headers.X-Custom\)"),
 ])
 def test_bad_options(kwargs, match, tmp_path):
     opts = {"judge": "gsrt", "model": "gpt-4o-mini", "cache_dir": tmp_path, **FAST, **kwargs}
@@ -127,7 +132,9 @@ def test_bad_options(kwargs, match, tmp_path):
 def test_headers_without_a_credential_are_fine(tmp_path):
     run = run_judge([acb_episode()], judge="gsrt", model="gpt-4o-mini", cache_dir=tmp_path,
                     completion_kwargs={"mock_response": GSRT_REPLY,
-                                       "extra_headers": {"X-Title": "accordkit"}}, **FAST)
+                                       "extra_headers": {"X-Title": "accordkit"},
+                                       "metadata": {"author": "a", "authority": "b"}},
+                    **FAST)
     assert run.exit_code == 0
 
 
