@@ -98,7 +98,7 @@ def check_options(options: dict) -> None:
     ValueError: action_mode must be one of ('best_match', 'upstream'), got 'exact'
     """
     from .metrics.tcrr import resolve_mode
-    from .metrics.tsr import ACTION_MODES
+    from .metrics.tsr import check_action_mode
 
     unknown = sorted(set(options) - set(SCORE_OPTIONS))
     if unknown:
@@ -106,9 +106,8 @@ def check_options(options: dict) -> None:
                          f"{list(SCORE_OPTIONS)}")
     if "tcrr_mode" in options:
         resolve_mode(options["tcrr_mode"])
-    if "action_mode" in options and options["action_mode"] not in ACTION_MODES:
-        raise ValueError(f"action_mode must be one of {ACTION_MODES}, "
-                         f"got {options['action_mode']!r}")
+    if "action_mode" in options:
+        check_action_mode(options["action_mode"])
 
 
 def score(

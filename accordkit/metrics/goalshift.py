@@ -23,7 +23,7 @@ from ._checks import check_episode_table
 from .gsrt import SHIFT_COLUMNS, gsrt_columns, shift_arrays, shift_rows
 from .stored_checks import BASIS_COLUMNS, CHECK_COLUMNS, reward_check_columns
 from .tcrr import resolve_mode, tcrr_columns
-from .tsr import ACTION_MODES, tsr_columns
+from .tsr import check_action_mode, tsr_columns
 from .tue import tue_columns
 
 __all__ = ["score_episodes", "episode_columns", "score_shifts", "outcome_rewards", "EPISODE_COLUMNS",
@@ -147,8 +147,7 @@ def episode_columns(table: pa.Table, *, tcrr_mode: str = "episode",
     """
     check_episode_table(table, _REQUIRED, what="goal-shift scoring")
     table = one_chunk(table, keep=("messages",))
-    if action_mode not in ACTION_MODES:
-        raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
+    check_action_mode(action_mode)
     mode = resolve_mode(tcrr_mode)
     if verdicts is not None:
         from ..judges.verdicts import attach_verdicts

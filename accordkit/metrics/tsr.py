@@ -46,6 +46,7 @@ from ._calls import Transcripts, _np, group_starts, join_positions, text_codes
 
 __all__ = [
     "ACTION_MODES",
+    "check_action_mode",
     "BASE_WEIGHTS",
     "params_match",
     "combine_channels",
@@ -54,6 +55,13 @@ __all__ = [
 ]
 
 ACTION_MODES = ("best_match", "upstream")
+
+
+def check_action_mode(action_mode: str) -> None:
+    """``ValueError`` when ``action_mode`` is not one of :data:`ACTION_MODES`."""
+    if action_mode not in ACTION_MODES:
+        raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
+
 #: Benchmarks whose communicate strings are matched message by message, commas removed.
 PER_MESSAGE_BENCHMARKS = ("tau2", "taubench")
 #: Base channel weights, in the order upstream sums them.
@@ -336,8 +344,7 @@ def tsr_channels(table: pa.Table, *, action_mode: str = "best_match",
 def tsr_columns(table: pa.Table, *, action_mode: str, transcripts: Transcripts
                 ) -> dict[str, Any]:
     """:func:`tsr_channels`' columns, as arrays (one row per episode of ``table``)."""
-    if action_mode not in ACTION_MODES:
-        raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
+    check_action_mode(action_mode)
     tr = transcripts
     action = _action_scores(table, tr, action_mode)
     comm = _communicate_scores(table, tr)
