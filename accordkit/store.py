@@ -117,29 +117,26 @@ def _sha256_now(path: str, size: int, mtime_ns: int, inode: int) -> str:
     return _files.file_sha256(Path(path))
 
 
-def _warn_changed_inputs(store: Path, manifest: Mapping[str, Any]) -> None:
-    changed = [r["source"] for r in scored_inputs(manifest) if r.get("changed")]
-    if changed:
-        import warnings
+def _warn_about_inputs(store: Path, manifest: Mapping[str, Any]) -> None:
+    """Warn of the store's inputs that failed (:class:`PartialStoreWarning`) and of those
+    whose file changed since it was scored (:class:`StoreChangedWarning`)."""
+    import warnings
 
-        warnings.warn(StoreChangedWarning(
-            f"{len(changed)} input(s) of the score store {store} changed since they were "
-            f"scored ({', '.join(changed[:3])}{' ...' if len(changed) > 3 else ''}): its "
-            "scores are those of the files as scored; score them again for scores of the "
-            "files as they are"), stacklevel=3)
-
-
-def _warn_failed_inputs(store: Path, manifest: Mapping[str, Any]) -> None:
     failed = [r for r in manifest["inputs"] if r.get("error")]
     if failed:
-        import warnings
-
         first = failed[0]
         warnings.warn(PartialStoreWarning(
             f"{len(failed)} of the {len(manifest['inputs'])} input(s) of the score store "
             f"{store} could not be read or scored in full, and what failed is absent (first: "
             f"{first.get('source')}: {first.get('error')}); see its manifest.json"),
             stacklevel=3)
+    changed = [r["source"] for r in scored_inputs(manifest) if r.get("changed")]
+    if changed:
+        warnings.warn(StoreChangedWarning(
+            f"{len(changed)} input(s) of the score store {store} changed since they were "
+            f"scored ({', '.join(changed[:3])}{' ...' if len(changed) > 3 else ''}): its "
+            "scores are those of the files as scored; score them again for scores of the "
+            "files as they are"), stacklevel=3)
 
 
 @dataclass
@@ -351,8 +348,10 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
         of a million AcCoRD episodes (6.2 million rows) takes 0.26 GB this way against
         1.6 GB as strings. String arithmetic (``a + " / " + b``) needs ``.astype(str)``.
     check_inputs : bool, default True
-        Warn when an input file changed since it was scored (a file of the size and
-        modification time it was scored at is not read; any other is hashed again).
+        Warn about the store's inputs: those that could not be read or scored, and those
+        whose file changed since it was scored (a file of the size and modification time
+        it was scored at is not read; any other is hashed again). False when the caller
+        says so itself (the report does, on its index page).
 
     Returns
     -------
@@ -367,7 +366,8 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     Warns
     -----
     PartialStoreWarning
-        When inputs of the store could not be read or scored: their episodes are absent.
+        With ``check_inputs``, when inputs of the store could not be read or scored: their
+        episodes are absent.
     StoreChangedWarning
         With ``check_inputs``, when an input changed since it was scored.
 
@@ -379,7 +379,7 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     """
     if level is None:
         if check_inputs:
-            _warn_changed_inputs(Path(store), read_manifest(store))
+            _warn_about_inputs(Path(store), read_manifest(store))
         return {lv: read_scores(store, level=lv, columns=columns, exact_dtypes=exact_dtypes,
                                 categorical=categorical, check_inputs=False)
                 for lv in LEVEL_DIRS}
@@ -393,9 +393,8 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     store = Path(store)
     manifest = read_manifest(store)
     parts = _parts(store, level, manifest)
-    _warn_failed_inputs(store, manifest)
     if check_inputs:
-        _warn_changed_inputs(store, manifest)
+        _warn_about_inputs(store, manifest)
     if not parts:
         from ._arrow import empty_dataset
         from .score import score

@@ -463,7 +463,7 @@ def _stream_scores(sources: Sequence[str], store: Path, *, params: Mapping[str, 
     from ..engines import score_to_store
     from ..engines.plan import expand_sources
     from ..engines.run import SplitSourceError
-    from ..store import PartialStoreWarning, read_scores
+    from ..store import read_scores
 
     files = [Path(f) for f in expand_sources(sources)]
     num_proc = max(1, jobs) if _worth_workers(files) else 1
@@ -477,9 +477,8 @@ def _stream_scores(sources: Sequence[str], store: Path, *, params: Mapping[str, 
         # load of everything at once pools them right
         shutil.rmtree(store, ignore_errors=True)
         return None
-    with warnings.catch_warnings():  # the report lists the inputs that failed
-        warnings.simplefilter("ignore", PartialStoreWarning)
-        ids = read_scores(store, level="episode", columns=[], check_inputs=False)
+    # just scored from the sources; the report lists the inputs that failed
+    ids = read_scores(store, level="episode", columns=[], check_inputs=False)
     if ids["episode_id"].duplicated().any():
         shutil.rmtree(store)
         return None
@@ -583,7 +582,7 @@ def _report_from_store(store: Path, *, out: Path, params: dict[str, Any],
                        jobs: int, show_code: bool, progress: bool, strict: bool,
                        sources: Sequence[str] | None) -> ReportResults:
     """``build_report(scores=...)``: the facts, skipped records and modes from the store."""
-    from ..store import PartialStoreWarning, read_manifest, read_scores, scored_inputs
+    from ..store import read_manifest, read_scores, scored_inputs
     from .outdir import staged_output
 
     manifest = read_manifest(store)
@@ -593,9 +592,8 @@ def _report_from_store(store: Path, *, out: Path, params: dict[str, Any],
     skipped = store_skipped_summary(manifest)
     if strict and any(e["skipped"] or e["reasons"] for e in skipped):
         raise SkippedRecordsError(skipped)
-    with warnings.catch_warnings():  # the report lists the inputs that failed
-        warnings.simplefilter("ignore", PartialStoreWarning)
-        episodes = read_scores(store, level="episode", columns=[], check_inputs=False)
+    # the report says what became of the inputs (its index page, the warning below)
+    episodes = read_scores(store, level="episode", columns=[], check_inputs=False)
     repeated = episodes["episode_id"][episodes["episode_id"].duplicated()]
     if len(repeated):
         raise RepeatedEpisodesError(
