@@ -176,20 +176,15 @@ def _read_once(expanded: Sequence[tuple[str, CardPart | None, str | None]]) -> l
     ...             ("/d/b.parquet", None, None), ("/d/a.parquet", None, None)])
     [1, 1, 2, 1]
     """
+    keys = [source if is_url(source) or not Path(source).exists() else os.path.realpath(source)
+            for source, _, _ in expanded]
     chosen: dict[str, int] = {}
-    for index, (source, card, error) in enumerate(expanded):
-        if error is not None:
-            continue
-        key = source if is_url(source) or not Path(source).exists() \
-            else os.path.realpath(source)
-        if key not in chosen or (card is not None and expanded[chosen[key]][1] is None):
+    for index, ((_, card, error), key) in enumerate(zip(expanded, keys, strict=True)):
+        if error is None and (key not in chosen
+                              or (card is not None and expanded[chosen[key]][1] is None)):
             chosen[key] = index
-    out = []
-    for index, (source, _, error) in enumerate(expanded):
-        key = source if is_url(source) or not Path(source).exists() \
-            else os.path.realpath(source)
-        out.append(index if error is not None else chosen[key])
-    return out
+    return [index if error is not None else chosen[key]
+            for index, ((_, _, error), key) in enumerate(zip(expanded, keys, strict=True))]
 
 
 def _sha256(source: str) -> str | None:

@@ -24,7 +24,7 @@ from ._estimators import (
     jackknife_affordable,
     totals_suffice,
 )
-from ._intervals import confidence_interval, robust_se
+from ._intervals import TIE_RTOL, confidence_interval, robust_se
 from ._options import resolve_aliases
 from ._resample import assignment_chunks, cell_rng, count_chunks, digest, swap_chunks
 from ._validate import COMPARE_COLUMNS, CompareArgs, _compare_iv, metric_values
@@ -506,18 +506,16 @@ def _t_se(ec: Estimator, eb: Estimator, paired: bool, delta_b: np.ndarray):
     return float(np.sqrt(var_c + var_b)), float(df)
 
 
-#: Scenario values this close (relative, at least 1 absolute unit) are ties: a per-scenario
-#: mean of the same scores added in another order may differ in the last bit.
-_TIE_RTOL = 1e-12
-
-
 def _snap_ties(values: np.ndarray) -> np.ndarray:
-    """``values`` with each run of neighbours within :data:`_TIE_RTOL` set to its first."""
+    """``values`` with each run of neighbours within
+    :data:`~accordkit.stats._intervals.TIE_RTOL` of each other (relative, at least 1
+    absolute unit) set to its first: a per-scenario mean of the same scores added in
+    another order may differ in the last bit."""
     order = np.argsort(values, kind="stable")
     ranked = values[order]
     if len(ranked) < 2:
         return values
-    gap = np.diff(ranked) > _TIE_RTOL * np.maximum(1.0, np.abs(ranked[1:]))
+    gap = np.diff(ranked) > TIE_RTOL * np.maximum(1.0, np.abs(ranked[1:]))
     group = np.concatenate([[0], np.cumsum(gap)])
     out = np.empty_like(values)
     out[order] = ranked[np.flatnonzero(np.concatenate([[True], gap]))][group]
@@ -532,7 +530,7 @@ def _prob_improvement(cand: _Model, base: _Model, paired: bool, args: CompareArg
         if not ok.any():
             return np.nan
         d = sign * (vc[ok] - vb[ok])
-        tie = np.abs(d) <= _TIE_RTOL * np.maximum(1.0, np.maximum(np.abs(vc[ok]), np.abs(vb[ok])))
+        tie = np.abs(d) <= TIE_RTOL * np.maximum(1.0, np.maximum(np.abs(vc[ok]), np.abs(vb[ok])))
         return float(np.mean((d > 0) & ~tie) + 0.5 * np.mean(tie))
     vc, vb = sign * vc[np.isfinite(vc)], sign * vb[np.isfinite(vb)]
     if len(vc) == 0 or len(vb) == 0:
@@ -556,7 +554,7 @@ def _p_value(cand: _Model, base: _Model, cell, args: CompareArgs) -> float:
             return np.nan
         # a difference of zero in exact arithmetic may come out a unit in the last place
         # either side of it, by the order its sums were added in: ties count both ways
-        tol = _TIE_RTOL * max(1.0, abs(delta))
+        tol = TIE_RTOL * max(1.0, abs(delta))
         tail = min(np.count_nonzero(d <= tol), np.count_nonzero(d >= -tol)) + 1
         return float(min(1.0, 2 * tail / (len(d) + 1)))
     return _permutation_p(cand, base, delta, cell, args)
@@ -584,7 +582,7 @@ def _permutation_p(cand: _Model, base: _Model, delta: float, cell, args: Compare
     null = null[np.isfinite(null)]
     # relative tolerance so that permutations equal to the observed one up to rounding
     # count as "at least as extreme" (as scipy.stats.permutation_test does)
-    tol = 1e-12 * max(1.0, abs(delta))
+    tol = TIE_RTOL * max(1.0, abs(delta))
     return float((np.count_nonzero(np.abs(null) >= abs(delta) - tol) + 1) / (len(null) + 1))
 
 
