@@ -60,3 +60,24 @@ def sample_dir() -> Path:
     if not SAMPLE.exists():
         pytest.skip("data/sample has not been generated (run `make sample`)")
     return SAMPLE
+
+
+@pytest.fixture
+def read_ahead_done(monkeypatch: pytest.MonkeyPatch):
+    """An event set each time the loader has read a file ahead (on its other thread): a
+    test that stands for another process changing a file waits for it first."""
+    import importlib
+    import threading
+
+    load_mod = importlib.import_module("accordkit.load")
+    real = load_mod._read_and_hash
+    done = threading.Event()
+
+    def read_and_hash(path, cache):
+        try:
+            return real(path, cache)
+        finally:
+            done.set()
+
+    monkeypatch.setattr(load_mod, "_read_and_hash", read_and_hash)
+    return done

@@ -140,7 +140,7 @@ def test_a_change_made_while_a_file_is_read_is_never_taken_for_its_old_bytes(
 
 
 def test_a_file_read_ahead_is_judged_fresh_by_when_it_was_read(tmp_path, cache_dir,
-                                                                monkeypatch):
+                                                                monkeypatch, read_ahead_done):
     """The next file of a load is read on another thread while the one before is parsed,
     and its digest is remembered only when its turn comes, maybe seconds later. Whether it
     was written too recently to trust its stat is judged at the time of its stat: judged
@@ -152,22 +152,14 @@ def test_a_file_read_ahead_is_judged_fresh_by_when_it_was_read(tmp_path, cache_d
     shift = [0.0]
     monkeypatch.setattr(cache_mod, "time",
                         types.SimpleNamespace(time=lambda: time.time() + shift[0]))
-    read_ahead = threading.Event()
-    real_read, real_parse = load_mod._read_and_hash, load_mod._Reader.text_file
-
-    def read_and_hash(path, cache):
-        try:
-            return real_read(path, cache)
-        finally:
-            read_ahead.set()
+    real_parse = load_mod._Reader.text_file
 
     def slow_parse(self, data, source):
         if source.endswith("a.json"):
-            assert read_ahead.wait(10), "b.json is read ahead while a.json is parsed"
+            assert read_ahead_done.wait(10), "b.json is read ahead while a.json is parsed"
             shift[0] = 60.0  # a parse of a minute: b.json's turn comes much later
         return real_parse(self, data, source)
 
-    monkeypatch.setattr(load_mod, "_read_and_hash", read_and_hash)
     monkeypatch.setattr(load_mod._Reader, "text_file", slow_parse)
     assert _load([first, fresh])[0]["episode_id"] == ["tau2/s1", "tau2/s2"]
     assert cache_mod.known_digest(cache_mod.real_path(first)) is not None

@@ -138,13 +138,12 @@ def test_typed_results_reader_passes_what_it_refuses_to_the_json_reader(tmp_path
 
 
 def test_a_file_a_registered_reader_finds_changed_is_not_cached_under_its_old_bytes(
-        tmp_path, tiny, monkeypatch):
+        tmp_path, tiny, monkeypatch, read_ahead_done):
     """A registered reader reads the file itself, while the cache key was made of bytes
     read before (on the reading-ahead thread, maybe seconds before): when the file changed
     in between, the rows read are not stored under the old bytes' key, nor as the load."""
     import importlib
     import os
-    import threading
 
     first = tmp_path / "a.json"
     first.write_text(json.dumps({"tiny": [["a1", "hi"]]}))
@@ -154,24 +153,16 @@ def test_a_file_a_registered_reader_finds_changed_is_not_cached_under_its_old_by
     for p in (first, path):
         os.utime(p, (1.6e9, 1.6e9))  # old: their digests may be remembered
     load_mod = importlib.import_module("accordkit.load")
-    real_parse, real_read = load_mod._Reader.text_file, load_mod._read_and_hash
-    read_ahead = threading.Event()
-
-    def read_and_hash(p, cache):
-        try:
-            return real_read(p, cache)
-        finally:
-            read_ahead.set()
+    real_parse = load_mod._Reader.text_file
 
     def rewrite_while_parsing(self, data, source):
         out = real_parse(self, data, source)
         if source.endswith("a.json"):  # another process replaces u.json meanwhile
-            assert read_ahead.wait(10), "u.json is read ahead while a.json is parsed"
+            assert read_ahead_done.wait(10), "u.json is read ahead while a.json is parsed"
             (tmp_path / "u.tmp").write_text(new)
             os.replace(tmp_path / "u.tmp", path)
         return out
 
-    monkeypatch.setattr(load_mod, "_read_and_hash", read_and_hash)
     monkeypatch.setattr(load_mod._Reader, "text_file", rewrite_while_parsing)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
