@@ -23,11 +23,11 @@ import types
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from . import _env
+from ._internal import env as _env
 
 _env.apply_defaults()
 
-from . import _quiet  # noqa: F401,E402  (tqdm's widget notice off notebook pages)
+from ._internal import quiet as _quiet  # noqa: F401,E402  (tqdm's widget notice off notebook pages)
 
 __version__ = "0.1.0"
 

@@ -420,7 +420,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0
     if from_console:
-        from ._warnings_format import plain_warnings
+        from ._internal.warnings_format import plain_warnings
 
         # offline unless asked: without a network, a hub id would wait ~24 s in retries
         # (before datasets / huggingface_hub are imported, which read it once)

@@ -38,7 +38,7 @@ import pyarrow.compute as pc
 
 from . import readers
 from ._arrow import empty_table, episode_dataset, records_table
-from ._gc import gc_paused
+from ._internal.gc import gc_paused
 from .adapters.tau2 import RULES_KEPT, TYPED_RULES_KEPT, converted_simulations
 from .adapters.tau2_columns import TypedMessages, messages_column
 from .cache import (

@@ -29,7 +29,7 @@ from datasets import Features, List, Value
 
 # the names (benchmarks, roles, dynamics, kinds, id columns) live in a module of their own,
 # free of datasets, and are part of this module's interface
-from ._names import BENCHMARKS, CONFIG_COLUMNS, DYNAMICS, ID_COLUMNS, KINDS, ROLES
+from .names import BENCHMARKS, CONFIG_COLUMNS, DYNAMICS, ID_COLUMNS, KINDS, ROLES
 
 __all__ = [
     "EPISODE_FEATURES",

@@ -19,9 +19,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ._arrow import arrow_table
-from ._gc import gc_paused
-from ._names import SCORE_OPTIONS
+from ._internal.gc import gc_paused
 from .metrics import accord, goalshift
+from .names import SCORE_OPTIONS
 from .schema import ID_COLUMNS
 
 __all__ = ["score", "LEVELS", "SCORE_OPTIONS", "check_options"]

@@ -26,7 +26,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ._files import atomic_write_bytes, file_sha256
+from ._internal.files import atomic_write_bytes, file_sha256
 
 __all__ = [
     "STORE_VERSION",
@@ -112,7 +112,7 @@ def scored_inputs(manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
 @lru_cache(maxsize=4096)
 def _sha256_now(path: str, size: int, mtime_ns: int, inode: int) -> str:
     """sha256 of a file, remembered for the process while its size, time and inode stay."""
-    from . import _files
+    from ._internal import files as _files
 
     return _files.file_sha256(Path(path))
 
@@ -386,7 +386,7 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     import pandas as pd
     import pyarrow.parquet as pq
 
-    from ._names import ID_COLUMNS
+    from .names import ID_COLUMNS
 
     if level not in LEVEL_DIRS:
         raise ValueError(f"level must be one of {tuple(LEVEL_DIRS)}, got {level!r}")

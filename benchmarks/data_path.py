@@ -38,9 +38,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURES = REPO.parent / "shared" / "fixtures"
-if not FIXTURES.is_dir():
-    FIXTURES = Path("/work/shared/fixtures")
+FIXTURES = Path(os.environ.get("ACCORDKIT_SHARED", REPO.parent / "shared")) / "fixtures"
 
 
 #: Peak RSS of the child's own memory (VmHWM). ``getrusage``'s ``ru_maxrss`` would not do:

@@ -11,13 +11,10 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _shared_folder() -> Path:
-    """The folder holding fixtures/: $ACCORDKIT_SHARED, else ../shared beside the clone, else
-    the workplace's /work/shared (CI clones may live elsewhere on the same machine)."""
+    """The folder holding fixtures/: $ACCORDKIT_SHARED when set, else ../shared beside the
+    clone. Nothing else: a test run never depends on a path of one machine."""
     if os.environ.get("ACCORDKIT_SHARED"):
         return Path(os.environ["ACCORDKIT_SHARED"])
-    for candidate in (REPO.parent / "shared", Path("/work/shared")):
-        if (candidate / "fixtures").is_dir():
-            return candidate
     return REPO.parent / "shared"
 
 

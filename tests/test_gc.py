@@ -7,7 +7,7 @@ import gc
 import pytest
 
 import accordkit as ak
-from accordkit._gc import gc_paused
+from accordkit._internal.gc import gc_paused
 
 
 def test_paused_inside_restored_after_even_on_error():

@@ -1,4 +1,4 @@
-"""One writer per output folder (``accordkit._lock``)."""
+"""One writer per output folder (``accordkit._internal.lock``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from accordkit import _lock
+from accordkit._internal import lock as _lock
 
 
 class Busy(RuntimeError):

@@ -170,7 +170,8 @@ def test_an_unchanged_input_is_hashed_at_most_once_per_process(tmp_path, sample_
     import os
     import shutil
 
-    from accordkit import _files, store
+    from accordkit import store
+    from accordkit._internal import files as _files
 
     shutil.copytree(sample_dir / "goalshift", tmp_path / "in")
     ak.write_scores(tmp_path / "in", tmp_path / "s")

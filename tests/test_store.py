@@ -125,7 +125,7 @@ def test_categorical_read_sorts_parts_listed_out_of_order(tmp_path, sample):
 
 def test_reading_a_store_with_the_report_views_imports_no_datasets(tmp_path, sample_dir):
     """Notebook kernels that read a store need neither ``datasets`` nor the loader (about
-    0.5 s of each kernel's start): the names they use live in ``accordkit._names``."""
+    0.5 s of each kernel's start): the names they use live in ``accordkit.names``."""
     import subprocess
     import sys
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._files import file_sha256, stream_sha256
+from .._internal.files import file_sha256, stream_sha256
 from ..store import InputRecord
 
 __all__ = ["CardPart", "WorkItem", "plan_work", "expand_sources", "is_url"]

@@ -15,8 +15,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .._lock import held, lock_path
-from .._pool import stop_pool
+from .._internal.lock import held, lock_path
+from .._internal.pool import stop_pool
 from ..store import (
     PART_DIRS,
     IncompleteStoreError,

@@ -30,7 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .._files import atomic_write_bytes
+from .._internal.files import atomic_write_bytes
 from .calls import JudgeCall
 
 __all__ = ["JudgeCache", "CacheNotWritableError", "cache_key", "default_cache_dir",

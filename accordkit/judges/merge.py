@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from .._files import atomic_write_bytes
+from .._internal.files import atomic_write_bytes
 from .cache import JudgeCache, entry_is_sound
 
 __all__ = ["merge_verdicts", "merge_caches", "MergeConflictError", "REQUEST_COLUMNS"]

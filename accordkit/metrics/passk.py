@@ -38,7 +38,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .._names import CONFIG_COLUMNS
+from ..names import CONFIG_COLUMNS
 
 __all__ = ["pass_hat_k", "pass_hat_k_tasks", "EXCLUDED_TERMINATIONS", "RULES", "DEFAULT_BY"]
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._json import loads
+from .._internal.jsontext import loads
 
 __all__ = ["REWARD_CHECKS", "CHECK_COLUMNS", "BASIS_COLUMNS", "BASIS_COMPONENTS",
            "reward_checks", "reward_check_columns", "reward_consistency"]

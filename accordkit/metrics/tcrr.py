@@ -39,7 +39,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._arrow import one_array
-from .._json import loads
+from .._internal.jsontext import loads
 from ._calls import Transcripts
 
 __all__ = [

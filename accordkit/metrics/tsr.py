@@ -41,7 +41,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._arrow import one_array
-from .._json import loads
+from .._internal.jsontext import loads
 from ._calls import Transcripts, _np, group_starts, join_positions, text_codes
 
 __all__ = [

@@ -159,7 +159,7 @@ class NotebookContext:
                         action_mode=self.params["action_mode"], verdicts=self.verdicts)
                 frame = self._scores[level]
                 if columns is not None:
-                    from .._names import ID_COLUMNS
+                    from ..names import ID_COLUMNS
 
                     frame = frame[[c for c in frame.columns
                                    if c in ID_COLUMNS or c in columns]]

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._env import PROJECT_ROOT
+from .._internal.env import PROJECT_ROOT
 
 __all__ = ["NotebookSpec", "NOTEBOOKS", "InputFacts", "NOTEBOOK_DIR", "skip_reason",
            "declared_parameters", "notebook_parameters"]
@@ -91,8 +91,8 @@ class InputFacts:
     def from_sources(cls, ds: Any, verdicts: list[str]) -> InputFacts:
         import pandas as pd
 
-        from .._names import CONFIG_COLUMNS
         from ..frame import to_frame
+        from ..names import CONFIG_COLUMNS
 
         frame = to_frame(ds) if len(ds) else pd.DataFrame(
             columns=["benchmark", *CONFIG_COLUMNS])
@@ -103,7 +103,7 @@ class InputFacts:
         """From any per-episode frame with the id columns (episodes or their scores)."""
         import pandas as pd
 
-        from .._names import CONFIG_COLUMNS
+        from ..names import CONFIG_COLUMNS
 
         configs = {}
         for bench, part in frame.groupby("benchmark"):

@@ -17,7 +17,7 @@ import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .._lock import held, lock_path
+from .._internal.lock import held, lock_path
 
 __all__ = ["ReportBusyError", "ReportIncompleteError", "staged_output", "lock_path",
            "INCOMPLETE_MARKER", "write_text_checked"]

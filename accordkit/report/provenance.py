@@ -11,8 +11,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from .._env import PROJECT_ROOT
-from .._files import file_sha256
+from .._internal.env import PROJECT_ROOT
+from .._internal.files import file_sha256
 
 __all__ = ["collect_provenance", "file_sha256", "source_fingerprint", "git_revision",
            "provenance_line"]

@@ -16,9 +16,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._env import PROJECT_ROOT
-from .._names import SCORE_OPTIONS
-from .._pool import stop_pool
+from .._internal.env import PROJECT_ROOT
+from .._internal.pool import stop_pool
+from ..names import SCORE_OPTIONS
 from ..store import StoreChangedWarning
 from .notebooks import NOTEBOOKS, InputFacts, NotebookSpec, notebook_parameters, skip_reason
 from .provenance import collect_provenance

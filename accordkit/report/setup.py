@@ -22,7 +22,7 @@ def notebook_setup() -> None:
     """
     import pandas as pd
 
-    from .._warnings_format import plain_warnings
+    from .._internal.warnings_format import plain_warnings
     from ..stats import BCaFallbackWarning, DegenerateIntervalWarning
 
     plain_warnings()

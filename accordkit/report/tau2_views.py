@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._names import CONFIG_COLUMNS
 from ..metrics.stored_checks import BASIS_COMPONENTS, REWARD_CHECKS
+from ..names import CONFIG_COLUMNS
 from ..stats import Metric, summarize
 from ..tables.builders import summarize_together
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .._names import DYNAMICS
+from ..names import DYNAMICS
 from ..stats import Metric
 
 __all__ = [

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 import accordkit as ak
-from accordkit import _lock
+from accordkit._internal import lock as _lock
 from accordkit.cli import main
 from accordkit.engines import run as run_mod
 from accordkit.engines import score_to_store

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from accordkit import _lock
+from accordkit._internal import lock as _lock
 from accordkit.report.outdir import (
     INCOMPLETE_MARKER,
     ReportBusyError,

@@ -140,7 +140,8 @@ def test_a_changed_input_is_said_and_provenance_names_the_scored_bytes(tmp_path,
 def test_inputs_of_unchanged_size_and_time_are_not_read_again(tmp_path, monkeypatch):
     import os
 
-    from accordkit import _files, store
+    from accordkit import store
+    from accordkit._internal import files as _files
 
     f = tmp_path / "run.json"
     f.write_text("x" * 100)
