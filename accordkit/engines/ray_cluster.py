@@ -226,9 +226,20 @@ class LocalCluster:
     def kill_node(self, node_id: str) -> None:
         """Kill a worker node at once (SIGKILL to its raylet and every process it started),
         as a machine that loses power: nothing of it shuts down cleanly."""
+        import signal
+
         node = self._nodes.get(node_id)
         if node is None or node not in self._cluster.worker_nodes:
             raise ValueError(f"{node_id} is not a running worker node of this cluster")
+        # the node's worker processes first: children of its raylet, they would otherwise
+        # go on (calling, writing) until they notice that their raylet is gone
+        started = [info.process.pid for infos in node.all_processes.values()
+                   for info in infos if info.process is not None]
+        for pid in _descendants(started):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
         self._cluster.remove_node(node, allow_graceful=False)
 
     def close(self, *, timeout: float = 30.0) -> None:
@@ -272,6 +283,30 @@ def processes_using(folder: str | Path) -> list[int]:
             continue
         if needle in seen:
             found.append(int(entry.name))
+    return found
+
+
+def _descendants(pids: list[int]) -> list[int]:
+    """Every process started, directly or not, by one of ``pids`` (from /proc)."""
+    children: dict[int, list[int]] = {}
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            # the parent id follows the ")" that ends the (possibly spaced) command name
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(parent, []).append(int(entry.name))
+    found: list[int] = []
+    todo = list(pids)
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
     return found
 
 
