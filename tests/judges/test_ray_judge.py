@@ -157,6 +157,19 @@ def test_a_killed_node_asks_no_answered_prompt_again(cluster, episodes, tmp_path
     v = read_verdicts(out)
     assert v["error"].isna().all() and len(v) == N_EPISODES
     pd.testing.assert_frame_equal(_stable(v), _stable(_local(episodes, tmp_path, stub())))
+    # the key, in the nodes' environment only, is in no artifact and no log of the cluster
+    files = [p for root in (tmp_path, cluster.temp_dir) for p in root.rglob("*")
+             if p.is_file() and not p.is_symlink()]
+    assert len(files) > N_EPISODES
+    leaked = [p for p in files if FAKE_KEY.encode() in _read(p)]
+    assert leaked == []
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:             # a socket, a file removed meanwhile
+        return b""
 
 
 def _cost(body: dict) -> float:
