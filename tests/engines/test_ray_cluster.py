@@ -69,13 +69,26 @@ def local_store(tmp_path_factory, shards) -> Path:
     return out
 
 
-def _score(sources: list[str], out: Path, address: str) -> subprocess.Popen:
+def _score(runs: list, sources: list[str], out: Path, address: str) -> subprocess.Popen:
     """``accordkit score --engine ray`` in a new process, on the cluster at ``address``."""
     env = {**os.environ, "RAY_ADDRESS": address}
-    return subprocess.Popen([sys.executable, "-m", "accordkit.cli", "score", *sources,
+    runs.append(subprocess.Popen([sys.executable, "-m", "accordkit.cli", "score", *sources,
                              "--out", str(out), "--engine", "ray", "--batch-size", str(BATCH),
                              "--quiet"], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True))
+    return runs[-1]
+
+
+@pytest.fixture
+def runs():
+    """The command-line runs a test starts; any still running when it ends (a failed
+    assertion) is killed."""
+    procs: list[subprocess.Popen] = []
+    yield procs
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
 
 
 def _finish(proc: subprocess.Popen, *, timeout: float = 600) -> int:
@@ -110,9 +123,9 @@ def _batches_once(manifest: dict) -> list[tuple[int, int]]:
 
 
 def test_work_spreads_over_every_node_and_the_store_equals_the_local_one(
-        cluster, shards, local_store, tmp_path):
+        cluster, shards, local_store, tmp_path, runs):
     started = time.perf_counter()
-    proc = _score([str(shards)], tmp_path / "store", cluster.address)
+    proc = _score(runs, [str(shards)], tmp_path / "store", cluster.address)
     assert _finish(proc) == 0
     print(f"scored on {len(cluster.node_ids())} nodes in {time.perf_counter() - started:.1f} s")
     manifest = read_manifest(tmp_path / "store")
@@ -151,11 +164,12 @@ def _bad_inputs(folder: Path, shards: Path) -> Path:
     return folder
 
 
-def test_bad_inputs_are_listed_as_the_local_engine_lists_them(cluster, shards, tmp_path):
+def test_bad_inputs_are_listed_as_the_local_engine_lists_them(cluster, shards, tmp_path,
+                                                              runs):
     bad = _bad_inputs(tmp_path / "in", shards)
     local = score_to_store([str(bad)], out=tmp_path / "local", batch_size=BATCH,
                            progress=False)
-    assert _finish(_score([str(bad)], tmp_path / "ray", cluster.address)) == 1
+    assert _finish(_score(runs, [str(bad)], tmp_path / "ray", cluster.address)) == 1
     on_ray = read_manifest(tmp_path / "ray")
     assert on_ray["inputs"] == local["inputs"]
     by_name = {Path(r["source"]).name: r for r in on_ray["inputs"]}
@@ -180,7 +194,8 @@ def _assert_same_frames(store: Path, local: Path) -> None:
                                       read_scores(local, level=level, check_inputs=False))
 
 
-def test_a_worker_node_killed_mid_run_loses_nothing(cluster, shards, local_store, tmp_path):
+def test_a_worker_node_killed_mid_run_loses_nothing(cluster, shards, local_store, tmp_path,
+                                                    runs):
     """Ray retries the lost node's items on the nodes left: every batch is scored into the
     store once, the store equals the local one, and the manifest says the node was lost."""
     if not cluster.worker_ids():
@@ -189,7 +204,7 @@ def test_a_worker_node_killed_mid_run_loses_nothing(cluster, shards, local_store
     out = tmp_path / "store"
     total = len(read_manifest(local_store)["levels"]["episode"])
     started = time.perf_counter()
-    proc = _score([str(shards)], out, cluster.address)
+    proc = _score(runs, [str(shards)], out, cluster.address)
     parts: list[Path] = []
     while proc.poll() is None and not parts:       # the first batches are in
         parts = sorted((out / "episodes").glob("*.parquet")) if out.exists() else []
@@ -210,3 +225,10 @@ def test_a_worker_node_killed_mid_run_loses_nothing(cluster, shards, local_store
     assert all(n["alive_at_end"] for k, n in nodes.items() if k != victim)
     assert sum(bool(n["batches"]) for n in nodes.values()) >= 2
     assert not list(out.rglob(".tmp-*"))          # no half-written part of the lost node
+
+
+def test_a_cluster_needs_a_node_and_a_cpu():
+    with pytest.raises(ValueError, match="at least 1 node and 1 CPU per node"):
+        LocalCluster(nodes=0)
+    with pytest.raises(ValueError, match="cpus_per_node=0"):
+        LocalCluster(nodes=2, cpus_per_node=0)

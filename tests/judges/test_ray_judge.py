@@ -66,7 +66,7 @@ def episodes(tmp_path_factory) -> Path:
                    tmp_path_factory.mktemp("judge_ray") / "episodes.parquet")
 
 
-def _judge(source: Path, out: Path, cache: Path, server, address: str,
+def _judge(runs: list, source: Path, out: Path, cache: Path, server, address: str,
            *extra: str) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "accordkit.cli", "judge", str(source), "--judge", "gsrt",
            "--model", "openai/stub-judge", "--api-base", server.base_url, "--cache", str(cache),
@@ -75,8 +75,21 @@ def _judge(source: Path, out: Path, cache: Path, server, address: str,
            "--no-progress", "-o", str(out), *extra]
     env = {**os.environ, "RAY_ADDRESS": address, "HF_HUB_OFFLINE": "1"}
     env.pop("OPENAI_API_KEY", None)     # the driver needs none: the nodes have theirs
-    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    runs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, text=True))
+    return runs[-1]
+
+
+@pytest.fixture
+def runs():
+    """The command-line runs a test starts; any still running when it ends (a failed
+    assertion) is killed."""
+    procs: list[subprocess.Popen] = []
+    yield procs
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
 
 
 def _finish(proc: subprocess.Popen) -> tuple[int, str]:
@@ -110,7 +123,7 @@ def _local(episodes: Path, tmp_path: Path, server, **options) -> pd.DataFrame:
 
 
 def test_a_killed_node_asks_no_answered_prompt_again(cluster, episodes, tmp_path, stub,
-                                                     fake_key):
+                                                     fake_key, runs):
     """A worker node is killed while every shard is answering: Ray runs its shard again on
     a node left, which takes the answers the lost attempt stored from the cache. Counted at
     the server, no prompt answered before the kill is asked after it; only calls that were
@@ -120,7 +133,7 @@ def test_a_killed_node_asks_no_answered_prompt_again(cluster, episodes, tmp_path
     server = stub(latency=0.25)
     cache, out = tmp_path / "cache", tmp_path / "verdicts.parquet"
     started = time.perf_counter()
-    proc = _judge(episodes, out, cache, server, cluster.address)
+    proc = _judge(runs, episodes, out, cache, server, cluster.address)
     per_shard = N_EPISODES // SHARDS
 
     def answered_per_shard() -> list[int]:
@@ -182,7 +195,7 @@ def _cost(body: dict) -> float:
 
 
 def test_one_cost_cap_holds_over_every_shard_and_a_rerun_resumes(cluster, episodes, tmp_path,
-                                                                 stub, fake_key):
+                                                                 stub, fake_key, runs):
     """--max-cost caps the whole run, not each shard: what the server billed stays under
     it; a second run over the same cache (here a local one) asks only for what the first
     did not get."""
@@ -191,7 +204,7 @@ def test_one_cost_cap_holds_over_every_shard_and_a_rerun_resumes(cluster, episod
                for k in range(N_EPISODES))
     cap = round(full * 0.4, 6)
     cache, out = tmp_path / "cache", tmp_path / "verdicts.parquet"
-    code, err = _finish(_judge(episodes, out, cache, server, cluster.address,
+    code, err = _finish(_judge(runs, episodes, out, cache, server, cluster.address,
                                "--max-cost", str(cap)))
     assert code == 2, err[-3000:]                 # some items not requested: run again
     billed = sum(_cost(b) for b in server.requests)
