@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -126,7 +127,7 @@ def run_judge_on_ray(ds: Any, *, judge: str, model: str, shards: int | None = No
     judge, model, cache_dir, max_cost :
         As :func:`~accordkit.judges.run_judge`; ``max_cost`` caps the whole run.
     shards : int, optional
-        Ray tasks; default the cluster's CPUs. Each runs with ``concurrency`` requests in
+        Ray tasks; default the cluster's CPUs (a local Ray: this machine's). Each runs with ``concurrency`` requests in
         flight, so the run has up to ``shards * concurrency``.
     progress : bool
         A bar of finished shards.
@@ -190,7 +191,7 @@ def run_judge_on_ray(ds: Any, *, judge: str, model: str, shards: int | None = No
                        .resolve())     # the tasks' working folder is not this one
     cache.check_writable()
     episodes = _episodes(ds)
-    with ray_session(num_cpus=shards or 1):
+    with ray_session(num_cpus=shards or os.cpu_count() or 1):
         n = shards or max(1, sum(node["cpus"] for node in cluster_nodes() if node["alive"]))
         ledger = ray.remote(_Ledger).options(
             num_cpus=0, max_restarts=0, scheduling_strategy=_driver_node_affinity(),

@@ -229,3 +229,21 @@ def _messages(episodes: Path) -> list[list[str]]:
     spec = get_judge("gsrt")
     calls = [c for ep in ak.load(str(episodes)).to_list() for c in spec.build(ep)]
     return [[content for _, content in call.messages] for call in calls]
+
+
+@pytest.mark.parametrize(("options", "message"), [
+    ({"shard": "1/2"}, "shard and the ray engine do not go together"),
+    ({"shards": 0}, "shards must be a positive integer"),
+    ({"max_cost": 1.0, "model": "openai/no-such-price"}, "max_cost needs a price"),
+    ({"concurrency": 0}, "concurrency must be a positive integer"),
+])
+def test_bad_options_are_refused_before_ray_starts(options, message, tmp_path):
+    from accordkit.judges.ray_judge import run_judge_on_ray
+
+    kwargs = {"judge": "gsrt", "model": "openai/stub-judge", "cache_dir": tmp_path, **PRICE,
+              **options}
+    if "max_cost" in options:
+        kwargs.pop("price_in"), kwargs.pop("price_out")
+    with pytest.raises(ValueError, match=message):
+        run_judge_on_ray([acb_episode("x")], **kwargs)
+    assert not ray.is_initialized()
