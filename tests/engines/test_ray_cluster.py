@@ -46,15 +46,20 @@ def cluster():
 @pytest.fixture(scope="module")
 def shards(tmp_path_factory, sample_dir) -> Path:
     """3,000 synthetic AcCoRD episodes and the sample's goal-shift runs as plain parquet
-    shards (row groups of 250 rows)."""
-    from accordkit.readers.parquet import with_parts
+    shards (row groups of 250 rows), each AcCoRD shard with the config and split its
+    dataset card gives it."""
+    import pyarrow as pa
+
     from accordkit.synth.sharded import write_accord_shards
 
     made = tmp_path_factory.mktemp("accord3k")
     write_accord_shards(made, episodes=3000, shards=3, seed=0)
     root = tmp_path_factory.mktemp("shards")
     for f in sorted(made.rglob("*.parquet")):
-        table = with_parts(pq.read_table(f), f.parent.name, "test")
+        table = pq.read_table(f)
+        for column, value in (("config", f.parent.name), ("split", "test")):   # as the card
+            table = table.set_column(table.column_names.index(column), column,
+                                     pa.array([value] * len(table), pa.string()))
         pq.write_table(table, root / f"{f.parent.name}-{f.name}", row_group_size=BATCH)
     for f in sorted((sample_dir / "goalshift").rglob("*.parquet")):
         pq.write_table(pq.read_table(f), root / f"goalshift-{f.parent.name}-{f.name}",
