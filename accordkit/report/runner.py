@@ -393,7 +393,7 @@ def build_report(
     sources = [str(Path(s).resolve()) if Path(s).exists() else s for s in sources]
     specs = wanted_notebooks(notebooks, params)
     runs = expand_grid(params)
-    with staged_output(final_out) as stage:
+    with staged_output(final_out, inputs=[*sources, *verdicts]) as stage:
         first_dir = stage if len(runs) == 1 else stage / runs[0][0]
         first = {**DEFAULT_PARAMETERS, **runs[0][1]}
         scored = _stream_scores(sources, first_dir / "scores", params=first,
@@ -629,7 +629,7 @@ def _report_from_store(store: Path, *, out: Path, params: dict[str, Any],
             "score_store.inputs), while drill-down pages read the files as they are now; "
             "score them again for tables of the files as they are", StoreChangedWarning,
             stacklevel=3)
-    with staged_output(out) as stage:
+    with staged_output(out, inputs=[store, *sources, *verdicts]) as stage:
         return _run_notebooks(stage, specs, sources=sources, verdicts=verdicts, params=params,
                               facts=facts, skipped=skipped, jobs=jobs, show_code=show_code,
                               progress=progress,
