@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .filenames import run_folder
 from .headline import headline_numbers
 from .notebooks import NOTEBOOKS, InputFacts
 from .outdir import write_text_checked
@@ -114,7 +115,7 @@ def _thumbnails(out: Path, results: Sequence, *, multi: bool) -> str:
     for r in results:
         if r.status != "ok" or not r.html:
             continue
-        prefix = f"{r.run}/" if multi else ""
+        prefix = f"{run_folder(r.run)}/" if multi else ""
         pngs = [f for f in r.outputs if f.endswith(".png")][:THUMBNAILS_PER_NOTEBOOK]
         for png in pngs:
             name = Path(png).stem
@@ -134,7 +135,7 @@ def _notebook_rows(results: Sequence, *, multi: bool) -> str:
     descriptions = {n.name: n.description for n in NOTEBOOKS}
     rows = []
     for r in results:
-        prefix = f"{r.run}/" if multi else ""
+        prefix = f"{run_folder(r.run)}/" if multi else ""
         name = _link(prefix + r.html, r.title) if r.html else html.escape(r.title)
         files = " ".join(_link(prefix + f, Path(f).name) for f in r.outputs)
         if r.ipynb:
@@ -232,11 +233,13 @@ def write_index(out: Path, results: Sequence, *, runs: Sequence[str], sources: S
         also stored in ``results.json``.
     """
     multi = len(runs) > 1
-    prov_path = out / ("provenance.json" if not multi else f"{runs[0]}/provenance.json")
+    prov_path = out / ("provenance.json" if not multi else f"{run_folder(runs[0])}/provenance.json")
     prov = json.loads(prov_path.read_text()) if prov_path.exists() else {}
     headline: list[dict[str, Any]] = []
     for run in runs:
-        rows = headline_numbers(out / run if multi else out, prefix=f"{run}/" if multi else "")
+        folder = run_folder(run)
+        rows = headline_numbers(out / folder if multi else out,
+                                prefix=f"{folder}/" if multi else "")
         for row in rows:
             row["run"] = run
         headline += rows

@@ -13,11 +13,9 @@ folder.
 
 from __future__ import annotations
 
-import hashlib
 import html as _html
 import json
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,40 +24,10 @@ from typing import Any
 import pandas as pd
 
 from ..tables import format_table, interval_caption
+from .filenames import UnsafeOutputPathError, safe_file_name
 from .provenance import provenance_line
 
-__all__ = ["ReportOutputs", "safe_file_name", "escaped_frame_html", "UnsafeOutputPathError"]
-
-_PLAIN_NAME = re.compile(r"[A-Za-z0-9_-]{1,120}")
-
-
-class UnsafeOutputPathError(ValueError):
-    """An output file would land outside the folder it belongs in."""
-
-
-def safe_file_name(name: str) -> str:
-    """A file name (without suffix) made from ``name``, which may come from the data.
-
-    A name of letters, digits, ``_`` and ``-`` only (up to 120 characters) is kept as it
-    is; any other is turned into such a slug and given the first 8 hex digits of its
-    sha256, so two names never share a file (``airline.v2`` and ``airline_v2``) and no
-    name reaches outside its folder (``../x``) or picks its suffix (``a.csv``).
-
-    Examples
-    --------
-    >>> safe_file_name("table3_by_domain")
-    'table3_by_domain'
-    >>> safe_file_name("tau2__airline.v2__reward")
-    'tau2__airline-v2__reward-c0b89e50'
-    >>> safe_file_name("x/../../etc/escaped")
-    'x-etc-escaped-cbae952f'
-    """
-    text = str(name)
-    if _PLAIN_NAME.fullmatch(text):
-        return text
-    slug = re.sub(r"[^A-Za-z0-9_]+", "-", text).strip("-_")[:80] or "item"
-    return f"{slug}-{hashlib.sha256(text.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}"
-
+__all__ = ["ReportOutputs", "escaped_frame_html"]
 
 def escaped_frame_html(frame: pd.DataFrame, *, caption: str = "", precision: int = 3,
                        na_rep: str = "–") -> str:

@@ -20,6 +20,7 @@ from .._internal.env import PROJECT_ROOT
 from .._internal.pool import stop_pool
 from ..names import SCORE_OPTIONS
 from ..store import StoreChangedWarning
+from .filenames import run_folder
 from .notebooks import NOTEBOOKS, InputFacts, NotebookSpec, notebook_parameters, skip_reason
 from .provenance import collect_provenance
 
@@ -377,9 +378,11 @@ def build_report(
     """
     from ..store import read_manifest
     from .outdir import staged_output
+    from .parameters import check_parameters
 
     final_out = Path(out).resolve()
     params = dict(params or {})
+    check_parameters(params)   # papermill writes them into the notebooks as code
     if scores is not None:
         return _report_from_store(Path(scores).resolve(), out=final_out, params=params,
                                   verdicts=verdicts, notebooks=notebooks, jobs=jobs,
@@ -394,7 +397,7 @@ def build_report(
     specs = wanted_notebooks(notebooks, params)
     runs = expand_grid(params)
     with staged_output(final_out, inputs=[*sources, *verdicts]) as stage:
-        first_dir = stage if len(runs) == 1 else stage / runs[0][0]
+        first_dir = stage if len(runs) == 1 else stage / run_folder(runs[0][0])
         first = {**DEFAULT_PARAMETERS, **runs[0][1]}
         scored = _stream_scores(sources, first_dir / "scores", params=first,
                                 verdicts=verdicts, jobs=jobs)
@@ -678,12 +681,13 @@ def _run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[st
 
     from .index import write_index
     from .outdir import write_text_checked
+    from .parameters import check_plain
 
     runs = expand_grid(params)
     results: list[RunResult] = []
     tasks: list[tuple[NotebookSpec, str, dict[str, Any], Path]] = []
     for run_name, run_params in runs:
-        run_dir = out if len(runs) == 1 else out / run_name
+        run_dir = out if len(runs) == 1 else out / run_folder(run_name)
         merged = {**DEFAULT_PARAMETERS, **run_params}
         prov = collect_provenance(sources=sources, parameters=merged,
                                   revision=merged.get("revision"), verdicts=verdicts)
@@ -710,6 +714,8 @@ def _run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[st
             parameters = notebook_parameters(spec, {
                 **merged, "source": sources, "verdicts": verdicts, "out_dir": str(run_dir),
                 "provenance_path": str(run_dir / "provenance.json")})
+            for name, value in parameters.items():   # they become code in the notebook
+                check_plain(value, name)
             out_ipynb = nb_dir / f"{spec.name}.ipynb"
             out_html = run_dir / f"{spec.name}.html"
             fut = pool.submit(_execute, spec.name, str(spec.path), str(out_ipynb),
