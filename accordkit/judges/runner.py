@@ -205,11 +205,13 @@ def _judge_iv(*, judge: str, model: str, concurrency: int, timeout: float, max_a
     return spec
 
 
-#: Header names (and nested keys) that carry credentials: ``Authorization``, ``X-Auth``,
-#: ``X-Auth-Token``, ``api-key`` (Azure), ``x-api-key``, ``Ocp-Apim-Subscription-Key``,
-#: cookies.
-_SECRET_HEADER = re.compile(r"(^|_)auth(orization)?($|_)|api_?key|subscription_key|cookie",
-                            re.IGNORECASE)
+#: Header names (and nested keys) that carry credentials: ``Authorization``,
+#: ``Proxy-Authorization``, ``Authentication``, ``X-Auth``, ``X-Auth-Token``,
+#: ``X-Authenticate``, ``api-key`` (Azure), ``x-api-key``, ``Ocp-Apim-Subscription-Key``,
+#: cookies (not ``author`` or ``authority``).
+_SECRET_HEADER = re.compile(
+    r"(^|_)auth(orization|entication|enticate|n|z)?($|_)|api_?key|subscription_key|cookie",
+    re.IGNORECASE)
 #: Values that are credentials whatever their key is called: an HTTP authorization value,
 #: or a provider key (``sk-...``, as OpenAI's, Anthropic's and many proxies' keys begin).
 _SECRET_VALUE = re.compile(r"^\s*((bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}"

@@ -18,6 +18,7 @@ from typing import Any
 
 from .._internal.env import PROJECT_ROOT
 from .._internal.pool import stop_pool
+from .._internal.redact import redact_sources
 from ..names import SCORE_OPTIONS
 from ..store import StoreChangedWarning
 from .filenames import run_folder
@@ -203,7 +204,7 @@ def skipped_summary(sources: Sequence[str], counts: Mapping[str, int], skipped: 
         entry["skipped"] += 1
         if len(entry["reasons"]) < max_reasons:
             entry["reasons"].append(str(rec))
-    return list(entries.values())
+    return redact_sources(list(entries.values()))
 
 
 def expand_grid(params: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -538,7 +539,7 @@ def store_skipped_summary(manifest: Mapping[str, Any],
         reasons = list(r["problems"]) + (
             [f"file {r['source']}, whole input: {r['error']}"] if r["error"] else [])
         entry["reasons"] += reasons[:max(0, MAX_REASONS - len(entry["reasons"]))]
-    return list(entries.values())
+    return redact_sources(list(entries.values()))
 
 
 def _load_sources(sources: Sequence[str], params: Mapping[str, Any]) -> tuple[Any, Any]:
@@ -684,6 +685,7 @@ def _run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[st
     from .parameters import check_plain
 
     runs = expand_grid(params)
+    sources = redact_sources(list(sources))   # as every file of the report names them
     results: list[RunResult] = []
     tasks: list[tuple[NotebookSpec, str, dict[str, Any], Path]] = []
     for run_name, run_params in runs:
