@@ -19,6 +19,7 @@ from .filenames import run_folder
 from .headline import headline_numbers
 from .notebooks import NOTEBOOKS, InputFacts
 from .outdir import write_text_checked
+from .pages import content_security_policy
 from .provenance import provenance_line
 
 __all__ = ["write_index", "display_path"]
@@ -253,7 +254,9 @@ def write_index(out: Path, results: Sequence, *, runs: Sequence[str], sources: S
                    if n_failed else "")
     n_bad = sum(int(e.get("skipped", 0)) for e in (skipped or ()))
     page = f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>accordkit report</title>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{html.escape(content_security_policy())}">
+<title>accordkit report</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>{_CSS}</style></head><body>
 <h1>accordkit report</h1>
