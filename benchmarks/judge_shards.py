@@ -10,6 +10,13 @@ run's.
 
 Goal (issue 14): the two shards together take <= 0.6x the single process.
 
+Then the same job as ``accordkit judge --engine ray --shards 2`` (issue 30): on a local Ray
+of 2 CPUs (its start included), and on a Ray cluster of 2 nodes of 1 CPU simulated on this
+machine (:class:`accordkit.engines.ray_cluster.LocalCluster`, started beforehand, its start
+timed apart) with ``RAY_ADDRESS`` pointing at it; their verdicts must equal the single
+run's too. The machine's speed (a fixed Python loop, see ``benchmarks/scale.py``) is
+recorded before the runs.
+
 Run:  HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/judge_shards.py
 Writes benchmarks/results/judge_shards.md.
 """
@@ -74,15 +81,34 @@ def _episodes_file(folder: Path) -> Path:
     return path
 
 
-def _cli(base: str, episodes: Path, cache: Path, out: Path, shard: str) -> subprocess.Popen:
+def _cli(base: str, episodes: Path, cache: Path, out: Path, shard: str,
+         *extra: str, address: str = "") -> subprocess.Popen:
     cmd = [str(Path(sys.executable).with_name("accordkit")), "judge", str(episodes),
            "--judge", "gsrt", "--model", "openai/stub-judge", "--api-base", base,
            "--concurrency", str(CONCURRENCY), "--cache", str(cache), "--no-progress",
-           "-o", str(out)]
+           "-o", str(out), *extra]
     if shard != "-":
         cmd += ["--shard", shard]
-    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL,
-                            env={**os.environ, "OPENAI_API_KEY": "sk-benchmark-dummy"})
+    return subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "OPENAI_API_KEY": "sk-benchmark-dummy",
+                                 "RAY_ADDRESS": address})
+
+
+def _on_ray(base: str, episodes: Path, tmp: Path) -> dict:
+    """``--engine ray --shards 2``: on a local Ray, then on a simulated 2-node cluster."""
+    from accordkit.engines.ray_cluster import LocalCluster
+
+    t = time.perf_counter()
+    _timed([_cli(base, episodes, tmp / "r0", tmp / "ray-local.parquet", "-",
+                 "--engine", "ray", "--shards", "2")])
+    local = time.perf_counter() - t
+    os.environ["OPENAI_API_KEY"] = "sk-benchmark-dummy"     # what the nodes inherit
+    with LocalCluster(nodes=2, cpus_per_node=1) as cluster:
+        t = time.perf_counter()
+        _timed([_cli(base, episodes, tmp / "r1", tmp / "ray-cluster.parquet", "-",
+                     "--engine", "ray", "--shards", "2", address=cluster.address)])
+        on_cluster = time.perf_counter() - t
+    return {"local": local, "cluster": on_cluster, "start": cluster.start_seconds}
 
 
 def _timed(procs: list[subprocess.Popen]) -> None:
@@ -99,7 +125,9 @@ def _same(a, b) -> bool:
 
 def main() -> None:
     from accordkit.judges import merge_verdicts, read_verdicts
+    from benchmarks.scale import QUIET_SPEED_SECONDS, machine_speed
 
+    speed = machine_speed()
     server = subprocess.Popen(
         [sys.executable, str(REPO / "tests" / "judges" / "stub_server.py"),
          "--latency", str(LATENCY), "--answer", REPLY], stdout=subprocess.PIPE, text=True)
@@ -127,6 +155,10 @@ def main() -> None:
             cli_equal = _same(cli_same, cli_one)
             merged = merge_verdicts([tmp / "s1.parquet", tmp / "s2.parquet"])
             same = _same(merged, read_verdicts(tmp / "single.parquet"))
+            # 3. The same job split by Ray.
+            on_ray = _on_ray(base, episodes, tmp)
+            ray_equal = all(_same(read_verdicts(tmp / f"ray-{where}.parquet"), cli_one)
+                            for where in ("local", "cluster"))
     finally:
         server.kill()
     ratio = t_shards / t_single
@@ -143,13 +175,20 @@ def main() -> None:
         f"ms latency, its own process; {N_CALLS} `gsrt` calls; concurrency {CONCURRENCY} per "
         "process. Whole processes: `accordkit judge` command lines from launch to exit. "
         "Judging phase: inside a Python process, from building the requests to the verdict "
-        "file written (for the shards, until the slower one is done).",
+        "file written (for the shards, until the slower one is done). Machine speed before "
+        f"the runs: {speed:.2f} s for a fixed Python loop ({QUIET_SPEED_SECONDS} s when the "
+        "shared VM is quiet; times scale with it).",
         "",
         "| run | whole `accordkit judge` processes, wall s | judging phase, wall s | calls |",
         "|---|---:|---:|---:|",
         f"| one process | {t_single:.1f} | {judge_single:.1f} | {single_out['calls']} |",
         f"| shards 1/2 + 2/2 at once | {t_shards:.1f} | {judge_shards:.1f} | "
         f"{' + '.join(str(s['calls']) for s in shard_out)} |",
+        f"| `--engine ray --shards 2`, a local Ray of 2 CPUs (its start included) | "
+        f"{on_ray['local']:.1f} | | {N_CALLS} |",
+        f"| `--engine ray --shards 2` on a simulated cluster of 2 nodes of 1 CPU "
+        f"(`RAY_ADDRESS`; the cluster's start, {on_ray['start']:.1f} s, apart) | "
+        f"{on_ray['cluster']:.1f} | | {N_CALLS} |",
         "",
         f"Ratio shards / one process: whole processes **{ratio:.2f}**, judging phase "
         f"**{judge_shards / judge_single:.2f}** (goal <= 0.6). Transport errors: "
@@ -162,7 +201,14 @@ def main() -> None:
         f"{4 * overhead / judge_single * N_CALLS:,.0f} calls at this latency and concurrency.",
         "",
         f"Merged shard verdicts equal the single run's: **{same and cli_equal}** "
-        f"({len(merged)} items; Python runs and command-line runs alike).",
+        f"({len(merged)} items; Python runs and command-line runs alike). The Ray runs' "
+        f"verdicts equal it too: **{ray_equal}**.",
+        "",
+        "On Ray each shard is a Ray task that starts a worker process (accordkit and litellm "
+        "imported again) besides the command itself and Ray's own start or connection: at "
+        "this job size that fixed cost outweighs the split. The Ray route pays off when "
+        "the judging phase is long (many calls, slow models) or when the nodes are machines "
+        "of their own, with their own network and rate limits.",
         "",
     ]
     RESULTS.write_text("\n".join(lines), encoding="utf-8")

@@ -143,7 +143,8 @@ def run_judge_on_ray(ds: Any, *, judge: str, model: str, shards: int | None = No
     Returns
     -------
     JudgeRun
-        Verdicts of every shard merged (:func:`merge_verdicts`), counts summed. ``cost_usd``
+        Verdicts of every shard merged (:func:`merge_verdicts`: the whole job, which its
+        ``attrs["judge_job"]`` names as a single run's table does), counts summed. ``cost_usd``
         is what the run spent, a lost shard attempt's answered calls included (its retry
         reads them from the cache: ``n_cached``). ``verdicts.attrs["judge_run"]["ray"]``
         lists each shard's node and counts.
@@ -221,7 +222,9 @@ def run_judge_on_ray(ds: Any, *, judge: str, model: str, shards: int | None = No
         n_invalid=int((verdicts["verdict"] == "invalid").sum()), cost_usd=cost,
         price=results[0]["price"] or price,
         n_unstored=sum(s["n_unstored"] for s in summaries),
-        n_estimated=sum(s["n_estimated"] for s in summaries))
+        n_estimated=sum(s["n_estimated"] for s in summaries),
+        n_uncounted=sum(s["n_uncounted"] for s in summaries),
+        uncounted_cost_usd=sum(s["uncounted_cost_usd"] for s in summaries))
     verdicts.attrs["judge_run"] = {**run.summary(), "ray": [
         {"shard": f"{r['shard'][0]}/{r['shard'][1]}", "node_id": r["node_id"],
          **{k: r["summary"][k] for k in ("n_requests", "n_cached", "n_calls", "n_errors")}}

@@ -26,7 +26,7 @@ from accordkit.engines.ray_cluster import LocalCluster, processes_using
 from accordkit.judges import run_judge
 from accordkit.judges.cache import JudgeCache
 from accordkit.judges.runner import in_shard
-from accordkit.judges.verdicts import read_verdicts
+from accordkit.judges.verdicts import read_verdicts, write_verdicts
 from accordkit.schema import EPISODE_FEATURES
 
 from .episodes import FAKE_KEY, acb_episode
@@ -169,7 +169,10 @@ def test_a_killed_node_asks_no_answered_prompt_again(cluster, episodes, tmp_path
     assert n_requests == N_EPISODES and n_cached >= 2 and n_cached + n_called == N_EPISODES
     v = read_verdicts(out)
     assert v["error"].isna().all() and len(v) == N_EPISODES
-    pd.testing.assert_frame_equal(_stable(v), _stable(_local(episodes, tmp_path, stub())))
+    local = _local(episodes, tmp_path, stub())
+    pd.testing.assert_frame_equal(_stable(v), _stable(local))
+    assert v.attrs["judge_job"] == read_verdicts(                 # the whole job, as one run
+        write_verdicts(local, tmp_path / "local.parquet")).attrs["judge_job"]
     # the key, in the nodes' environment only, is in no artifact and no log of the cluster
     files = [p for root in (tmp_path, cluster.temp_dir) for p in root.rglob("*")
              if p.is_file() and not p.is_symlink()]
