@@ -17,8 +17,8 @@ timed apart) with ``RAY_ADDRESS`` pointing at it; their verdicts must equal the 
 run's too. The machine's speed (a fixed Python loop, see ``benchmarks/scale.py``) is
 recorded before the runs.
 
-Run:  HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/judge_shards.py
-Writes benchmarks/results/judge_shards.md.
+Run:  HF_HUB_OFFLINE=1 .venv/bin/python benchmarks/judge_shards.py [--ray-only]
+Writes benchmarks/results/judge_shards.md (``--ray-only``: its Ray section only).
 """
 
 from __future__ import annotations
@@ -124,9 +124,16 @@ def _same(a, b) -> bool:
 
 
 def main() -> None:
+    import argparse
+
     from accordkit.judges import merge_verdicts, read_verdicts
     from benchmarks.scale import QUIET_SPEED_SECONDS, machine_speed
 
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ray-only", action="store_true",
+                    help="run the single process and the Ray runs only, and replace the "
+                    "results' Ray section (the rest of the file is kept)")
+    args = ap.parse_args()
     speed = machine_speed()
     server = subprocess.Popen(
         [sys.executable, str(REPO / "tests" / "judges" / "stub_server.py"),
@@ -135,32 +142,70 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             tmp = Path(tmp)
-            # 1. The judging phase, measured inside Python processes.
-            single = _launch(base, tmp / "c0", tmp / "single.parquet", "-")
-            single_out = json.loads(single.communicate()[0].strip().splitlines()[-1])
-            shards = [_launch(base, tmp / f"c{i}", tmp / f"s{i}.parquet", f"{i}/2")
-                      for i in (1, 2)]
-            shard_out = [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in shards]
+            if not args.ray_only:
+                # 1. The judging phase, measured inside Python processes.
+                single = _launch(base, tmp / "c0", tmp / "single.parquet", "-")
+                single_out = json.loads(single.communicate()[0].strip().splitlines()[-1])
+                shards = [_launch(base, tmp / f"c{i}", tmp / f"s{i}.parquet", f"{i}/2")
+                          for i in (1, 2)]
+                shard_out = [json.loads(p.communicate()[0].strip().splitlines()[-1])
+                             for p in shards]
             # 2. Whole `accordkit judge` processes, as a user runs them.
             episodes = _episodes_file(tmp)
             t = time.perf_counter()
             _timed([_cli(base, episodes, tmp / "k0", tmp / "cli-single.parquet", "-")])
             t_single = time.perf_counter() - t
-            t = time.perf_counter()
-            _timed([_cli(base, episodes, tmp / f"k{i}", tmp / f"cli-s{i}.parquet", f"{i}/2")
-                    for i in (1, 2)])
-            t_shards = time.perf_counter() - t
-            cli_same = merge_verdicts([tmp / "cli-s1.parquet", tmp / "cli-s2.parquet"])
             cli_one = read_verdicts(tmp / "cli-single.parquet")
-            cli_equal = _same(cli_same, cli_one)
-            merged = merge_verdicts([tmp / "s1.parquet", tmp / "s2.parquet"])
-            same = _same(merged, read_verdicts(tmp / "single.parquet"))
+            if not args.ray_only:
+                t = time.perf_counter()
+                _timed([_cli(base, episodes, tmp / f"k{i}", tmp / f"cli-s{i}.parquet",
+                             f"{i}/2") for i in (1, 2)])
+                t_shards = time.perf_counter() - t
+                cli_same = merge_verdicts([tmp / "cli-s1.parquet", tmp / "cli-s2.parquet"])
+                cli_equal = _same(cli_same, cli_one)
+                merged = merge_verdicts([tmp / "s1.parquet", tmp / "s2.parquet"])
+                same = _same(merged, read_verdicts(tmp / "single.parquet"))
             # 3. The same job split by Ray.
             on_ray = _on_ray(base, episodes, tmp)
             ray_equal = all(_same(read_verdicts(tmp / f"ray-{where}.parquet"), cli_one)
                             for where in ("local", "cluster"))
     finally:
         server.kill()
+    when = f"{dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC"
+    ray_lines = [
+        RAY_SECTION,
+        "",
+        f"Run {when}; machine speed before the runs: {speed:.2f} s for a fixed Python loop "
+        f"({QUIET_SPEED_SECONDS} s when the shared VM is quiet; times scale with it). The "
+        "same job and stub; whole `accordkit judge` processes from launch to exit.",
+        "",
+        "| run | wall s | calls |",
+        "|---|---:|---:|",
+        f"| one process (the reference, in the same session) | {t_single:.1f} | {N_CALLS} |",
+        f"| `--engine ray --shards 2`, a local Ray of 2 CPUs (its start included) | "
+        f"{on_ray['local']:.1f} | {N_CALLS} |",
+        f"| `--engine ray --shards 2` on a simulated cluster of 2 nodes of 1 CPU "
+        f"(`RAY_ADDRESS`; the cluster's start, {on_ray['start']:.1f} s, apart) | "
+        f"{on_ray['cluster']:.1f} | {N_CALLS} |",
+        "",
+        f"Ratio to one process: local Ray **{on_ray['local'] / t_single:.2f}**, cluster "
+        f"**{on_ray['cluster'] / t_single:.2f}**. Verdicts equal the single run's: "
+        f"**{ray_equal}**.",
+        "",
+        "On Ray each shard is a Ray task in a worker process of its own (accordkit and "
+        "litellm imported again there), besides the command itself and Ray's start or "
+        "connection; the nodes of the simulated cluster share this machine's 2 cores. At "
+        "1,000 calls those fixed costs outweigh the split. The Ray route pays off when the "
+        "judging phase is long (many calls, slow models) or when the nodes are machines of "
+        "their own, with their own network and rate limits.",
+        "",
+    ]
+    if args.ray_only:
+        text = RESULTS.read_text(encoding="utf-8")
+        head = text.split(RAY_SECTION, 1)[0].rstrip("\n") + "\n\n"
+        RESULTS.write_text(head + "\n".join(ray_lines), encoding="utf-8")
+        print("\n".join(ray_lines))
+        return
     ratio = t_shards / t_single
     # The judging phase of the shards ends when the slower shard is done.
     judge_single = single_out["judge_s"]
@@ -170,7 +215,7 @@ def main() -> None:
     lines = [
         "# Judge shards (`benchmarks/judge_shards.py`)",
         "",
-        f"Run {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC on {platform.machine()}, "
+        f"Run {when} on {platform.machine()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}. Stub: {LATENCY * 1000:.0f} "
         f"ms latency, its own process; {N_CALLS} `gsrt` calls; concurrency {CONCURRENCY} per "
         "process. Whole processes: `accordkit judge` command lines from launch to exit. "
@@ -184,11 +229,6 @@ def main() -> None:
         f"| one process | {t_single:.1f} | {judge_single:.1f} | {single_out['calls']} |",
         f"| shards 1/2 + 2/2 at once | {t_shards:.1f} | {judge_shards:.1f} | "
         f"{' + '.join(str(s['calls']) for s in shard_out)} |",
-        f"| `--engine ray --shards 2`, a local Ray of 2 CPUs (its start included) | "
-        f"{on_ray['local']:.1f} | | {N_CALLS} |",
-        f"| `--engine ray --shards 2` on a simulated cluster of 2 nodes of 1 CPU "
-        f"(`RAY_ADDRESS`; the cluster's start, {on_ray['start']:.1f} s, apart) | "
-        f"{on_ray['cluster']:.1f} | | {N_CALLS} |",
         "",
         f"Ratio shards / one process: whole processes **{ratio:.2f}**, judging phase "
         f"**{judge_shards / judge_single:.2f}** (goal <= 0.6). Transport errors: "
@@ -201,18 +241,16 @@ def main() -> None:
         f"{4 * overhead / judge_single * N_CALLS:,.0f} calls at this latency and concurrency.",
         "",
         f"Merged shard verdicts equal the single run's: **{same and cli_equal}** "
-        f"({len(merged)} items; Python runs and command-line runs alike). The Ray runs' "
-        f"verdicts equal it too: **{ray_equal}**.",
+        f"({len(merged)} items; Python runs and command-line runs alike).",
         "",
-        "On Ray each shard is a Ray task that starts a worker process (accordkit and litellm "
-        "imported again) besides the command itself and Ray's own start or connection: at "
-        "this job size that fixed cost outweighs the split. The Ray route pays off when "
-        "the judging phase is long (many calls, slow models) or when the nodes are machines "
-        "of their own, with their own network and rate limits.",
-        "",
+        *ray_lines,
     ]
     RESULTS.write_text("\n".join(lines), encoding="utf-8")
     print("\n".join(lines))
+
+
+#: The heading of the results' Ray section (``--ray-only`` replaces it alone).
+RAY_SECTION = "## On Ray (`accordkit judge --engine ray`)"
 
 
 if __name__ == "__main__":

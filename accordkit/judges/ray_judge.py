@@ -98,6 +98,9 @@ def _judge_shard(episodes: list[dict[str, Any]], *, shard: tuple[int, int],
     run = run_judge(episodes, shard=shard, progress=False,
                     _budget_factory=functools.partial(SharedBudget, ledger=ledger),
                     **options)
+    # a caller's calls to an actor run in order: once this returns, the ledger has every
+    # charge this shard sent (the driver reads its total when all shards are done)
+    ray.get(ledger.totals.remote())
     return {"shard": shard, "node_id": ray.get_runtime_context().get_node_id(),
             "verdicts": run.verdicts, "summary": run.summary(), "price": run.price}
 
