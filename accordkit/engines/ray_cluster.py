@@ -27,6 +27,16 @@ __all__ = ["RAY_CONNECT_TIMEOUT", "RayUnreachableError", "check_ray_address", "r
 
 #: Seconds to wait for a Ray cluster named by RAY_ADDRESS before giving up.
 RAY_CONNECT_TIMEOUT = 10.0
+#: Times a local Ray or a simulated cluster is started when the start times out (Ray gives
+#: a raylet 30 s to register: a machine busy with other work may need a second try).
+STARTUP_ATTEMPTS = 2
+#: Seconds the worker nodes of a simulated cluster get to join it.
+NODES_JOIN_SECONDS = 120.0
+
+
+def _slow_start(exc: BaseException) -> bool:
+    """Whether Ray failed to start only because it started too slowly."""
+    return isinstance(exc, TimeoutError) or "timed out during startup" in str(exc)
 
 
 class RayUnreachableError(RuntimeError):
@@ -107,7 +117,15 @@ def ray_session(*, num_cpus: int = 1) -> Iterator[str]:
         ray.init(address=address, log_to_driver=False)
         where = address
     else:
-        ray.init(num_cpus=max(1, num_cpus), include_dashboard=False, log_to_driver=False)
+        for attempt in range(1, STARTUP_ATTEMPTS + 1):
+            try:
+                ray.init(num_cpus=max(1, num_cpus), include_dashboard=False,
+                         log_to_driver=False)
+                break
+            except Exception as exc:
+                ray.shutdown()          # whatever of it did start
+                if attempt == STARTUP_ATTEMPTS or not _slow_start(exc):
+                    raise
         where = "local"
     try:
         yield where
@@ -185,22 +203,29 @@ class LocalCluster:
         os.environ["RAY_TMPDIR"] = str(self.temp_dir)
         self._nodes: dict[str, Any] = {}
         self._cluster: Any = None
+        head_args: dict[str, Any] = {"num_cpus": cpus_per_node,
+                                     "object_store_memory": self._store_bytes,
+                                     "include_dashboard": False}
+        if system_config:
+            head_args["_system_config"] = dict(system_config)
         started = time.perf_counter()
-        try:
-            head_args: dict[str, Any] = {"num_cpus": cpus_per_node,
-                                         "object_store_memory": self._store_bytes,
-                                         "include_dashboard": False}
-            if system_config:
-                head_args["_system_config"] = dict(system_config)
-            self._cluster = Cluster(initialize_head=True, head_node_args=head_args)
-            head = self._cluster.head_node
-            self._nodes[head.node_id] = head
-            for _ in range(nodes - 1):
-                self.add_node(wait=False)
-            self._cluster.wait_for_nodes()
-        except BaseException:
-            self.close()
-            raise
+        for attempt in range(1, STARTUP_ATTEMPTS + 1):
+            try:
+                self._cluster = Cluster(initialize_head=True, head_node_args=head_args)
+                head = self._cluster.head_node
+                self._nodes[head.node_id] = head
+                for _ in range(nodes - 1):
+                    self.add_node(wait=False)
+                self._cluster.wait_for_nodes(timeout=NODES_JOIN_SECONDS)
+                break
+            except Exception as exc:
+                if attempt == STARTUP_ATTEMPTS or not _slow_start(exc):
+                    self.close()
+                    raise
+                self._stop_nodes(timeout=5)     # a loaded machine: once more, from scratch
+            except BaseException:
+                self.close()
+                raise
         self.start_seconds = time.perf_counter() - started
 
     @property
@@ -242,14 +267,20 @@ class LocalCluster:
                 pass
         self._cluster.remove_node(node, allow_graceful=False)
 
+    def _stop_nodes(self, *, timeout: float) -> None:
+        try:
+            if self._cluster is not None:
+                self._cluster.shutdown()
+        finally:
+            self._cluster = None
+            self._nodes.clear()
+            _wait_gone(self.temp_dir, timeout=timeout)
+
     def close(self, *, timeout: float = 30.0) -> None:
         """Stop every node and remove the temporary folder; waits (up to ``timeout``
         seconds) until no process of the cluster is left."""
         try:
-            if self._cluster is not None:
-                self._cluster.shutdown()
-                self._cluster = None
-            _wait_gone(self.temp_dir, timeout=timeout)
+            self._stop_nodes(timeout=timeout)
         finally:
             if self._old_tmpdir is None:
                 os.environ.pop("RAY_TMPDIR", None)
