@@ -149,17 +149,17 @@ def _bad_inputs(folder: Path, shards: Path) -> Path:
     """A good shard, a shard with a corrupt page, a file that is not parquet, a JSON file
     of episodes cut short and JSONL episodes with two records of a wrong type."""
     folder.mkdir()
-    table = pq.read_table(sorted(shards.glob("shop-*.parquet"))[0])
-    pq.write_table(table, folder / "good.parquet", row_group_size=BATCH)
-    corrupt = folder / "corrupt.parquet"
-    pq.write_table(table, corrupt, row_group_size=BATCH, compression="none")
+    first, second, third = (pq.read_table(f) for f in sorted(shards.glob("[st]*-*.parquet"))[:3])
+    pq.write_table(first, folder / "good.parquet", row_group_size=BATCH)
+    corrupt = folder / "corrupt.parquet"          # other episodes: a store holds each once
+    pq.write_table(second, corrupt, row_group_size=BATCH, compression="none")
     meta = pq.ParquetFile(corrupt).metadata
     raw = bytearray(corrupt.read_bytes())
     page = meta.row_group(1).column(5).data_page_offset     # row group 1: the 2nd batch
     raw[page:page + 64] = b"\xff" * 64
     corrupt.write_bytes(bytes(raw))
     (folder / "not-parquet.parquet").write_bytes(b"PAR1 not really")
-    rows = table.slice(0, 20).to_pylist()
+    rows = third.slice(0, 20).to_pylist()
     text = json.dumps(rows, default=str)
     (folder / "cut-short.json").write_text(text[:len(text) // 2], encoding="utf-8")
     rows[3]["rollout"] = "three"
@@ -180,8 +180,8 @@ def test_bad_inputs_are_listed_as_the_local_engine_lists_them(cluster, shards, t
     by_name = {Path(r["source"]).name: r for r in on_ray["inputs"]}
     assert by_name["good.parquet"]["error"] is None
     assert by_name["corrupt.parquet"]["error"].startswith("batch 1: ")       # read on a node
-    assert by_name["corrupt.parquet"]["episodes"] == len(pq.read_table(bad / "good.parquet")) \
-        - BATCH
+    assert by_name["corrupt.parquet"]["episodes"] == \
+        pq.ParquetFile(bad / "corrupt.parquet").metadata.num_rows - BATCH
     assert "unreadable parquet file" in by_name["not-parquet.parquet"]["error"]
     assert "truncated JSON" in by_name["cut-short.json"]["error"]
     wrong = by_name["wrong-type.jsonl"]

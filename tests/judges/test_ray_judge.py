@@ -4,7 +4,7 @@ against the stand-in server (tests/judges/stub_server.py), whose request log cou
 One cluster per module (started with a fake API key in its environment, which every node
 inherits, as nodes started by ``ray start`` inherit the keys of their shell). Timings on
 the 2-core machine (quiet / with other test runs beside it): starting the cluster 12 / 45 s,
-each judge run on it 10 / 30 s; the module about 1 / 2 minutes.
+each judge run on it 15 / 35 s; the module about 1.5 / 2.5 minutes.
 """
 
 from __future__ import annotations
@@ -35,7 +35,10 @@ from .stub_server import last_user_text
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'accordkit[ray]')")
 pytestmark = [pytest.mark.slow, pytest.mark.network]
 
-N_EPISODES = 60
+#: 30 requests a shard, 2 at a time, 0.5 s each: a shard takes 7.5 s, so that every shard
+#: is still answering when the last one's node has started its worker.
+N_EPISODES = 90
+LATENCY = 0.5
 SHARDS = 3
 CONCURRENCY = 2
 PRICE = {"price_in": 500.0, "price_out": 1500.0}       # USD per million tokens
@@ -130,7 +133,7 @@ def test_a_killed_node_asks_no_answered_prompt_again(cluster, episodes, tmp_path
     in flight on the lost node are asked twice."""
     if not cluster.worker_ids():
         cluster.add_node()
-    server = stub(latency=0.25)
+    server = stub(latency=LATENCY)
     cache, out = tmp_path / "cache", tmp_path / "verdicts.parquet"
     started = time.perf_counter()
     proc = _judge(runs, episodes, out, cache, server, cluster.address)
@@ -144,7 +147,7 @@ def test_a_killed_node_asks_no_answered_prompt_again(cluster, episodes, tmp_path
     while proc.poll() is None and min(counts) < 2:         # every shard is answering
         time.sleep(0.05)
         counts = answered_per_shard()
-    assert proc.poll() is None, "the run ended before a node could be killed"
+    assert proc.poll() is None, f"the run ended before a node could be killed: {counts}"
     assert max(counts) < per_shard - CONCURRENCY, f"a shard was done already: {counts}"
     kill_at = time.monotonic()
     cluster.kill_node(cluster.worker_ids()[0])
