@@ -104,28 +104,37 @@ def node_records(results: Sequence[Mapping[str, Any]], *,
         One per node alive when the run started (or that scored an item), sorted by id:
         ``node_id``, ``address``, ``cpus``, ``alive_at_end`` (False for a node lost
         during the run), ``inputs`` (the input indices it scored batches of),
-        ``batches`` (``[input, batch]`` pairs: its parts, ``NNNNN-BBBBB.parquet``) and
+        ``batches`` (``[input, batch]`` pairs: its parts, ``IIIII-BBBBB.parquet``; an item
+        that wrote none, the compare_modes item or a failed one, as itself) and
         ``episodes``.
 
     Examples
     --------
     >>> n = {"node_id": "a1", "address": "10.0.0.2", "cpus": 1, "alive": True}
-    >>> node_records([{"node_id": "a1", "input_index": 0, "batch_index": 1, "episodes": 5}],
-    ...              before=[n], after=[{**n, "alive": False}])
-    [{'node_id': 'a1', 'address': '10.0.0.2', 'cpus': 1, 'alive_at_end': False, 'inputs': [0], 'batches': [[0, 1]], 'episodes': 5}]
+    >>> node_records([{"node_id": "a1", "input_index": 0, "batch_index": 1, "episodes": 5},
+    ...               {"node_id": "a1", "input_index": 2, "batch_index": 0, "episodes": 9,
+    ...                "batches": 2}], before=[n], after=[{**n, "alive": False}])
+    [{'node_id': 'a1', 'address': '10.0.0.2', 'cpus': 1, 'alive_at_end': False, 'inputs': [0, 2], 'batches': [[0, 1], [2, 0], [2, 1]], 'episodes': 14}]
     """
     known = {n["node_id"]: n for n in before}
     alive_now = {n["node_id"]: bool(n["alive"]) for n in after}
     ids = {n["node_id"] for n in before if n["alive"]} | {str(r["node_id"]) for r in results}
     records = []
     for node_id in sorted(ids):
-        mine = sorted((int(r["input_index"]), int(r["batch_index"]), int(r["episodes"]))
-                      for r in results if str(r["node_id"]) == node_id)
+        mine = [r for r in results if str(r["node_id"]) == node_id]
         info = known.get(node_id) or next((n for n in after if n["node_id"] == node_id), {})
         records.append({
             "node_id": node_id, "address": info.get("address", ""),
             "cpus": info.get("cpus", 0), "alive_at_end": alive_now.get(node_id, False),
-            "inputs": sorted({i for i, _, _ in mine}),
-            "batches": [[i, b] for i, b, _ in mine],
-            "episodes": sum(n for _, _, n in mine)})
+            "inputs": sorted({int(r["input_index"]) for r in mine}),
+            "batches": sorted(b for r in mine for b in _parts_of(r)),
+            "episodes": sum(int(r["episodes"]) for r in mine)})
     return records
+
+
+def _parts_of(result: Mapping[str, Any]) -> list[list[int]]:
+    """``[input, batch]`` of each batch of scores an item wrote (an item read in several
+    batches writes parts ``batch_index``, ``batch_index + 1``, ...), or of the item itself
+    when it wrote none (the compare_modes item, a failed item)."""
+    i, b = int(result["input_index"]), int(result["batch_index"])
+    return [[i, b + k] for k in range(int(result.get("batches") or 0))] or [[i, b]]
