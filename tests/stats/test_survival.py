@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 from accordkit.stats import DegenerateIntervalWarning, Metric, summarize
+from accordkit.stats._km import KMMedianEstimator
 from accordkit.stats.survival import (
-    KMMedianEstimator,
     kaplan_meier,
     km_median,
     km_medians,
