@@ -25,6 +25,13 @@ class KMMedianEstimator:
     events and the rows at risk at each time are ``w @ D`` and ``w @ R`` for the
     (clusters x J) count tables ``D`` and ``R``; the survival curve is the cumulative
     product of ``1 - d / n``, so a block of resamples costs two matrix products.
+
+    A resample in which the survival never falls to one half (more than half its shifts
+    still unrecovered at the last event time) has a median beyond the follow-up: its value
+    is ``+inf`` ("not reached"), not left out, so an interval's upper end can be open. A
+    resample with no row at risk at the first event time is NaN. The full-data
+    :attr:`estimate` is ``+inf`` when not reached too, so a table row reads "not reached
+    [low, not reached]" (the scalar :func:`~accordkit.stats.survival.km_median` gives NaN).
     """
 
     #: the jackknife is one Kaplan–Meier median per left-out cluster
@@ -84,7 +91,11 @@ class KMMedianEstimator:
 
     def from_totals(self, totals: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         """KM medians from ``weights @ totals_columns``: events ``d`` and rows at risk ``n`` at
-        each time, ``S = cumprod(1 - d / n)``, the first time with ``S <= 1/2``."""
+        each time, ``S = cumprod(1 - d / n)``, the first time with ``S <= 1/2``.
+
+        ``+inf`` when ``S`` stays above 1/2 (not reached); NaN when no row is at risk at the
+        first event time (no rows, or only rows censored before any event: nothing to say).
+        """
         b, n_t = totals.shape[0], len(self.times)
         out = np.full(b, np.nan)
         if not n_t:
@@ -99,7 +110,8 @@ class KMMedianEstimator:
             below = surv <= HALF
             hit = below.any(axis=1)
             idx = np.argmax(below, axis=1)
-            out[start : start + step] = np.where(hit, self.times[idx], np.nan)
+            out[start : start + step] = np.where(
+                hit, self.times[idx], np.where(n[:, 0] > 0, np.inf, np.nan))
         return out
 
     def on_counts(self, weights: np.ndarray) -> np.ndarray:
@@ -113,6 +125,7 @@ class KMMedianEstimator:
 
     @property
     def estimate(self) -> float:
+        """The KM median of all rows: ``+inf`` when not reached, NaN with no rows."""
         return float(self.on_counts(np.ones((1, self.n_clusters_total)))[0])
 
     def jackknife(self) -> np.ndarray:

@@ -257,7 +257,7 @@ def _compare_all(frame: pd.DataFrame, metrics: list[Any], *, between: Any, basel
     scen_codes, scen_values = sorted_codes(frame[first.pair_on])
 
     notes = [{"bca": [], "degenerate": [], "unpaired": [], "baseline": [],
-              "median_jackknife": []} for _ in every]
+              "median_jackknife": [], "not_reached": []} for _ in every]
     rows: list[list[dict]] = [[] for _ in every]
     # each metric adds a cell's rows in its own value order: bit-stable sums
     ranks = metric_ranks({c: v for vals in values for c, v in vals.items()},
@@ -448,6 +448,10 @@ def _compare_pair(cand: _Model, base: _Model, args: CompareArgs, label: str,
             f"{n_pairs} shared)"
         )
 
+    n_open = int(np.count_nonzero(np.isposinf(cand.theta_b) | np.isposinf(base.theta_b)))
+    if n_open:
+        notes["not_reached"].append(f"{pair_label}: the median was not reached in {n_open} "
+                                    f"of {len(delta_b)} resamples")
     if ec.n_clusters < 2 or eb.n_clusters < 2:
         low = high = np.nan
         used = args.method
@@ -549,7 +553,7 @@ def _p_value(cand: _Model, base: _Model, cell, args: CompareArgs) -> float:
         return np.nan
     if args.test == "bootstrap":
         d = cand.theta_b - base.theta_b
-        d = d[np.isfinite(d)]
+        d = d[~np.isnan(d)]  # +-inf (a Kaplan–Meier median not reached) is a side
         if len(d) == 0:
             return np.nan
         # a difference of zero in exact arithmetic may come out a unit in the last place
@@ -579,7 +583,7 @@ def _permutation_p(cand: _Model, base: _Model, delta: float, cell, args: Compare
     else:
         chunks = assignment_chunks(rng, nc, nb, args.n_resamples)
     null = np.concatenate([joint.on_counts(w) - joint.on_counts(1 - w) for w in chunks])
-    null = null[np.isfinite(null)]
+    null = null[~np.isnan(null)]
     # relative tolerance so that permutations equal to the observed one up to rounding
     # count as "at least as extreme" (as scipy.stats.permutation_test does)
     tol = TIE_RTOL * max(1.0, abs(delta))
@@ -615,6 +619,13 @@ def _warn(notes: dict[str, list[str]], args: CompareArgs) -> None:
             f"BCa interval undefined for {_listing(notes['bca'])}; used the percentile "
             "interval instead (the `ci_method` column says so)",
             BCaFallbackWarning,
+            stacklevel=stacklevel,
+        )
+    if notes["not_reached"]:
+        warnings.warn(
+            "Kaplan–Meier median not reached in some resamples: they count as +inf, so a "
+            f"difference's interval can be open: {_listing(notes['not_reached'])}",
+            DegenerateIntervalWarning,
             stacklevel=stacklevel,
         )
     if notes["degenerate"]:

@@ -111,7 +111,10 @@ def summarize(
         ``seed``. ``DataFrame.attrs["provenance"]`` records every setting. A metric
         with fewer than two contributing clusters gets a NaN interval and a
         ``DegenerateIntervalWarning``; resamples in which a metric has no rows at all
-        are left out of its interval, with the same warning.
+        are left out of its interval, with the same warning. A Kaplan–Meier median not
+        reached in a resample counts as ``+inf``, so ``ci_high`` may be ``inf`` (open
+        above; :func:`~accordkit.tables.format_table` shows "not reached"), with a
+        warning that says in how many resamples.
 
     See Also
     --------
@@ -148,7 +151,7 @@ def summarize(
         strata_codes, strata_values = sorted_codes(frame[args.strata])
 
     notes: dict[str, list[str]] = {"bca": [], "degenerate": [], "empty": [],
-                                   "median_jackknife": [], "mixed": []}
+                                   "not_reached": [], "median_jackknife": [], "mixed": []}
     benchmarks = _benchmark_codes(frame, args.by)
     rows = []
     # each metric adds a cell's rows in its own value order: bit-stable sums
@@ -282,6 +285,12 @@ def _summary_row(metric, est, theta_b, cluster_stratum, args, label, notes) -> d
                 notes["empty"].append(
                     f"{metric.name!r} in {label} ({n_empty} of {len(theta_b)} resamples)"
                 )
+            n_open = int(np.count_nonzero(np.isposinf(theta_b)))
+            if n_open:
+                notes["not_reached"].append(
+                    f"{metric.name!r} in {label}: the median was not reached in {n_open} "
+                    f"of {len(theta_b)} resamples"
+                )
         method = args.method
         if method == "bca" and not jackknife_affordable(est):
             method = "percentile"
@@ -369,6 +378,14 @@ def _warn(notes: dict[str, list[str]]) -> None:
         warnings.warn(
             "fewer than two clusters, so no interval (ci_low/ci_high are NaN) for "
             f"{_listing(notes['degenerate'])}",
+            DegenerateIntervalWarning,
+            stacklevel=3,
+        )
+    if notes["not_reached"]:
+        warnings.warn(
+            "Kaplan–Meier median not reached in some resamples (more than half the shifts "
+            "unrecovered): they count as +inf, so an interval can be open above (ci_high "
+            f"inf, shown as 'not reached'): {_listing(notes['not_reached'])}",
             DegenerateIntervalWarning,
             stacklevel=3,
         )
