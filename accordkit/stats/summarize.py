@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -11,7 +12,9 @@ import pandas as pd
 import scipy
 
 from . import _estimators
+from ._bootstrap import cell_distributions, shared_distributions
 from ._cells import (
+    Cell,
     cell_label,
     cluster_codes,
     in_rank_order,
@@ -20,15 +23,10 @@ from ._cells import (
     metric_ranks,
     sorted_codes,
 )
-from ._estimators import (
-    distributions_from_totals,
-    estimator_for,
-    jackknife_affordable,
-    totals_suffice,
-)
+from ._estimators import estimator_for, jackknife_affordable
 from ._intervals import confidence_interval, robust_se
 from ._options import resolve_aliases
-from ._resample import cell_rng, count_chunks
+from ._resample import cell_rng, digest
 from ._validate import SUMMARY_COLUMNS, _summarize_iv, metric_values
 from ._warnings import BCaFallbackWarning, DegenerateIntervalWarning, MixedBenchmarksWarning
 from .metrics import MetricLike
@@ -52,6 +50,7 @@ def summarize(
     confidence: float = 0.95,
     n_resamples: int = 10_000,
     seed: int = 0,
+    share_draws: bool = False,
     **deprecated: Any,
 ) -> pd.DataFrame:
     """Estimate metrics per group with cluster-bootstrap confidence intervals.
@@ -97,6 +96,13 @@ def summarize(
         Each cell draws from a generator seeded by ``(seed, cell values)``, never the
         global RNG; the draws are shared by every metric of the cell, so a cell's
         interval does not change when groups or metrics are added to the table.
+    share_draws : bool, default False
+        Draw once for all the cells over the same set of clusters (every agent model x
+        method on the same scenarios, every dynamic ...), seeded from ``seed`` and the set's
+        cluster ids instead of the cell: a large table then draws once per scenario set
+        instead of once per cell. Estimates are the same; each interval is as valid as
+        before and differs from the per-cell one by Monte Carlo error only (another seed's
+        resamples); a cell's interval still does not depend on the other groups or metrics.
 
     Returns
     -------
@@ -144,18 +150,41 @@ def summarize(
         return _empty_summary(metrics, by)
     args = _summarize_iv(frame, metrics, by, opts["cluster"], strata, opts["method"],
                          confidence, n_resamples, seed)
+    if not isinstance(share_draws, bool):
+        raise TypeError(f"share_draws must be True or False, got {share_draws!r}")
     frame = args.frame
     values = {col: metric_values(frame, col) for m in args.metrics for col in m.columns}
-    codes_of_rows = cluster_codes(frame, args.cluster)
+    if args.cluster is None:
+        codes_of_rows = cluster_codes(frame, None)
+        cluster_ids = codes_of_rows
+    else:
+        codes_of_rows, cluster_ids = sorted_codes(frame[args.cluster])
+        cluster_ids = np.asarray(cluster_ids, dtype=object)
     if args.strata is not None:
         strata_codes, strata_values = sorted_codes(frame[args.strata])
 
     notes: dict[str, list[str]] = {"bca": [], "degenerate": [], "empty": [],
                                    "not_reached": [], "median_jackknife": [], "mixed": []}
     benchmarks = _benchmark_codes(frame, args.by)
-    rows = []
     # each metric adds a cell's rows in its own value order: bit-stable sums
     ranks = metric_ranks(values, [m.columns for m in args.metrics])
+
+    def streams(key: tuple, cluster_stratum: np.ndarray) -> list:
+        if args.strata is None:
+            return [(cell_rng(args.seed, key), np.arange(len(cluster_stratum)))]
+        return [(cell_rng(args.seed, key + (("__stratum__", strata_values[h]),)),
+                 np.flatnonzero(cluster_stratum == h)) for h in np.unique(cluster_stratum)]
+
+    def finish(c: _Cell) -> list[dict]:
+        label = cell_label(args.by, c.cell.values)
+        keys = dict(zip(args.by, c.cell.values, strict=True))
+        return [{**keys, **_summary_row(metric, est, theta_b, c.cluster_stratum, args, label,
+                                        notes), "n_rows": len(c.cell.positions)}
+                for metric, est, theta_b in zip(args.metrics, c.estimators, c.thetas,
+                                                 strict=True)]
+
+    rows: list[list[dict]] = []
+    groups: dict[bytes, list[tuple[int, _Cell]]] = {}
     for cell in iter_cells(frame, args.by):
         pos = cell.positions
         if benchmarks is not None:
@@ -163,28 +192,34 @@ def summarize(
                         cell_label(args.by, cell.values), notes)
         codes, members = local_clusters(codes_of_rows[pos])
         n_clusters = len(members)
-        if args.strata is None:
-            streams = [(cell_rng(args.seed, cell.key), np.arange(n_clusters))]
-            cluster_stratum = np.zeros(n_clusters, dtype=np.intp)
-        else:
-            cluster_stratum = np.empty(n_clusters, dtype=np.intp)
+        cluster_stratum = np.zeros(n_clusters, dtype=np.intp)
+        if args.strata is not None:
             cluster_stratum[codes] = strata_codes[pos]
-            streams = [
-                (cell_rng(args.seed, cell.key + (("__stratum__", strata_values[h]),)),
-                 np.flatnonzero(cluster_stratum == h))
-                for h in np.unique(cluster_stratum)
-            ]
         estimators = []
         for metric, rank in zip(args.metrics, ranks, strict=True):
             order = in_rank_order(pos, rank)
             estimators.append(estimator_for(metric, values, pos[order], codes[order],
                                             n_clusters))
-        thetas = _bootstrap(estimators, streams, n_clusters, args)
-        label = cell_label(args.by, cell.values)
-        for metric, est, theta_b in zip(args.metrics, estimators, thetas, strict=True):
-            row = _summary_row(metric, est, theta_b, cluster_stratum, args, label, notes)
-            rows.append({**dict(zip(args.by, cell.values, strict=True)), **row,
-                         "n_rows": len(pos)})
+        c = _Cell(cell, members, cluster_stratum, estimators)
+        if share_draws:  # finished below, with the other cells over the same clusters
+            groups.setdefault(members.tobytes(), []).append((len(rows), c))
+            rows.append([])
+        else:
+            c.thetas = cell_distributions(estimators, streams(cell.key, cluster_stratum),
+                                          n_clusters, args)
+            rows.append(finish(c))
+    for group in groups.values():
+        # one draw for the cells over these clusters, seeded from the clusters' ids
+        first = group[0][1]
+        key = (("__clusters__", digest(cluster_ids[first.members])),)
+        found = shared_distributions([e for _, c in group for e in c.estimators],
+                                     streams(key, first.cluster_stratum), len(first.members),
+                                     args)
+        width = len(args.metrics)
+        for k, (at, c) in enumerate(group):
+            c.thetas = found[k * width:(k + 1) * width]
+            rows[at] = finish(c)
+    rows = [row for cell_rows in rows for row in cell_rows]
 
     _warn(notes)
     out = pd.DataFrame(rows, columns=[*args.by, *SUMMARY_COLUMNS])
@@ -195,6 +230,7 @@ def summarize(
         "confidence": args.confidence,
         "n_resamples": args.n_resamples,
         "seed": args.seed,
+        "draws": "per cluster set" if share_draws else "per cell",
         "cluster": args.cluster,
         "strata": args.strata,
         "by": list(args.by),
@@ -222,37 +258,15 @@ def _empty_summary(metrics: object, by: object) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=_SUMMARY_DTYPES.get(c, object)) for c in columns})
 
 
-def _bootstrap(estimators, streams, n_clusters, args) -> list[np.ndarray | None]:
-    """Bootstrap distributions of every metric of a cell, from one set of draws.
+@dataclass
+class _Cell:
+    """A table cell, its clusters (global codes) and its metrics' estimators."""
 
-    Every estimator with per-cluster ``columns`` (means and ratios: two sums; medians of
-    repeated values: cumulative counts near the median) is multiplied by each block of
-    resample counts on its own, so that its digits do not depend on the other metrics
-    (see :func:`~._resample.resample_totals`). When every
-    metric is a function of such products alone (means, ratios, KM medians; not medians of
-    rows), only the products are kept (:func:`~._estimators.distributions_from_totals`).
-    """
-    needs = [args.method != "t" or est.kind == "median" for est in estimators]
-    if not any(needs):
-        return [None] * len(estimators)
-    needed = [i for i in range(len(estimators)) if needs[i]]
-    if totals_suffice([estimators[i] for i in needed], args.n_resamples):
-        # totals alone (means, ratios, KM medians): the counts are never needed whole
-        found = distributions_from_totals([estimators[i] for i in needed], streams,
-                                          n_clusters, args.n_resamples)
-        out: list[np.ndarray | None] = [None] * len(estimators)
-        for i, values in zip(needed, found, strict=True):
-            out[i] = values
-        return out
-    stack_idx = [i for i in needed if getattr(estimators[i], "columns", None) is not None]
-    other_idx = [i for i in needed if i not in stack_idx]
-    parts: dict[int, list[np.ndarray]] = {i: [] for i in stack_idx + other_idx}
-    for counts in count_chunks(streams, n_clusters, args.n_resamples):
-        for i in stack_idx:  # one product each: its digits whatever the other metrics
-            parts[i].append(estimators[i].from_totals(counts @ estimators[i].columns, counts))
-        for i in other_idx:
-            parts[i].append(estimators[i].on_counts(counts))
-    return [np.concatenate(parts[i]) if i in parts else None for i in range(len(estimators))]
+    cell: Cell
+    members: np.ndarray
+    cluster_stratum: np.ndarray
+    estimators: list
+    thetas: list | None = None
 
 
 def _t_se(est, cluster_stratum: np.ndarray) -> tuple[float | None, float]:
