@@ -19,7 +19,7 @@ import numpy as np
 from ._estimators import distributions_from_totals, totals_suffice
 from ._resample import CACHE_ELEMENTS, CHUNK_ELEMENTS, count_chunks
 
-__all__ = ["cell_distributions", "shared_distributions", "exact_parts"]
+__all__ = ["cell_distributions", "shared_distributions", "exact_parts", "overlapping_groups"]
 
 
 def _needed(estimators: Sequence[Any], method: str) -> list[int]:
@@ -91,71 +91,115 @@ def exact_parts(column: np.ndarray, n_clusters: int) -> list[np.ndarray]:
 
 
 def _blocks(streams, n_clusters: int, n_resamples: int) -> Iterator[np.ndarray]:
-    """The counts of :func:`~._resample.count_chunks`, drawn in cache-sized pieces (about
-    three times faster than drawing a large block at once) and handed out in blocks of
-    about :data:`~._resample.CHUNK_ELEMENTS` for one product each (the same draws)."""
+    """The counts of :func:`~._resample.count_chunks` (the same draws), in blocks of about
+    :data:`~._resample.CHUNK_ELEMENTS` for one product each, drawn a couple of resamples at
+    a time and counted straight into the block: drawn whole, a block's indices go out to
+    memory and back (about three times slower)."""
     rows = max(2, CHUNK_ELEMENTS // max(n_clusters, 1))
-    block = np.empty((min(rows, n_resamples), n_clusters))
-    filled = 0
-    for piece in count_chunks(streams, n_clusters, n_resamples,
-                              chunk_elements=max(CACHE_ELEMENTS, 2 * n_clusters)):
-        start = 0
-        while start < len(piece):
-            take = min(len(piece) - start, len(block) - filled)
-            block[filled:filled + take] = piece[start:start + take]
-            filled += take
-            start += take
-            if filled == len(block):
-                yield block
-                filled = 0
-    if filled:
-        yield block[:filled]
+    piece = max(1, CACHE_ELEMENTS // max(n_clusters, 1))
+    identity = len(streams) == 1 and bool(np.array_equal(streams[0][1], np.arange(n_clusters)))
+    for start in range(0, n_resamples, rows):
+        block = np.empty((min(rows, n_resamples - start), n_clusters))
+        for first in range(0, len(block), piece):
+            b = min(piece, len(block) - first)
+            drawn = []
+            for rng, members in streams:
+                idx = rng.integers(0, len(members), (b, len(members)))
+                drawn.append(idx if identity else members[idx])
+            flat = drawn[0] if len(drawn) == 1 else np.hstack(drawn)
+            for r in range(b):
+                block[first + r] = np.bincount(flat[r], minlength=n_clusters)
+        yield block
 
 
-def shared_distributions(estimators, streams, n_clusters, args) -> list[np.ndarray | None]:
-    """Bootstrap distributions of estimators of several cells over the same clusters.
+def overlapping_groups(members: Sequence[np.ndarray]) -> list[list[int]]:
+    """The cells (indices into ``members``, each a cell's cluster codes) that share clusters,
+    directly or through other cells, in groups; each group in cell order, groups in the
+    order of their first cell.
 
-    ``estimators`` are those of every cell of one cluster set; ``streams`` draw that set.
-    The per-cluster columns of all of them (split by :func:`exact_parts`, duplicates
-    kept once) are stacked into one matrix, so each block of counts is multiplied once: a
-    product with many columns costs about as much as one with two (it is bound by reading
-    the counts), where one product per estimator read the block once for each. The
-    products are exact, so an estimator's values depend on the draws and its own columns
-    only, not on the other metrics or cells, nor on the block size.
+    >>> overlapping_groups([np.array([0, 1]), np.array([5]), np.array([1, 2]), np.array([2])])
+    [[0, 2, 3], [1]]
     """
-    needed = _needed(estimators, args.method)
-    out: list[np.ndarray | None] = [None] * len(estimators)
-    if not needed:
-        return out
-    chosen = [estimators[i] for i in needed]
+    parent = list(range(len(members)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    size = 1 + max((int(m.max()) for m in members if len(m)), default=-1)
+    owner = np.full(size, -1, dtype=np.intp)
+    for i, m in enumerate(members):
+        for other in np.unique(owner[m]):
+            if other >= 0:
+                a, b = find(i), find(int(other))
+                parent[max(a, b)] = min(a, b)
+        owner[m] = i
+    groups: dict[int, list[int]] = {}
+    for i in range(len(members)):
+        groups.setdefault(find(i), []).append(i)
+    return list(groups.values())
+
+
+class _CellWeights:
+    """The counts of a block restricted to one cell's clusters, taken only when asked (a
+    median reads them for the few resamples whose median lies outside its window)."""
+
+    def __init__(self, counts: np.ndarray, members: np.ndarray) -> None:
+        self._counts, self._members = counts, members
+
+    def __getitem__(self, rows: Any) -> np.ndarray:
+        return self._counts[rows][:, self._members]
+
+
+def shared_distributions(cells, streams, n_clusters, args) -> list[list[np.ndarray | None]]:
+    """Bootstrap distributions of every cell's estimators from one resampling of all the
+    clusters.
+
+    ``cells`` holds, per cell, its clusters (indices among the ``n_clusters`` that
+    ``streams`` draw) and its estimators, built over those clusters alone. Each
+    estimator's per-cluster columns are spread over all the clusters (zero elsewhere),
+    split by :func:`exact_parts` and stacked with every other's (duplicates once), so that
+    each block of counts is multiplied once: a product with many columns costs about as
+    much as one with two, being bound by reading the counts. The products are exact, so an
+    estimator's values depend on the draws and its own columns only, not on the other
+    metrics or cells, nor on the block size.
+    """
+    out: list[list[np.ndarray | None]] = []
+    work = []  # (cell index, estimator index, members, estimator, plan)
     stacked: list[np.ndarray] = []
     index: dict[bytes, int] = {}
-    plans: list[list[list[int]] | None] = []
-    for est in chosen:
-        columns = getattr(est, "columns", None)
-        if columns is None and getattr(est, "totals_only", False):
-            columns = est.totals_columns  # Kaplan–Meier: events and rows at risk
-        if columns is None:  # a median gathered row by row: it needs the counts
-            plans.append(None)
-            continue
-        plan = []
-        for j in range(columns.shape[1]):
-            where = []
-            for part in exact_parts(columns[:, j], n_clusters):
-                key = part.tobytes()
-                if key not in index:
-                    index[key] = len(stacked)
-                    stacked.append(part)
-                where.append(index[key])
-            plan.append(where)
-        plans.append(plan)
+    for k, (members, estimators) in enumerate(cells):
+        out.append([None] * len(estimators))
+        for i in _needed(estimators, args.method):
+            est = estimators[i]
+            columns = getattr(est, "columns", None)
+            if columns is None and getattr(est, "totals_only", False):
+                columns = est.totals_columns  # Kaplan–Meier: events and rows at risk
+            plan = None
+            if columns is not None:  # else a median gathered row by row: it needs counts
+                plan = []
+                for j in range(columns.shape[1]):
+                    spread = np.zeros(n_clusters)
+                    spread[members] = columns[:, j]
+                    where = []
+                    for part in exact_parts(spread, n_clusters):
+                        key = part.tobytes()
+                        if key not in index:
+                            index[key] = len(stacked)
+                            stacked.append(part)
+                        where.append(index[key])
+                    plan.append(where)
+            work.append((k, i, members, est, plan, []))
+    if not work:
+        return out
     matrix = np.column_stack(stacked) if stacked else None
-    parts: list[list[np.ndarray]] = [[] for _ in chosen]
     for counts in _blocks(streams, n_clusters, args.n_resamples):
         products = counts @ matrix if matrix is not None else None
-        for part, est, plan in zip(parts, chosen, plans, strict=True):
+        for _, _, members, est, plan, part in work:
             if plan is None:
-                part.append(est.on_counts(counts))
+                part.append(est.on_counts(counts[:, members]))
                 continue
             totals = np.empty((len(counts), len(plan)))
             for j, where in enumerate(plan):
@@ -163,7 +207,7 @@ def shared_distributions(estimators, streams, n_clusters, args) -> list[np.ndarr
                 for w in where[1:]:
                     total += products[:, w]
                 totals[:, j] = total
-            part.append(est.from_totals(totals, counts))
-    for i, part in zip(needed, parts, strict=True):
-        out[i] = np.concatenate(part)
+            part.append(est.from_totals(totals, _CellWeights(counts, members)))
+    for k, i, _, _, _, part in work:
+        out[k][i] = np.concatenate(part)
     return out

@@ -12,7 +12,7 @@ import pandas as pd
 import scipy
 
 from . import _estimators
-from ._bootstrap import cell_distributions, shared_distributions
+from ._bootstrap import cell_distributions, overlapping_groups, shared_distributions
 from ._cells import (
     Cell,
     cell_label,
@@ -97,12 +97,17 @@ def summarize(
         global RNG; the draws are shared by every metric of the cell, so a cell's
         interval does not change when groups or metrics are added to the table.
     share_draws : bool, default False
-        Draw once for all the cells over the same set of clusters (every agent model x
-        method on the same scenarios, every dynamic ...), seeded from ``seed`` and the set's
-        cluster ids instead of the cell: a large table then draws once per scenario set
-        instead of once per cell. Estimates are the same; each interval is as valid as
-        before and differs from the per-cell one by Monte Carlo error only (another seed's
-        resamples); a cell's interval still does not depend on the other groups or metrics.
+        Resample clusters once for all the cells that share clusters instead of once per
+        cell: cells whose clusters overlap (directly or through other cells) draw together
+        from their clusters (within strata), seeded from ``seed`` and those clusters' ids,
+        and each cell's metrics are computed on the drawn clusters' rows of the cell (the
+        replicate-weights bootstrap of domain estimates); cells over clusters no other cell
+        touches draw apart. A table whose cells share their scenarios (model x method, x
+        dynamic ...) then draws once instead of once per cell. Estimates are the same;
+        intervals differ from per-cell draws by Monte Carlo error (a cell over part of the
+        drawn clusters has a number of them that varies between resamples, as a domain's
+        does in a survey replicate). A metric's interval still does not depend on the
+        other metrics. Meant for large tables of cells with many clusters each.
 
     Returns
     -------
@@ -184,7 +189,7 @@ def summarize(
                                                  strict=True)]
 
     rows: list[list[dict]] = []
-    groups: dict[bytes, list[tuple[int, _Cell]]] = {}
+    shared: list[tuple[int, _Cell]] = []
     for cell in iter_cells(frame, args.by):
         pos = cell.positions
         if benchmarks is not None:
@@ -201,24 +206,30 @@ def summarize(
             estimators.append(estimator_for(metric, values, pos[order], codes[order],
                                             n_clusters))
         c = _Cell(cell, members, cluster_stratum, estimators)
-        if share_draws:  # finished below, with the other cells over the same clusters
-            groups.setdefault(members.tobytes(), []).append((len(rows), c))
+        if share_draws:  # finished below, from the one resampling of all the clusters
+            shared.append((len(rows), c))
             rows.append([])
         else:
             c.thetas = cell_distributions(estimators, streams(cell.key, cluster_stratum),
                                           n_clusters, args)
             rows.append(finish(c))
-    for group in groups.values():
-        # one draw for the cells over these clusters, seeded from the clusters' ids
-        first = group[0][1]
-        key = (("__clusters__", digest(cluster_ids[first.members])),)
-        found = shared_distributions([e for _, c in group for e in c.estimators],
-                                     streams(key, first.cluster_stratum), len(first.members),
-                                     args)
-        width = len(args.metrics)
-        for k, (at, c) in enumerate(group):
-            c.thetas = found[k * width:(k + 1) * width]
-            rows[at] = finish(c)
+    if shared:
+        all_stratum = np.zeros(len(cluster_ids), dtype=np.intp)
+        if args.strata is not None:
+            all_stratum[codes_of_rows] = strata_codes
+        for group in overlapping_groups([c.members for _, c in shared]):
+            # one resampling of the clusters of cells that overlap, seeded from their ids;
+            # each cell's statistic on the drawn clusters' rows of the cell
+            clusters = np.unique(np.concatenate([shared[k][1].members for k in group]))
+            key = (("__clusters__", digest(cluster_ids[clusters])),)
+            found = shared_distributions(
+                [(np.searchsorted(clusters, shared[k][1].members), shared[k][1].estimators)
+                 for k in group],
+                streams(key, all_stratum[clusters]), len(clusters), args)
+            for k, thetas in zip(group, found, strict=True):
+                at, c = shared[k]
+                c.thetas = thetas
+                rows[at] = finish(c)
     rows = [row for cell_rows in rows for row in cell_rows]
 
     _warn(notes)
@@ -230,7 +241,7 @@ def summarize(
         "confidence": args.confidence,
         "n_resamples": args.n_resamples,
         "seed": args.seed,
-        "draws": "per cluster set" if share_draws else "per cell",
+        "draws": "shared by all cells" if share_draws else "per cell",
         "cluster": args.cluster,
         "strata": args.strata,
         "by": list(args.by),

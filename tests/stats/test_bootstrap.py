@@ -1,4 +1,4 @@
-"""summarize(share_draws=True): one draw per set of clusters, exact stacked products."""
+"""summarize(share_draws=True): one resampling of all clusters for the table, exact products."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def test_estimates_equal_and_intervals_within_monte_carlo_error():
     for end in ("ci_low", "ci_high"):
         # at 4,000 resamples an end moves by a few percent of the width between seeds
         assert ((shared[end] - per_cell[end]).abs() <= 0.15 * width).all()
-    assert shared.attrs["provenance"]["draws"] == "per cluster set"
+    assert shared.attrs["provenance"]["draws"] == "shared by all cells"
     assert per_cell.attrs["provenance"]["draws"] == "per cell"
 
 
@@ -85,7 +85,28 @@ def test_a_cell_and_a_metric_do_not_depend_on_the_others_bit_for_bit(method):
             assert_array_equal(mine[col].to_numpy(), alone[col].to_numpy())
 
 
-def test_cells_over_other_clusters_draw_apart():
+def test_a_cell_over_part_of_the_clusters_is_a_domain_of_their_resampling():
+    """Model b ran 8 of model a's 12 scenarios: every resample draws all 12, and b's
+    statistic uses the drawn ones that are b's (their number varies)."""
+    frame = _frame(n_scen=12)
+    frame = frame[(frame.model == "a") | (frame.scenario_id < "s08")]
+    b = 400
+    shared = summarize(frame, "frac", by="model", method="percentile", n_resamples=b,
+                       seed=2, share_draws=True)
+    ids = sorted(frame["scenario_id"].unique())
+    rng = cell_rng(2, (("__clusters__", digest(ids)),))
+    (counts,) = count_chunks([(rng, np.arange(len(ids)))], len(ids), b)
+    part = frame[frame.model == "b"]
+    sums = part.groupby("scenario_id")["frac"].agg(["sum", "count"]).reindex(ids, fill_value=0)
+    theta = (counts @ sums["sum"].to_numpy()) / (counts @ sums["count"].to_numpy())
+    low, high = np.quantile(theta[np.isfinite(theta)], [0.025, 0.975])
+    row = shared[shared.model == "b"].iloc[0]
+    assert (row.ci_low, row.ci_high) == (pytest.approx(low, rel=1e-12),
+                                         pytest.approx(high, rel=1e-12))
+    assert row.n_clusters == 8  # the cell's own clusters, not the drawn ones
+
+
+def test_cells_over_clusters_no_other_cell_touches_draw_apart():
     frame = _frame()
     frame.loc[frame.model == "b", "scenario_id"] += "-b"  # b ran other scenarios
     shared = summarize(frame, "frac", by="model", n_resamples=500, share_draws=True)
