@@ -59,13 +59,17 @@ N_SIM = 20_000
 EXACT_TASKS = 100
 
 
+@lru_cache(maxsize=64)
 def beta_grid(mu: float, rho: float) -> np.ndarray:
-    """Midpoint quantiles of the Beta distribution with mean ``mu`` and ICC ``rho``."""
+    """Midpoint quantiles of the Beta distribution with mean ``mu`` and ICC ``rho`` (read
+    only; remembered, as a planner asks for the same ones for every effect and design)."""
     rho = min(max(rho, MIN_RHO), 1 - 1e-9)
     scale = 1.0 / rho - 1.0
     a, b = mu * scale, (1.0 - mu) * scale
     # quantiles that round to exactly 0 or 1 would never move under a logit shift
-    return np.clip(stats.beta.ppf((np.arange(GRID) + 0.5) / GRID, a, b), 1e-12, 1 - 1e-12)
+    grid = np.clip(stats.beta.ppf((np.arange(GRID) + 0.5) / GRID, a, b), 1e-12, 1 - 1e-12)
+    grid.flags.writeable = False
+    return grid
 
 
 def logit_shift(p: np.ndarray, effect: float) -> float:
@@ -158,14 +162,40 @@ def diff_distribution(p: np.ndarray, effect: float, trials: int) -> np.ndarray:
 
 
 @lru_cache(maxsize=2)
-def _draws(seed: int, n_sim: int, width: int) -> tuple[np.ndarray, np.ndarray]:
+def _draws(seed: int, n_sim: int, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The common random numbers of every power: per simulated data set, one uniform per
-    task (the first ``k`` serve ``k`` tasks) and two standard normals (for the sums)."""
+    task (the first ``k`` serve ``k`` tasks) and two standard normals (for the sums); with
+    the order that sorts all the uniforms, so that inverting a CDF at them is a scatter."""
     rng = np.random.default_rng([int(seed), 0x7057])
     uniforms = rng.random((n_sim, width))
     normals = rng.standard_normal((n_sim, 2))
-    uniforms.flags.writeable = normals.flags.writeable = False
-    return uniforms, normals
+    order = np.argsort(uniforms, axis=None, kind="stable")
+    for array in (uniforms, normals, order):
+        array.flags.writeable = False
+    return uniforms, normals, order
+
+
+@lru_cache(maxsize=2)
+def _task_sums(pmf_bytes: bytes, seed: int, n_sim: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per simulated data set, the running sums of ``j`` and ``j**2`` over its first 1, 2,
+    ... :data:`EXACT_TASKS` tasks, each task's ``j`` the inverse CDF of ``pmf`` at its
+    uniform: the draws of every number of tasks at once (a search over tasks reuses them).
+    The sums are whole numbers, so exact."""
+    pmf = np.frombuffer(pmf_bytes)
+    m = (len(pmf) - 1) // 2
+    uniforms, _, order = _draws(seed, n_sim, EXACT_TASKS)
+    # the CDF's steps in the sorted uniforms: each uniform's category, scattered back
+    ranked = uniforms.ravel()[order]
+    edges = np.searchsorted(ranked, np.cumsum(pmf)[:-1], side="right")
+    category = np.empty(uniforms.size, dtype=np.int32)
+    category[order] = np.repeat(np.arange(2 * m + 1, dtype=np.int32),
+                                np.diff(np.concatenate([[0], edges, [uniforms.size]])))
+    drawn = (category - m).reshape(uniforms.shape)
+    # whole numbers well inside int32 (at most EXACT_TASKS x m^2)
+    s1 = np.cumsum(drawn, axis=1, dtype=np.int32).astype(np.float64)
+    s2 = np.cumsum(drawn * drawn, axis=1, dtype=np.int32).astype(np.float64)
+    s1.flags.writeable = s2.flags.writeable = False
+    return s1, s2
 
 
 def t_test_power(pmf: np.ndarray, tasks: int, *, alpha: float, seed: int = 0,
@@ -185,18 +215,15 @@ def t_test_power(pmf: np.ndarray, tasks: int, *, alpha: float, seed: int = 0,
     m = (len(pmf) - 1) // 2
     j = np.arange(-m, m + 1, dtype=np.float64)
     crit2 = stats.t.ppf(1 - alpha / 2, k - 1) ** 2
-    uniforms, normals = _draws(seed, n_sim, EXACT_TASKS)
-    if k <= uniforms.shape[1]:
-        # each task's difference by inverting the CDF at its uniform; sums are whole numbers
-        drawn = j[np.searchsorted(np.cumsum(pmf)[:-1], uniforms[:, :k], side="right")]
-        s1, s2 = drawn.sum(axis=1), (drawn * drawn).sum(axis=1)
+    if k <= EXACT_TASKS:
+        s1, s2 = (sums[:, k - 1] for sums in _task_sums(pmf.tobytes(), seed, n_sim))
     else:
         m1, m2 = pmf @ j, pmf @ j**2
         cov12, var2 = pmf @ j**3 - m1 * m2, pmf @ j**4 - m2 * m2
         var1 = m2 - m1 * m1
         if var1 <= 0:
             return 0.0
-        z = normals
+        z = _draws(seed, n_sim, EXACT_TASKS)[1]
         root = np.sqrt(k)
         s1 = k * m1 + root * np.sqrt(var1) * z[:, 0]
         cond = max(var2 - cov12 * cov12 / var1, 0.0)

@@ -74,9 +74,9 @@ def _fewest_tasks(mean, icc, effect, trials, power, alpha, max_tasks, seed
 
     if reach(max_tasks) < power:
         return -1, reach(max_tasks)
-    lo, hi = 2, max_tasks
-    if reach(lo) >= power:
-        return lo, reach(lo)
+    # one task has no test (below the target); few tasks are only tried when the answer
+    # is near them (their simulation draws every task)
+    lo, hi = 1, max_tasks
     while hi - lo > 1:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if reach(mid) >= power else (mid, hi)
