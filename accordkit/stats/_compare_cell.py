@@ -5,20 +5,17 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Hashable
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 
 from ._adjust import adjust_pvalues, tie_groups
-from ._estimators import (
-    distributions_from_totals,
-    estimator_for,
-    jackknife_affordable,
-    totals_suffice,
-)
+from ._bootstrap import shared_distributions
+from ._estimators import estimator_for, jackknife_affordable
 from ._intervals import confidence_interval, robust_se
 from ._paired import Estimator, Model, difference_p_value, prob_improvement
-from ._resample import cell_rng, count_chunks, digest
+from ._resample import cell_rng, digest
 from ._validate import CompareArgs
 from .summarize import SMALL_CLUSTERS, SMALL_EVENTS
 
@@ -48,29 +45,23 @@ def draw_resamples(models: list[dict[Hashable, Model]], cell, args: CompareArgs)
     One set of draws per distinct scenario set: models that share their scenarios share the
     draws (paired); different sets are drawn independently. The draws are seeded from the
     cell and the scenario set only, so the metrics (``models[k]``, same models and
-    scenarios) share them too: each block of counts serves them all.
+    scenarios) share them too: each block of counts serves them all, in one exact product
+    (:func:`~._bootstrap.shared_distributions`).
     """
     by_set: dict[str, list[Hashable]] = {}
     for name, model in models[0].items():
         by_set.setdefault(model.set_id, []).append(name)
+    every = SimpleNamespace(method="percentile", n_resamples=args.n_resamples)
     for set_id, names in by_set.items():
         n = len(models[0][names[0]].scenarios)
         rng = cell_rng(args.seed, cell.key + (("__scenarios__", set_id),))
         group = [per_metric[name] for per_metric in models for name in names]
-        estimators = [model.estimator for model in group]
-        if totals_suffice(estimators, args.n_resamples):
-            # totals alone: every model's from one product per block of resamples
-            found = distributions_from_totals(estimators, [(rng, np.arange(n))], n,
-                                              args.n_resamples)
-            for model, values in zip(group, found, strict=True):
-                model.theta_b = values
-            continue
-        parts: list[list[np.ndarray]] = [[] for _ in group]
-        for counts in count_chunks([(rng, np.arange(n))], n, args.n_resamples):
-            for part, model in zip(parts, group, strict=True):
-                part.append(model.estimator.on_counts(counts))
-        for part, model in zip(parts, group, strict=True):
-            model.theta_b = np.concatenate(part)
+        # one exact product per block for every model and metric of the set (see
+        # shared_distributions): a model's digits do not depend on the others
+        (found,) = shared_distributions([(np.arange(n), [m.estimator for m in group])],
+                                        [(rng, np.arange(n))], n, every)
+        for model, values in zip(group, found, strict=True):
+            model.theta_b = values
 
 
 def compare_cell(models: dict[Hashable, Model], cell, args: CompareArgs, label: str,
