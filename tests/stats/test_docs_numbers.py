@@ -341,7 +341,7 @@ CLAIMS: list[tuple[str, Check]] = [
     (r"a million\s+episodes \((?P<clusters>83,334) scenarios\) that is (?P<resamples>10,000) ×"
      r" 83,334 draws", check_million),
     (r"at most (?P<bits>26) significant bits", check_exact_parts),
-    (r"at (?P<resamples>4,000) resamples: every end within (?P<pct>\d+) % of the interval's "
+    (r"at (?P<resamples>4,000) resamples: every\s+end within (?P<pct>\d+) % of the interval's "
      r"width", check_shared_tolerance),
     (r"On the sample \(\s+, (?P<tasks>\d+) tasks × (?P<trials>\d+) trials\): sim-attentive has "
      r"mean (?P<a_mean>[\d.]+), icc (?P<a_icc>[\d.]+),\s+flip rate (?P<a_flip>[\d.]+) and mdd "
