@@ -54,6 +54,9 @@ _EXPORTS = {
     "pass_hat_k": "accordkit.metrics.passk",
     "pass_hat_k_tasks": "accordkit.metrics.passk",
     "compare_modes": "accordkit.metrics.compare_modes",
+    # why it failed (issue 31)
+    "action_diff": "accordkit.metrics.action_diff",
+    "action_summary": "accordkit.metrics.action_diff",
     "write_scores": "accordkit.store",
     "read_scores": "accordkit.store",
     "read_modes": "accordkit.store",

@@ -26,7 +26,7 @@ from .schema import ID_COLUMNS
 
 __all__ = ["score", "LEVELS", "SCORE_OPTIONS", "check_options"]
 
-LEVELS = ("episode", "preference", "shift")
+LEVELS = ("episode", "preference", "shift", "action")
 GOALSHIFT_BENCHMARKS = ("agentchangebench", "tau2", "taubench")
 
 
@@ -113,7 +113,7 @@ def check_options(options: dict) -> None:
 def score(
     ds: datasets.Dataset,
     *,
-    level: Literal["episode", "preference", "shift"] = "episode",
+    level: Literal["episode", "preference", "shift", "action"] = "episode",
     shop_type_gate: bool = False,
     tcrr_mode: str = "episode",
     action_mode: str = "best_match",
@@ -125,10 +125,12 @@ def score(
     ----------
     ds : datasets.Dataset
         Canonical episodes (:func:`accordkit.load`).
-    level : {"episode", "preference", "shift"}
+    level : {"episode", "preference", "shift", "action"}
         ``"episode"``: one row per episode with every metric that applies to its benchmark
         (others are absent or NaN, never 0). ``"preference"``: one row per AcCoRD
-        (episode, preference). ``"shift"``: one row per goal shift.
+        (episode, preference). ``"shift"``: one row per goal shift. ``"action"``: the
+        action diff, one row per expected action and per unrequested write
+        (:func:`accordkit.action_diff`).
     shop_type_gate : bool
         AcCoRD shop: score the outcome 0 when the product type is wrong (spec §4.2).
     tcrr_mode : {"episode", "upstream_a6a9157", "upstream_b2cc83c", "upstream"}
@@ -164,6 +166,10 @@ def score(
 def _score(ds: datasets.Dataset, *, level: str, shop_type_gate: bool, tcrr_mode: str,
            action_mode: str, verdicts: pd.DataFrame | None) -> pd.DataFrame:
     table = arrow_table(ds)
+    if level == "action":  # from the transcripts and the tasks alone: no verdict reaches it
+        from .metrics.action_diff import action_diff
+
+        return action_diff(table)
     if verdicts is not None:  # the one join of verdict rows into episode fields
         from .judges.verdicts import attach_verdicts
 
