@@ -57,6 +57,11 @@ _EXPORTS = {
     # why it failed (issue 31)
     "action_diff": "accordkit.metrics.action_diff",
     "action_summary": "accordkit.metrics.action_diff",
+    "review_tables": "accordkit.metrics.reviews",
+    "failure_indicators": "accordkit.analysis",
+    "failure_taxonomy": "accordkit.analysis",
+    "usersim_reliability": "accordkit.analysis",
+    "without_user_errors": "accordkit.analysis",
     "write_scores": "accordkit.store",
     "read_scores": "accordkit.store",
     "read_modes": "accordkit.store",
