@@ -62,6 +62,7 @@ _EXPORTS = {
     "failure_taxonomy": "accordkit.analysis",
     "usersim_reliability": "accordkit.analysis",
     "without_user_errors": "accordkit.analysis",
+    "flips": "accordkit.analysis",
     "write_scores": "accordkit.store",
     "read_scores": "accordkit.store",
     "read_modes": "accordkit.store",

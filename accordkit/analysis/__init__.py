@@ -12,8 +12,9 @@ with intervals from :mod:`accordkit.stats`; no I/O, no LLM calls:
 - :func:`find`: episodes and turns matching text, a tool, a role or a status.
 """
 
-from .failures import FAILURE_COLUMNS, failure_indicators, failure_taxonomy
+from .failures import FAILURE_COLUMNS, cell_episodes, failure_indicators, failure_taxonomy
+from .flips import FLIP_COLUMNS, flips
 from .usersim import usersim_reliability, without_user_errors
 
-__all__ = ["FAILURE_COLUMNS", "failure_indicators", "failure_taxonomy",
-           "usersim_reliability", "without_user_errors"]
+__all__ = ["FAILURE_COLUMNS", "FLIP_COLUMNS", "cell_episodes", "failure_indicators",
+           "failure_taxonomy", "flips", "usersim_reliability", "without_user_errors"]
