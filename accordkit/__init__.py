@@ -63,6 +63,7 @@ _EXPORTS = {
     "usersim_reliability": "accordkit.analysis",
     "without_user_errors": "accordkit.analysis",
     "flips": "accordkit.analysis",
+    "find": "accordkit.analysis",
     "write_scores": "accordkit.store",
     "read_scores": "accordkit.store",
     "read_modes": "accordkit.store",

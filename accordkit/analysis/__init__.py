@@ -13,8 +13,9 @@ with intervals from :mod:`accordkit.stats`; no I/O, no LLM calls:
 """
 
 from .failures import FAILURE_COLUMNS, cell_episodes, failure_indicators, failure_taxonomy
+from .find import FIND_COLUMNS, find
 from .flips import FLIP_COLUMNS, flips
 from .usersim import usersim_reliability, without_user_errors
 
-__all__ = ["FAILURE_COLUMNS", "FLIP_COLUMNS", "cell_episodes", "failure_indicators",
+__all__ = ["FAILURE_COLUMNS", "FIND_COLUMNS", "FLIP_COLUMNS", "cell_episodes", "find", "failure_indicators",
            "failure_taxonomy", "flips", "usersim_reliability", "without_user_errors"]
