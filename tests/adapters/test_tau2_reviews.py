@@ -84,3 +84,101 @@ def test_bad_reviews_name_the_field(sim, field, reason):
         stored_reviews(sim)
     assert info.value.field == field
     assert reason in info.value.reason
+
+
+# --------------------------------------------------------------------------- from a file
+
+
+def _sim(sid, task="t1", trial=0, **extra):
+    """A tau2 SimulationRun (data model of tau2/data_model/simulation.py) as stored."""
+    return {"id": sid, "task_id": task, "trial": trial, "seed": 1,
+            "timestamp": "2026-01-01T00:00:00", "start_time": "2026-01-01T00:00:00",
+            "end_time": "2026-01-01T00:01:00", "duration": 60.0,
+            "termination_reason": "user_stop", "agent_cost": 0.01, "user_cost": 0.002,
+            "reward_info": {"reward": 0.0, "db_check": {"db_match": False, "db_reward": 0.0},
+                            "action_checks": [{"action": {"action_id": "a0",
+                                                          "requestor": "assistant",
+                                                          "name": "cancel_reservation",
+                                                          "arguments": {"id": "R1"},
+                                                          "info": None, "compare_args": None},
+                                               "action_match": False, "action_reward": 0.0}],
+                            "reward_basis": ["DB"], "reward_breakdown": {"DB": 0.0},
+                            "info": None},
+            "messages": [
+                {"role": "assistant", "content": "Hi! How can I help?", "turn_idx": 0},
+                {"role": "user", "content": "Cancel reservation R1.", "turn_idx": 1},
+                {"role": "assistant", "content": None, "turn_idx": 2, "tool_calls": [
+                    {"id": "c1", "name": "cancel_reservation", "arguments": {"id": "R2"},
+                     "requestor": "assistant"}]},
+                {"role": "tool", "id": "c1", "content": "ok", "requestor": "assistant",
+                 "error": False, "turn_idx": 3},
+                {"role": "user", "content": "Thanks ###STOP###", "turn_idx": 4}],
+            **extra}
+
+
+def _results(sims, tasks=None):
+    task = {"id": "t1", "user_scenario": {"persona": None, "instructions": "Cancel R1."},
+            "evaluation_criteria": {"actions": [{"action_id": "a0", "requestor": "assistant",
+                                                 "name": "cancel_reservation",
+                                                 "arguments": {"id": "R1"}}],
+                                    "reward_basis": ["DB"]}}
+    return {"timestamp": "2026-01-01T00:00:00",
+            "info": {"git_commit": "x", "num_trials": 1, "max_steps": 50, "max_errors": 10,
+                     "seed": 1,
+                     "user_info": {"implementation": "user_simulator", "llm": "sim-u"},
+                     "agent_info": {"implementation": "llm_agent", "llm": "agent-a"},
+                     "environment_info": {"domain_name": "airline", "policy": "p"}},
+            "tasks": tasks or [task], "simulations": sims}
+
+
+def test_stored_reviews_read_from_a_tau2_results_file(tmp_path):
+    import accordkit as ak
+    from accordkit.metrics.reviews import review_tables
+
+    bad_severity = dict(REVIEW, errors=[dict(REVIEW["errors"][0], severity="catastrophic")])
+    no_reasoning = {"has_errors": True, "errors": [{"turn_idx": 1}]}
+    sims = [_sim("s-ok", review=REVIEW, user_only_review=USER_ONLY,
+                 hallucination_check=HALLUCINATION),
+            _sim("s-plain", trial=1),
+            _sim("s-bad-severity", trial=2, review=bad_severity),
+            _sim("s-no-reasoning", trial=3, user_only_review=no_reasoning)]
+    bad_checks = _sim("s-bad-checks", trial=4)
+    bad_checks["reward_info"]["action_checks"] = {"a0": False}
+    sims.append(bad_checks)
+    path = tmp_path / "run_reviewed.json"
+    path.write_text(json.dumps(_results(sims)))
+    ds, report = ak.load_with_report(path, errors="skip")
+    assert sorted(ds["episode_id"]) == ["tau2/s-ok", "tau2/s-plain"]
+    problems = {s.record: (s.field, s.reason) for s in report.skipped}
+    assert problems["s-bad-severity"][0] == "review.errors[0].severity"
+    assert "unknown severity 'catastrophic'" in problems["s-bad-severity"][1]
+    assert problems["s-no-reasoning"] == ("user_only_review.errors[0].reasoning",
+                                          "missing required value")
+    assert problems["s-bad-checks"][0] == "reward_info.action_checks"
+    assert all(str(path) in str(s) for s in report.skipped)   # the file is named
+    with pytest.raises(EpisodeValidationError, match="review.errors.0..severity"):
+        ak.load(path)
+    reviews, errors = review_tables(ds)
+    assert reviews["episode_id"].unique().tolist() == ["tau2/s-ok"]
+    assert reviews["review"].tolist() == ["review", "user_only_review", "hallucination_check"]
+    assert errors["fault_type"].tolist() == ["policy_violation", "hallucination",
+                                             "revealed_too_early", "hallucination"]
+    assert errors["turn_idx"].tolist()[:3] == [6, 3, 3]
+    assert ds[1]["reviews_json"] is None   # s-plain stores none
+
+
+def test_expected_action_without_a_name_skips_its_task_only(tmp_path):
+    import accordkit as ak
+
+    good = _results([])["tasks"][0]
+    nameless = {"id": "t2", "user_scenario": {"instructions": "x"},
+                "evaluation_criteria": {"actions": [{"action_id": "a0",
+                                                     "arguments": {"id": "R1"}}]}}
+    sims = [_sim("s1"), _sim("s2", task="t2")]
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(_results(sims, tasks=[good, nameless])))
+    ds, report = ak.load_with_report(path, errors="skip")
+    assert ds["episode_id"] == ["tau2/s1"]
+    (skipped,) = report.skipped
+    assert (skipped.record, skipped.field) == ("s2", "task.evaluation_criteria.actions[0].name")
+    assert str(path) in str(skipped)
