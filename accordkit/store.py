@@ -227,8 +227,13 @@ def write_part(out: str | Path, level: str, frame: Any, *, input_index: int,
 def write_manifest(out: str | Path, inputs: Sequence[InputRecord], *,
                    modes: Mapping[str, Any], engine: str, extra: Mapping[str, Any] | None = None,
                    ) -> Path:
-    """Write ``manifest.json`` last: from then on the store is complete."""
+    """Write ``manifest.json`` last: from then on the store is complete.
+
+    Credentials in source URLs (user info, secret query values) are not written
+    (:func:`accordkit._internal.redact.redact_sources`): a store is meant to be shared.
+    """
     from . import __version__
+    from ._internal.redact import redact_sources
 
     manifest = {
         "store_version": STORE_VERSION,
@@ -246,6 +251,7 @@ def write_manifest(out: str | Path, inputs: Sequence[InputRecord], *,
         "failed_inputs": sum(r.error is not None for r in inputs),
         **dict(extra or {}),
     }
+    manifest = redact_sources(manifest)
     path = Path(out) / "manifest.json"
     atomic_write_bytes(path, (json.dumps(manifest, indent=1) + "\n").encode("utf-8"))
     return path

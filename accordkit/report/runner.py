@@ -18,8 +18,10 @@ from typing import Any
 
 from .._internal.env import PROJECT_ROOT
 from .._internal.pool import stop_pool
+from .._internal.redact import redact_sources
 from ..names import SCORE_OPTIONS
 from ..store import StoreChangedWarning
+from .filenames import run_folder
 from .notebooks import NOTEBOOKS, InputFacts, NotebookSpec, notebook_parameters, skip_reason
 from .provenance import collect_provenance
 
@@ -202,7 +204,7 @@ def skipped_summary(sources: Sequence[str], counts: Mapping[str, int], skipped: 
         entry["skipped"] += 1
         if len(entry["reasons"]) < max_reasons:
             entry["reasons"].append(str(rec))
-    return list(entries.values())
+    return redact_sources(list(entries.values()))
 
 
 def expand_grid(params: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -377,9 +379,11 @@ def build_report(
     """
     from ..store import read_manifest
     from .outdir import staged_output
+    from .parameters import check_parameters
 
     final_out = Path(out).resolve()
     params = dict(params or {})
+    check_parameters(params)   # papermill writes them into the notebooks as code
     if scores is not None:
         return _report_from_store(Path(scores).resolve(), out=final_out, params=params,
                                   verdicts=verdicts, notebooks=notebooks, jobs=jobs,
@@ -393,8 +397,8 @@ def build_report(
     sources = [str(Path(s).resolve()) if Path(s).exists() else s for s in sources]
     specs = wanted_notebooks(notebooks, params)
     runs = expand_grid(params)
-    with staged_output(final_out) as stage:
-        first_dir = stage if len(runs) == 1 else stage / runs[0][0]
+    with staged_output(final_out, inputs=[*sources, *verdicts]) as stage:
+        first_dir = stage if len(runs) == 1 else stage / run_folder(runs[0][0])
         first = {**DEFAULT_PARAMETERS, **runs[0][1]}
         scored = _stream_scores(sources, first_dir / "scores", params=first,
                                 verdicts=verdicts, jobs=jobs)
@@ -535,7 +539,7 @@ def store_skipped_summary(manifest: Mapping[str, Any],
         reasons = list(r["problems"]) + (
             [f"file {r['source']}, whole input: {r['error']}"] if r["error"] else [])
         entry["reasons"] += reasons[:max(0, MAX_REASONS - len(entry["reasons"]))]
-    return list(entries.values())
+    return redact_sources(list(entries.values()))
 
 
 def _load_sources(sources: Sequence[str], params: Mapping[str, Any]) -> tuple[Any, Any]:
@@ -629,7 +633,7 @@ def _report_from_store(store: Path, *, out: Path, params: dict[str, Any],
             "score_store.inputs), while drill-down pages read the files as they are now; "
             "score them again for tables of the files as they are", StoreChangedWarning,
             stacklevel=3)
-    with staged_output(out) as stage:
+    with staged_output(out, inputs=[store, *sources, *verdicts]) as stage:
         return _run_notebooks(stage, specs, sources=sources, verdicts=verdicts, params=params,
                               facts=facts, skipped=skipped, jobs=jobs, show_code=show_code,
                               progress=progress,
@@ -678,12 +682,14 @@ def _run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[st
 
     from .index import write_index
     from .outdir import write_text_checked
+    from .parameters import check_plain
 
     runs = expand_grid(params)
+    sources = redact_sources(list(sources))   # as every file of the report names them
     results: list[RunResult] = []
     tasks: list[tuple[NotebookSpec, str, dict[str, Any], Path]] = []
     for run_name, run_params in runs:
-        run_dir = out if len(runs) == 1 else out / run_name
+        run_dir = out if len(runs) == 1 else out / run_folder(run_name)
         merged = {**DEFAULT_PARAMETERS, **run_params}
         prov = collect_provenance(sources=sources, parameters=merged,
                                   revision=merged.get("revision"), verdicts=verdicts)
@@ -710,6 +716,8 @@ def _run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[st
             parameters = notebook_parameters(spec, {
                 **merged, "source": sources, "verdicts": verdicts, "out_dir": str(run_dir),
                 "provenance_path": str(run_dir / "provenance.json")})
+            for name, value in parameters.items():   # they become code in the notebook
+                check_plain(value, name)
             out_ipynb = nb_dir / f"{spec.name}.ipynb"
             out_html = run_dir / f"{spec.name}.html"
             fut = pool.submit(_execute, spec.name, str(spec.path), str(out_ipynb),
