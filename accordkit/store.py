@@ -9,6 +9,7 @@ SOURCE... --out DIR`` (any engine) and read by :func:`read_scores`::
       preferences/00000-00000.parquet   level="preference" (AcCoRD)
       shifts/00000-00000.parquet        level="shift" (goal-shift benchmarks)
       actions/00000-00000.parquet       level="action": the action diff (ak.action_diff)
+      reviews/, review_errors/          levels "review", "review_error": stored reviews
       modes/00000-00000.parquet         ak.compare_modes of the goal-shift episodes, per
                                         source file (read with read_modes)
 
@@ -52,13 +53,13 @@ __all__ = [
 STORE_VERSION = "accordkit.scores/2"
 #: Level -> subfolder.
 LEVEL_DIRS = {"episode": "episodes", "preference": "preferences", "shift": "shifts",
-              "action": "actions"}
+              "action": "actions", "review": "reviews", "review_error": "review_errors"}
 #: Every table of a store -> subfolder: the score levels and ``modes``
 #: (:func:`accordkit.compare_modes` per source file, which needs the whole file at once).
 PART_DIRS = {**LEVEL_DIRS, "modes": "modes"}
 #: Levels added after the store layout's version: a store that lists none of their parts
 #: was written before them (refused for that level, never read as empty).
-_LATER_LEVELS = ("action",)
+_LATER_LEVELS = ("action", "review", "review_error")
 #: Parquet metadata key holding the pandas dtype of every column as ``ak.score`` made it.
 _DTYPES_KEY = b"accordkit.dtypes"
 #: Bookkeeping columns of every part (dropped by :func:`read_scores`).
@@ -348,9 +349,9 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     ----------
     store : str or Path
         The folder given to ``accordkit score --out`` (or :func:`write_scores`).
-    level : {"episode", "preference", "shift", "action"} or None
+    level : {"episode", "preference", "shift", "action", "review", "review_error"} or None
         One level as a frame; None gives a dict of the episode, preference and shift levels
-        (the action diff is read by name, ``level="action"``).
+        (the action diff and the reviews are read by name, ``level="action"`` ...).
     columns : list of str, optional
         Read only these columns (the id columns are always read).
     exact_dtypes : bool, default True

@@ -32,3 +32,27 @@ def test_store_written_before_the_action_level_is_refused_for_it(tmp_path, sampl
         ak.read_scores(tmp_path / "store", level="action")
     # the other levels read as before
     assert len(ak.read_scores(tmp_path / "store", level="episode"))
+
+
+def test_review_levels_round_trip(tmp_path):
+    from accordkit.metrics.reviews import tables_from_levels
+
+    from .adapters.test_tau2_reviews import HALLUCINATION, REVIEW, USER_ONLY, _results, _sim
+
+    path = tmp_path / "run_reviewed.json"
+    path.write_text(json.dumps(_results([
+        _sim("s1", review=REVIEW, user_only_review=USER_ONLY),
+        _sim("s2", trial=1, hallucination_check=HALLUCINATION), _sim("s3", trial=2)])))
+    ak.write_scores(str(path), tmp_path / "store")
+    ds = ak.load(path)
+    for level in ("review", "review_error"):
+        want = ak.score(ds, level=level)
+        got = ak.read_scores(tmp_path / "store", level=level)
+        pd.testing.assert_frame_equal(got, want)
+        assert got["benchmark"].unique().tolist() == ["tau2"]
+    tables = tables_from_levels(ak.read_scores(tmp_path / "store", level="review"),
+                                ak.read_scores(tmp_path / "store", level="review_error"))
+    reviews, errors = ak.review_tables(ds)
+    pd.testing.assert_frame_equal(tables.reviews, reviews)
+    pd.testing.assert_frame_equal(tables.errors, errors)
+    assert len(errors) == 4

@@ -26,7 +26,7 @@ from .._internal.jsontext import loads
 from ..faults import CRITICAL_SEVERITIES, fault_type_of
 
 __all__ = ["REVIEW_COLUMNS", "ERROR_COLUMNS", "ReviewTables", "review_tables",
-           "reviews_from_json", "user_critical"]
+           "reviews_from_json", "user_critical", "review_level", "tables_from_levels"]
 
 #: One row per (episode, review).
 REVIEW_COLUMNS = ["episode_id", "review", "reviewer", "has_errors", "n_errors", "agent_error",
@@ -200,3 +200,44 @@ def user_critical(tables: ReviewTables, episode_ids: Iterable[str]) -> pd.Series
     bad = set(errors.loc[(errors["source"] == "user") & errors["critical"], "episode_id"])
     values = [True if e in bad else (False if e in reviewed else None) for e in ids]
     return pd.Series(pd.array(values, dtype="boolean"), index=ids, name="user_critical")
+
+
+def review_level(ds: Any, *, errors: bool = False) -> pd.DataFrame:
+    """The stored reviews as a score level: the id columns then the review table (or the
+    error table, ``errors=True``) without its ``episode_id``; what ``accordkit score``
+    stores as the ``review`` and ``review_error`` levels.
+
+    Examples
+    --------
+    >>> from accordkit._arrow import empty_table
+    >>> list(review_level(empty_table()).columns)[-2:]
+    ['critical_agent_error', 'summary']
+    """
+    import pyarrow as pa
+
+    from .._arrow import arrow_table
+    from ..names import ID_COLUMNS
+
+    table = ds if isinstance(ds, pa.Table) else arrow_table(ds)
+    tables = review_tables(table)
+    frame = tables.errors if errors else tables.reviews
+    ids = pd.DataFrame({name: table.column(name).to_pandas() for name in ID_COLUMNS})
+    ids = ids.drop_duplicates("episode_id")
+    head = ids.set_index("episode_id").reindex(frame["episode_id"]).reset_index()
+    head = head[list(ID_COLUMNS)]
+    return pd.concat([head.reset_index(drop=True),
+                      frame.drop(columns="episode_id").reset_index(drop=True)], axis=1)
+
+
+def tables_from_levels(reviews: pd.DataFrame, errors: pd.DataFrame) -> ReviewTables:
+    """:class:`ReviewTables` from the ``review`` and ``review_error`` score levels (read
+    from a score store): their id columns dropped, ``episode_id`` kept.
+
+    Examples
+    --------
+    >>> t = reviews_from_json([], [])
+    >>> tables_from_levels(t.reviews, t.errors).reviews.columns.tolist() == REVIEW_COLUMNS
+    True
+    """
+    return _frames(reviews[REVIEW_COLUMNS].to_dict("records"),
+                   errors[ERROR_COLUMNS].to_dict("records"))
