@@ -20,7 +20,8 @@ from ..metrics.action_diff import DIVERGENCE_REASONS, action_summary
 from ..metrics.reviews import ReviewTables
 
 __all__ = ["FAILURE_COLUMNS", "ACTION_FAILURES", "REVIEW_FAILURES", "failure_indicators",
-           "failure_taxonomy", "cell_episodes", "DEFAULT_BY"]
+           "failure_taxonomy", "cell_episodes", "taxonomy_groupings", "with_goal_shift",
+           "DEFAULT_BY"]
 
 #: From the action diff (NaN for an episode without a row in it).
 ACTION_FAILURES = ("wrong_arguments", "missing_action", "extra_write", "diverged",
@@ -216,3 +217,40 @@ def cell_episodes(indicators: pd.DataFrame, failure: str,
             else col == value
         mask &= same.to_numpy(dtype=bool, na_value=False)
     return indicators.loc[mask, "episode_id"].astype(str).tolist()
+
+
+def taxonomy_groupings(episodes: pd.DataFrame) -> dict[str, list[str]]:
+    """The cell layouts worth a taxonomy table for these episodes: domain x configuration
+    (agent model, and method and user model where they vary) always; by persona, and with / without a goal shift, when the episodes vary in them.
+
+    The goal-shift layout needs a column ``has_goal_shift`` (``n_shifts > 0``), added to a
+    copy of the frame by :func:`with_goal_shift`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ep = pd.DataFrame({"domain": ["a", "a"], "agent_model": ["m", "m"],
+    ...                    "persona": ["EASY_1", "HARD_1"], "n_shifts": [0, 2]})
+    >>> taxonomy_groupings(ep)
+    {'configuration': ['domain', 'agent_model'], 'persona': ['domain', 'persona'], 'goal_shift': ['domain', 'has_goal_shift']}
+    """
+    # domain and agent model always; the rest of the configuration where it varies
+    config = [c for c in DEFAULT_BY if c in episodes.columns
+              and (c in ("domain", "agent_model") or episodes[c].nunique(dropna=False) > 1)]
+    out = {"configuration": config or ["domain"]}
+    if "persona" in episodes.columns and episodes["persona"].nunique(dropna=True) > 1:
+        out["persona"] = [c for c in ("domain", "persona") if c in episodes.columns]
+    if "n_shifts" in episodes.columns:
+        has = episodes["n_shifts"].fillna(0) > 0
+        if has.any() and not has.all():
+            out["goal_shift"] = [c for c in ("domain",) if c in episodes.columns] + \
+                ["has_goal_shift"]
+    return out
+
+
+def with_goal_shift(episodes: pd.DataFrame) -> pd.DataFrame:
+    """A copy with ``has_goal_shift`` (``n_shifts > 0``; False without the column)."""
+    out = episodes.copy()
+    shifts = out["n_shifts"] if "n_shifts" in out.columns else pd.Series(0, index=out.index)
+    out["has_goal_shift"] = (pd.to_numeric(shifts, errors="coerce").fillna(0) > 0)
+    return out

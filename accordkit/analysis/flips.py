@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["flips", "FLIP_COLUMNS"]
+__all__ = ["flips", "flip_pairs", "FLIP_COLUMNS"]
 
 #: Columns of :func:`flips` after the ``by`` columns and the task column.
 FLIP_COLUMNS = ["n_baseline", "n_other", "pass_baseline", "pass_other", "delta", "direction",
@@ -188,3 +188,34 @@ def flips(episodes: pd.DataFrame, *, between: str = "agent_model", baseline: Any
     out.attrs.update({"baseline": baseline, "other": other, "between": between, "z": z,
                       "noise": noise, "unshared": unshared.reset_index(drop=True)})
     return out
+
+
+def flip_pairs(episodes: pd.DataFrame, *, between: str = "agent_model", baseline: Any = None,
+               by: str | Sequence[str] | None = "domain") -> list[tuple[Any, Any]]:
+    """The (baseline, other) pairs worth a flips table: ``baseline`` against every other
+    value of ``between`` that shares a task with it in some ``by`` cell; without a
+    baseline, the first two values (sorted) that share tasks.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ep = pd.DataFrame({"agent_model": ["a", "b", "c", "c"], "domain": "d",
+    ...                    "scenario_id": ["t", "t", "t", "u"]})
+    >>> flip_pairs(ep), flip_pairs(ep, baseline="c")
+    ([('a', 'b')], [('c', 'a'), ('c', 'b')])
+    """
+    if between not in episodes.columns:
+        return []
+    by_cols = [] if by is None else ([by] if isinstance(by, str) else list(by))
+    keys = [c for c in by_cols if c in episodes.columns] + ["scenario_id"]
+    tasks = {v: set(map(tuple, part[keys].astype(str).to_numpy()))
+             for v, part in episodes.groupby(between, dropna=True)}
+    values = sorted(tasks, key=str)
+    if baseline is not None:
+        return [(baseline, v) for v in values if v != baseline and baseline in tasks
+                and tasks[baseline] & tasks[v]]
+    for i, a in enumerate(values):
+        for b in values[i + 1:]:
+            if tasks[a] & tasks[b]:
+                return [(a, b)]
+    return []

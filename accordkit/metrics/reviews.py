@@ -26,7 +26,8 @@ from .._internal.jsontext import loads
 from ..faults import CRITICAL_SEVERITIES, fault_type_of
 
 __all__ = ["REVIEW_COLUMNS", "ERROR_COLUMNS", "ReviewTables", "review_tables",
-           "reviews_from_json", "user_critical", "review_level", "tables_from_levels"]
+           "reviews_from_json", "user_critical", "review_level", "tables_from_levels",
+           "combine_reviews"]
 
 #: One row per (episode, review).
 REVIEW_COLUMNS = ["episode_id", "review", "reviewer", "has_errors", "n_errors", "agent_error",
@@ -241,3 +242,20 @@ def tables_from_levels(reviews: pd.DataFrame, errors: pd.DataFrame) -> ReviewTab
     """
     return _frames(reviews[REVIEW_COLUMNS].to_dict("records"),
                    errors[ERROR_COLUMNS].to_dict("records"))
+
+
+def combine_reviews(*tables: ReviewTables | None) -> ReviewTables:
+    """Several review tables as one (stored and judged reviews side by side; ``review`` and
+    ``reviewer`` tell them apart).
+
+    Examples
+    --------
+    >>> a = reviews_from_json(["e"], ['{"review": {"has_errors": false}}'])
+    >>> len(combine_reviews(a, None, a).reviews)
+    2
+    """
+    parts = [t for t in tables if t is not None]
+    if not parts:
+        return reviews_from_json([], [])
+    return _frames(pd.concat([t.reviews for t in parts]).to_dict("records"),
+                   pd.concat([t.errors for t in parts]).to_dict("records"))
