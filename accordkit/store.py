@@ -628,7 +628,8 @@ def fetch_episodes(store: str | Path, episode_ids: Sequence[str]) -> Any:
             ds, _ = load_table(table, source=src, errors="skip")
         else:
             full = load(src, errors="skip", cache=True)
-            keep = pc.is_in(pa.array(full["episode_id"]), value_set=pa.array(ids, pa.string()))
+            keep = pc.is_in(pa.array(full["episode_id"], pa.string()),
+                            value_set=pa.array(ids, pa.string()))
             ds = full.select(keep.to_numpy(zero_copy_only=False).nonzero()[0])
         tables.append(ds)
     if not tables:

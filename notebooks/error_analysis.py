@@ -37,11 +37,10 @@ tcrr_mode = "episode"   # redundant calls: episode or an upstream mode
 action_mode = "best_match"  # TSR action matching: best_match or upstream
 cluster = "scenario_id"  # bootstrap resampling unit
 ci_method = "bca"       # interval method
-confidence = 0.95
-n_resamples = 10_000
-seed = 0
-baseline = None         # flips: the configuration the others are compared with
-flip_between = "agent_model"  # flips: the column that tells configurations apart
+confidence = 0.95       # interval confidence level
+n_resamples = 10_000    # bootstrap resamples
+seed = 0                # bootstrap seed
+baseline = None         # flips: the agent model the others are compared with
 out_dir = "../reports/interactive"  # tables go here (set by the report)
 figures_dir = None      # figures go here (set by the report)
 provenance_path = None  # provenance goes here (set by the report)
@@ -50,7 +49,6 @@ scores_dir = None       # read tables from this score store
 failure = "unrecovered_shift"  # failure type to drill into
 cell = {}               # column values of the cell to list
 show = 2                # conversations shown in full
-max_conversations = 20  # conversation pages linked per table cell
 
 # %%
 import warnings
@@ -76,7 +74,7 @@ if nb.verdicts is not None and (nb.verdicts["judge"] == "review").any():
 reviews = combine_reviews(stored, judged)
 tool_use = episodes[episodes["benchmark"].isin(["tau2", "agentchangebench", "taubench"])]
 pages = DrillDown(out.out_dir, "error_analysis", nb.episodes_by_id, episodes,
-                  actions=actions, reviews=reviews, max_conversations=max_conversations)
+                  actions=actions, reviews=reviews)
 print(f"{len(tool_use)} episodes of tool-using benchmarks, {len(actions)} action-diff rows, "
       f"{len(reviews.reviews)} reviews ({len(stored.reviews)} stored, "
       f"{0 if judged is None else len(judged.reviews)} judged)")
@@ -116,12 +114,12 @@ else:
 # episodes under both configurations.
 
 # %%
-for base, other in flip_pairs(tool_use, between=flip_between, baseline=baseline):
-    moved = ak.flips(tool_use, between=flip_between, baseline=base, other=other,
+for base, other in flip_pairs(tool_use, between="agent_model", baseline=baseline):
+    moved = ak.flips(tool_use, between="agent_model", baseline=base, other=other,
                      actions=actions)
     name = f"flips_{base}_vs_{other}"
     out.frame(moved, name, caption=f"Tasks whose pass rate moved from {base} to {other}.")
-    ids = tool_use[tool_use[flip_between].isin([base, other])]
+    ids = tool_use[tool_use["agent_model"].isin([base, other])]
     display(pages.linked_frame(
         moved, name=name, link="scenario_id",
         episodes_of=lambda row, ids=ids: ids.loc[ids["scenario_id"] == row["scenario_id"],
