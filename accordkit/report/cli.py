@@ -25,6 +25,14 @@ def _run(args: argparse.Namespace) -> int:
         wanted_notebooks,
     )
 
+    if args.scores:     # not a store: said first, whatever else is wrong
+        from ..store import read_manifest
+
+        try:
+            read_manifest(args.scores)
+        except IncompleteStoreError as exc:
+            print(f"accordkit report: {exc}", file=sys.stderr)
+            return 1
     try:
         params = _parameters(args)
         wanted_notebooks(args.notebooks, params)

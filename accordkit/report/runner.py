@@ -20,7 +20,7 @@ from .._internal.env import PROJECT_ROOT
 from .._internal.pool import stop_pool
 from .._internal.redact import redact_sources
 from ..names import SCORE_OPTIONS
-from ..store import StoreChangedWarning
+from ..store import RepeatedEpisodesError, StoreChangedWarning
 from .filenames import run_folder
 from .notebooks import NOTEBOOKS, InputFacts, NotebookSpec, notebook_parameters, skip_reason
 from .provenance import collect_provenance
@@ -86,10 +86,6 @@ class ReportResults(list):
     def n_skipped(self) -> int:
         """Records (or whole files) left out of the report as bad."""
         return sum(entry["skipped"] for entry in self.skipped)
-
-
-class RepeatedEpisodesError(ValueError):
-    """A score store holds one episode more than once: its tables would count it twice."""
 
 
 class StoreModesError(ValueError):
@@ -482,8 +478,9 @@ def _stream_scores(sources: Sequence[str], store: Path, *, params: Mapping[str, 
         shutil.rmtree(store, ignore_errors=True)
         return None
     # just scored from the sources; the report lists the inputs that failed
-    ids = read_scores(store, level="episode", columns=[], check_inputs=False)
-    if ids["episode_id"].duplicated().any():
+    try:
+        ids = read_scores(store, level="episode", columns=[], check_inputs=False)
+    except RepeatedEpisodesError:
         shutil.rmtree(store)
         return None
     return store, ids
@@ -596,16 +593,9 @@ def _report_from_store(store: Path, *, out: Path, params: dict[str, Any],
     skipped = store_skipped_summary(manifest)
     if strict and any(e["skipped"] or e["reasons"] for e in skipped):
         raise SkippedRecordsError(skipped)
-    # the report says what became of the inputs (its index page, the warning below)
+    # the report says what became of the inputs (its index page, the warning below); a
+    # store holding an episode twice is refused here (RepeatedEpisodesError)
     episodes = read_scores(store, level="episode", columns=[], check_inputs=False)
-    repeated = episodes["episode_id"][episodes["episode_id"].duplicated()]
-    if len(repeated):
-        raise RepeatedEpisodesError(
-            f"the score store {store} holds {repeated.nunique()} episode(s) more than once "
-            f"(e.g. {repeated.iloc[0]!r}: the same episode in several inputs, such as "
-            "checkpoints of one run), and every table would count them twice; report from "
-            "the sources instead (accordkit report --source ...), which merges the copies as "
-            "ak.load does")
     facts = InputFacts.from_frame(episodes, verdicts)
     del episodes
     # the modes the store was scored with (shop_type_gate too): the tables are theirs

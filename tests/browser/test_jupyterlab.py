@@ -161,7 +161,7 @@ def test_outputs_of_hostile_names_run_nothing_in_the_lab(lab, visit, tau2_dir):
             return nb.widgets.every(c => c.model.executionCount !== null)
                 && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel
                      .status === 'idle';
-        }""", timeout=240_000, polling=1000)
+        }""", timeout=420_000, polling=1000)
     page.wait_for_timeout(1000)
     errors = page.evaluate(
         """() => window.jupyterapp.shell.currentWidget.content.widgets
