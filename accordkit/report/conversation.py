@@ -86,8 +86,8 @@ def render_conversation(episode: Mapping[str, Any], *, max_tool_chars: int = 400
         Tool results longer than this are cut (the length is shown).
     marks : mapping of int to list of str, optional
         More labels to mark, by ``turn_idx`` (e.g. the first divergence and the review
-        errors, :func:`accordkit.analysis.marks.conversation_marks`); those under ``-1``
-        belong to no message and are listed above the conversation.
+        errors, :func:`accordkit.analysis.marks.conversation_marks`); those under ``-1``,
+        or under a turn the transcript does not have, are listed above the conversation.
 
     Examples
     --------
@@ -115,11 +115,16 @@ def render_conversation(episode: Mapping[str, Any], *, max_tool_chars: int = 400
             + f")</i> — satisfied: {esc(str(p.get('satisfied')))}</li>" for p in prefs)
         rows += f"<tr><td><b>preferences</b></td><td><ul style='margin:0'>{items}</ul></td></tr>"
     given, marks = dict(marks or {}), _judge_marks(episode)
+    turns = {m.get("turn_idx") for m in episode.get("messages") or ()}
+    loose = [str(label) for label in given.pop(-1, None) or ()]
     for turn, labels in given.items():
-        if int(turn) >= 0:
+        if int(turn) in turns:
             marks.setdefault(int(turn), []).extend(str(label) for label in labels)
-    if given.get(-1):
-        items = "".join(f"<li>{esc(str(label))}</li>" for label in given[-1])
+        else:  # a turn the transcript does not have: said above it, not lost
+            loose += [f"(turn {int(turn)}) {label}" for label in labels]
+    given[-1] = loose
+    if loose:
+        items = "".join(f"<li>{esc(label)}</li>" for label in loose)
         rows += f"<tr><td><b>marks</b></td><td><ul style='margin:0'>{items}</ul></td></tr>"
     parts = [_STYLE, "<div class='ak-conv'>", f"<table class='ak-head'>{rows}</table>"]
     lines = [" · ".join(f"{k} {v}" for k, v in head if v is not None)]

@@ -59,3 +59,11 @@ def test_show_marks_the_conversation_and_escapes_the_labels():
     by_id = ak.show("tau2/e1", episodes=episode_dataset(episode_table(rec)),
                     marks={3: ["look here"]})
     assert "look here" in str(by_id)
+
+
+def test_a_mark_at_a_turn_the_transcript_lacks_is_listed_not_lost():
+    rec = _episode()
+    view = ak.show(rec, marks={42: ["review says turn 42"], 1: ["here"]})
+    assert "(turn 42) review says turn 42" in str(view)
+    assert "! (turn 42) review says turn 42" in repr(view)
+    assert "    ! here" in repr(view)
