@@ -105,9 +105,6 @@ ACTION_COLUMNS = ["action_index", "action_id", "name", "requestor", "kind", "sta
                   "diff_args", "expected_json", "actual_json", "turn_idx", "call_index",
                   "n_calls_same_name", "out_of_order", "after_transfer", "stored_match",
                   "agrees_with_stored", "first_divergence_turn", "divergence_reason"]
-_INT_COLUMNS = ("action_index", "turn_idx", "call_index", "n_calls_same_name",
-                "first_divergence_turn")
-_BOOL_COLUMNS = ("out_of_order", "after_transfer", "stored_match", "agrees_with_stored")
 _REQUIRED = ("messages", "criteria", "reward_info_json", "episode_id", "source")
 #: Stands for an argument the call (or the expected action) does not have.
 _ABSENT = object()
@@ -312,8 +309,9 @@ def _stored_checks(text: str | None, *, source: Any, episode_id: Any,
     out = []
     for i, check in enumerate(checks):
         if not isinstance(check, dict) or not isinstance(check.get("action_match"), bool):
+            got = check.get("action_match") if isinstance(check, dict) else check
             raise ValueError(f"{where}[{i}].action_match: expected true or false, got "
-                             f"{(check or {}).get('action_match') if isinstance(check, dict) else check!r:.60}")
+                             f"{got!r:.60}")
         action = check.get("action")
         name = action.get("name") if isinstance(action, dict) else None
         out.append((name, check["action_match"]))
@@ -381,16 +379,13 @@ class _Pairs:
             got = load(call_text[u], "messages (tool-call arguments)", a)
             if exp.alt_subset[a]:
                 diff = params_differences(got, expected)
-                shown = diff
             else:
-                compare = compare_of[int(alt_cmp[a])]
-                diff = argument_differences(got, expected, compare)
-                shown = diff
+                diff = argument_differences(got, expected, compare_of[int(alt_cmp[a])])
             match[u] = not diff
             n_diff[u] = len(diff)
             if diff:
-                want = {k: expected[k] for k in shown if k in expected}
-                have = {k: got[k] for k in shown if k in got}
+                want = {k: expected[k] for k in diff if k in expected}
+                have = {k: got[k] for k in diff if k in got}
                 self.detail.append((", ".join(diff), json.dumps(want, ensure_ascii=False),
                                     json.dumps(have, ensure_ascii=False)))
             else:
@@ -597,7 +592,6 @@ class _RowBuilder:
             firsts = flagged[np.r_[True, call_ep[flagged][1:] != call_ep[flagged][:-1]]]
             div_order[call_ep[firsts]] = firsts   # a global call position, for now
             div_reason[call_ep[firsts]] = reason[firsts]
-        self.div_call = div_order.copy()
         # nothing left the path, but an expected action was never satisfied
         unmet = np.zeros(n_ep, bool)
         if len(u_ep):
