@@ -265,8 +265,21 @@ def main() -> None:
         lines += ["Notebooks of the report (seconds from submission to done):", "",
                   "| notebook | status | seconds |", "|---|---|---:|",
                   *(report_rows or kept_notebooks), ""]
+    lines += _other_sections()
     RESULTS.write_text("\n".join(lines), encoding="utf-8")
     print("\n".join(lines))
+
+
+def _other_sections() -> list[str]:
+    """The sections other scripts keep in the results file (between ``<!-- name: begin -->``
+    and ``<!-- name: end -->``, e.g. report_scale.py's), carried over unchanged."""
+    import re
+
+    if not RESULTS.exists():
+        return []
+    text = RESULTS.read_text(encoding="utf-8")
+    return [m.group(0) + "\n" for m in re.finditer(
+        r"<!-- ([\w-]+): begin -->.*?<!-- \1: end -->", text, flags=re.S)]
 
 
 _SPEED_LOOP = "20 million additions"
