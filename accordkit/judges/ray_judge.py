@@ -13,8 +13,9 @@ shard is fixed by its hash) and runs every shard as a Ray task on the cluster at
 * **a lost node**: Ray runs the shard of a dead node again elsewhere (``max_retries``
   times); the new attempt finds every answer the lost one stored in the cache and asks
   only the rest. Calls that were in flight on the lost node are asked again (their answers
-  never arrived), and their reserved cost stays counted against the cap (they may have
-  been billed).
+  never arrived; the claims the lost attempt held on them are removed, see
+  :func:`drop_claims`), and their reserved cost stays counted against the cap (they may
+  have been billed).
 
 The verdict tables of the shards are combined with
 :func:`~accordkit.judges.merge.merge_verdicts`: the same rows as one local run.
@@ -33,7 +34,7 @@ from typing import Any
 
 from .dispatch import _Budget
 
-__all__ = ["run_judge_on_ray", "SharedBudget", "DEFAULT_MAX_RETRIES"]
+__all__ = ["run_judge_on_ray", "SharedBudget", "drop_claims", "DEFAULT_MAX_RETRIES"]
 
 #: Times Ray runs a shard again after losing its node (or worker process).
 DEFAULT_MAX_RETRIES = 3
@@ -46,6 +47,14 @@ class _Ledger:
         self.cap = cap
         self.spent = 0.0
         self.reserved = 0.0
+        self.attempts: dict[str, list[tuple[str, int]]] = {}
+
+    def attempt(self, shard: str, host: str, pid: int) -> list[tuple[str, int]]:
+        """Record an attempt of ``shard`` by process ``pid`` of ``host``; returns the
+        earlier attempts of that shard (whose node or worker was lost)."""
+        earlier = list(self.attempts.get(shard, []))
+        self.attempts.setdefault(shard, []).append((host, pid))
+        return earlier
 
     def admit(self, est: float) -> tuple[bool, float]:
         """Reserve ``est`` USD when the cap allows it; returns (admitted, spent so far)."""
@@ -91,10 +100,16 @@ class SharedBudget(_Budget):
 def _judge_shard(episodes: list[dict[str, Any]], *, shard: tuple[int, int],
                  options: Mapping[str, Any], ledger: Any) -> dict[str, Any]:
     """One shard's judge run (a Ray task); returns its verdicts, counts and node."""
+    import socket
+
     import ray
 
     from .runner import run_judge
 
+    lost = ray.get(ledger.attempt.remote(f"{shard[0]}/{shard[1]}", socket.gethostname(),
+                                         os.getpid()))
+    if lost:
+        drop_claims(options["cache_dir"], holders=lost)
     run = run_judge(episodes, shard=shard, progress=False,
                     _budget_factory=functools.partial(SharedBudget, ledger=ledger),
                     **options)
@@ -103,6 +118,44 @@ def _judge_shard(episodes: list[dict[str, Any]], *, shard: tuple[int, int],
     ray.get(ledger.totals.remote())
     return {"shard": shard, "node_id": ray.get_runtime_context().get_node_id(),
             "verdicts": run.verdicts, "summary": run.summary(), "price": run.price}
+
+
+def drop_claims(cache_dir: str | Path, *, holders: list[tuple[str, int]]) -> int:
+    """Remove the request claims that the processes ``holders`` (``(host, pid)`` pairs: the
+    lost attempts of a shard) left in the cache; returns how many.
+
+    A judge run claims each request it sends (:meth:`JudgeCache.claim`), so that runs
+    sharing a cache do not ask it twice. The claims of a process on another machine count
+    as live until :data:`~accordkit.judges.cache.CLAIM_STALE_SECONDS` have passed; a shard
+    run again after its node was lost would wait that long for its own calls that were in
+    flight there. The ledger knows which processes ran the lost attempts, so their claims
+    are removed at once (the shard's requests are claimed by no other shard).
+
+    Examples
+    --------
+    >>> import json, tempfile
+    >>> root = Path(tempfile.mkdtemp()) / "gsrt" / "ab"
+    >>> root.mkdir(parents=True)
+    >>> _ = (root / "ab12.claim").write_text(json.dumps({"host": "n2", "pid": 7, "run": "r"}))
+    >>> _ = (root / "ab34.claim").write_text(json.dumps({"host": "n3", "pid": 7, "run": "s"}))
+    >>> drop_claims(root.parents[1], holders=[("n2", 7)])
+    1
+    >>> sorted(p.name for p in root.iterdir())
+    ['ab34.claim']
+    """
+    import json
+
+    gone = {(str(host), int(pid)) for host, pid in holders}
+    n = 0
+    for path in Path(cache_dir).glob("*/*/*.claim"):
+        try:
+            holder = json.loads(path.read_text(encoding="utf-8"))
+            if (str(holder.get("host")), holder.get("pid")) in gone:
+                path.unlink()
+                n += 1
+        except (OSError, ValueError, AttributeError):
+            continue        # released meanwhile, or not a claim of ours
+    return n
 
 
 def _driver_node_affinity() -> Any:

@@ -170,6 +170,7 @@ def test_a_killed_node_asks_no_answered_prompt_again(cluster, episodes, tmp_path
     assert found, err[-2000:]
     n_requests, n_cached, n_called = map(int, found.groups())
     assert n_requests == N_EPISODES and n_cached >= 2 and n_cached + n_called == N_EPISODES
+    assert not list(cache.glob("*/*/*.claim"))       # the lost attempt's claims are gone
     v = read_verdicts(out)
     assert v["error"].isna().all() and len(v) == N_EPISODES
     local = _local(episodes, tmp_path, stub())
