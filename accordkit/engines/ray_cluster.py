@@ -119,7 +119,8 @@ def ray_session(*, num_cpus: int = 1) -> Iterator[str]:
     else:
         for attempt in range(1, STARTUP_ATTEMPTS + 1):
             try:
-                ray.init(num_cpus=max(1, num_cpus), include_dashboard=False,
+                # "local": a Ray of its own, never one that `ray start` left running here
+                ray.init(address="local", num_cpus=max(1, num_cpus), include_dashboard=False,
                          log_to_driver=False)
                 break
             except Exception as exc:
