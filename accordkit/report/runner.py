@@ -328,7 +328,8 @@ def build_report(
     Parameters
     ----------
     sources : list of str, optional
-        Hub ids, folders or files, loaded as one dataset. Default: the embedded sample
+        Hub ids, folders or files, loaded as one dataset (or the ``source`` parameter of
+        ``params``; ``verdicts`` and ``scores_dir`` likewise). Default: the embedded sample
         (``data/sample/accord``, ``data/sample/goalshift``) with its stored verdicts.
     out : str or Path
         Output folder (tables/, figures/, notebooks/, index.html, results.json,
@@ -375,11 +376,15 @@ def build_report(
     """
     from ..store import read_manifest
     from .outdir import staged_output
-    from .parameters import check_parameters
+    from .parameters import check_parameters, report_inputs
 
     final_out = Path(out).resolve()
     params = dict(params or {})
     check_parameters(params)   # papermill writes them into the notebooks as code
+    # a parameter file may name the inputs (source, verdicts, scores_dir): they are honoured
+    inputs = report_inputs(params, sources=sources, verdicts=verdicts, scores=scores)
+    sources, verdicts, scores, params = (inputs.sources, inputs.verdicts, inputs.scores,
+                                         inputs.params)
     if scores is not None:
         return _report_from_store(Path(scores).resolve(), out=final_out, params=params,
                                   verdicts=verdicts, notebooks=notebooks, jobs=jobs,
