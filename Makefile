@@ -16,7 +16,7 @@ export PYTHONHASHSEED := 0
 # Small matrix products in the bootstrap are slower with BLAS threads on a 2-core machine.
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: setup test report lab lint sample bench clean help
+.PHONY: setup test test-install report lab lint sample bench clean help
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -35,8 +35,11 @@ $(VENV)/.synced: pyproject.toml uv.lock | $(UV)
 setup: $(VENV)/.synced  ## create .venv from uv.lock (once)
 	@$(VENV)/bin/python -m compileall -q accordkit >/dev/null
 
-test: setup  ## run the test suite (offline)
-	HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+test: setup  ## run the test suite (offline; the install test is its own target)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest -m "not install" $(PYTEST_ARGS)
+
+test-install: setup  ## build the wheel, pip-install it in a fresh venv, report from it (offline)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest -m install tests/test_install.py $(PYTEST_ARGS)
 
 report: setup  ## build the HTML report for the embedded sample data in reports/
 	HF_HUB_OFFLINE=$${HF_HUB_OFFLINE:-1} $(VENV)/bin/accordkit report --out $(OUT) $(REPORT_ARGS)

@@ -10,12 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._internal.env import PROJECT_ROOT
+from .._internal.resources import notebook_folder
 
 __all__ = ["NotebookSpec", "NOTEBOOKS", "InputFacts", "NOTEBOOK_DIR", "skip_reason",
            "declared_parameters", "notebook_parameters"]
 
-NOTEBOOK_DIR = PROJECT_ROOT / "notebooks"
+#: The notebooks' folder: ``notebooks/`` of a clone, or the installed package's copy.
+NOTEBOOK_DIR = notebook_folder()
 
 #: Requirement -> human-readable reason used when it is not met.
 _REASONS = {

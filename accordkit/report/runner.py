@@ -16,9 +16,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._internal.env import PROJECT_ROOT
 from .._internal.pool import stop_pool
 from .._internal.redact import redact_sources
+from .._internal.resources import sample_folder
 from ..names import SCORE_OPTIONS
 from ..store import RepeatedEpisodesError, StoreChangedWarning
 from .filenames import run_folder
@@ -33,9 +33,9 @@ __all__ = ["build_report", "RunResult", "ReportResults", "DEFAULT_PARAMETERS",
 #: How many skip reasons per source the report lists.
 MAX_REASONS = 5
 
-SAMPLE_SOURCES = (str(PROJECT_ROOT / "data" / "sample" / "accord"),
-                  str(PROJECT_ROOT / "data" / "sample" / "goalshift"))
-SAMPLE_VERDICTS = (str(PROJECT_ROOT / "data" / "sample" / "verdicts" / "usersim_tests.parquet"),)
+#: The embedded sample (``data/sample`` of a clone, or the installed package's copy).
+SAMPLE_SOURCES = (str(sample_folder() / "accord"), str(sample_folder() / "goalshift"))
+SAMPLE_VERDICTS = (str(sample_folder() / "verdicts" / "usersim_tests.parquet"),)
 
 #: Parameters every notebook accepts, with their defaults.
 DEFAULT_PARAMETERS: dict[str, Any] = {
