@@ -17,6 +17,7 @@ def _run(args: argparse.Namespace) -> int:
         UnsafeOutputError,
         check_output_folder,
     )
+    from .parameters import report_inputs
     from .runner import (
         RepeatedEpisodesError,
         SkippedRecordsError,
@@ -24,8 +25,6 @@ def _run(args: argparse.Namespace) -> int:
         build_report,
         wanted_notebooks,
     )
-
-    from .parameters import report_inputs
 
     usage_error = None
     try:
