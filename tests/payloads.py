@@ -31,7 +31,9 @@ HOSTILE_DOMAIN = payload("domain") + "/../../escaped/air.line"
 
 def tau2_payload_files(folder: Path, template: Path) -> list[Path]:
     """Two tau2 result files (two agent configurations on the same tasks) built from the
-    real ``template`` file with payloads in every name a report shows."""
+    real ``template`` file with payloads in every name a report shows, and a third that
+    reads as an AgentChangeBench run (its header names a goal-shift judge), so that the
+    goal-shift page, which plain tau2 runs do not get, shows the payloads too."""
     data = json.loads(Path(template).read_text())
     ids = {t["id"]: payload(f"task{i}") for i, t in enumerate(data["tasks"])}
     for task in data["tasks"]:
@@ -48,10 +50,12 @@ def tau2_payload_files(folder: Path, template: Path) -> list[Path]:
     data["info"]["user_info"]["llm"] = payload("userllm")
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
-    for k in (1, 2):
+    for k in (1, 2, 3):
         run = copy.deepcopy(data)
         run["info"]["agent_info"]["llm"] = payload(f"agent{k}")
         run["info"]["agent_info"]["implementation"] = payload(f"method{k}")
+        if k == 3:   # AgentChangeBench (accordkit.adapters.tau2: a gsrt judge in the header)
+            run["info"]["gsrt_judge_llm"] = payload("gsrtjudge")
         for sim in run["simulations"]:
             sim["id"] = f"{sim['id']}-run{k}"
         path = folder / f"payload_run{k}.json"

@@ -21,7 +21,8 @@ NOTEBOOK_DIR = notebook_folder()
 #: Requirement -> human-readable reason used when it is not met.
 _REASONS = {
     "accord": "no AcCoRD episodes in the sources",
-    "goalshift": "no AgentChangeBench or tau2 episodes in the sources",
+    "goalshift": "no AgentChangeBench episodes (the runs with goal shifts) in the sources; "
+                 "plain tau2 runs are on the tau2 page",
     "usersim_verdicts": "no stored usersim_tests verdicts (pass --verdicts FILE)",
     "tau2": "no tau2-format episodes (tau2-bench, AgentChangeBench, τ-bench) in the sources",
     "two_models": "fewer than two agent configurations of one benchmark to compare",
@@ -48,9 +49,10 @@ NOTEBOOKS: tuple[NotebookSpec, ...] = (
                  "Table 3 (completion, outcome, perfect outcome, task score) and Table 4 "
                  "(per-dynamic preference scores, interaction cost) with clustered intervals.",
                  ("accord",)),
-    NotebookSpec("goalshift_results", "Goal-shift results (AgentChangeBench / tau2)",
+    NotebookSpec("goalshift_results", "Goal-shift results (AgentChangeBench)",
                  "TSR and its channels, TUE, TCRR, recovery and GSRT, pass^k, by domain, model "
-                 "and persona, and accordkit's definitions next to the upstream ones.",
+                 "and persona, and accordkit's definitions next to the upstream ones, for the "
+                 "runs with goal shifts.",
                  ("goalshift",)),
     NotebookSpec("tau2_results", "tau2 results (stored reward, pass^k, checks, cost)",
                  "tau2's own headline per domain and configuration: mean stored reward with "
@@ -119,8 +121,8 @@ class InputFacts:
     def has(self, need: str) -> bool:
         if need == "accord":
             return "accord" in self.benchmarks
-        if need == "goalshift":
-            return bool(self.benchmarks & {"agentchangebench", "tau2"})
+        if need == "goalshift":   # plain tau2 runs have no goal shifts: the tau2 page
+            return "agentchangebench" in self.benchmarks
         if need == "tau2":
             from .tau2_views import TAU2_BENCHMARKS
 

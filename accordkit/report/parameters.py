@@ -47,6 +47,9 @@ PARAMETERS: dict[str, str] = {
     "by": "result tables: group by these columns instead of the notebook's default",
     "baseline": "compare_models / reliability: the configuration others are compared with "
                 "(default: the one with the most tasks)",
+    "shared_tasks": "compare_models / tau2_results / reliability: compare configurations that "
+                    "ran other task sets on the tasks they share (default false: only "
+                    "identical task sets are compared; the comparison plan says which)",
     "cluster": "the column whose values are resampled together (default scenario_id: "
                "rollouts of one scenario are one cluster)",
     "ci_method": "bootstrap interval: bca, percentile, basic or t",
@@ -165,6 +168,7 @@ _TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "metrics": (_names, "a name or a list of names"),
     "by": (_names, "a column name or a list of them"),
     "baseline": (_text_or_none, "a configuration label or null"),
+    "shared_tasks": (_flag, "true or false"),
     "cluster": (_text_or_none, "a column name or null"),
     "ci_method": (_ci_method, "one of bca, percentile, basic, t"),
     "confidence": (_fraction, "a number between 0 and 1"),
