@@ -51,8 +51,8 @@ provenance_path = None  # provenance goes here (set by the report)
 scores_dir = None       # read tables from this score store
 
 # %%
-from accordkit.plots import plot_forest
 from accordkit.report import NotebookContext
+from accordkit.report.comparison_plots import plot_forest_facets
 from accordkit.report.comparisons import benchmark_comparisons
 from accordkit.report.tau2_views import with_configuration
 
@@ -85,8 +85,10 @@ if len(results):
     display(out.frame(results[cols], "all_comparisons",
                       caption="All paired comparisons (same benchmark, domain and "
                               f"{'shared tasks' if shared_tasks else 'tasks'})."))
-    out.figure(plot_forest(results, label="configuration",
-                           title="Paired differences vs baseline"), "forest",
+    # one panel per benchmark, domain and metric: one long forest of every difference
+    # repeated the domain and metric in each label
+    out.figure(plot_forest_facets(results, label="configuration",
+                                  title="Paired differences vs baseline"), "forest",
                data=results[cols])
 else:
     print("No benchmark and domain has two configurations that ran the same tasks.")

@@ -45,7 +45,33 @@ td.num{font-variant-numeric:tabular-nums;white-space:nowrap}
 .thumbs figcaption{font-size:12px;color:#444}
 .small{color:#8a6d00} .warn{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;
 padding:.4rem .8rem}
+.ak-pages{display:flex;flex-wrap:wrap;gap:.2rem 1rem;font-size:13px;padding:.4rem 0;
+border-bottom:1px solid #ddd;margin-bottom:1rem}
+.ak-pages a{text-decoration:none} .ak-pages a[aria-current=page]{color:inherit;font-weight:600}
+@media (prefers-color-scheme: dark){
+:root{color-scheme:dark} body{background:#0d1117;color:#e6edf3} a{color:#58a6ff}
+.sub,.what{color:#9da7b3} td,th{border-color:#30363d} thead th{background:#161b22}
+code{background:#161b22} .ok{color:#3fb950} .failed{color:#f85149} .skipped,.small{color:#d29922}
+.warn{background:#2b2111;border-color:#9e6a03} .thumbs figure{border-color:#30363d}
+.thumbs figcaption{color:#9da7b3} .ak-pages{border-color:#30363d}
+.ak-pages a[aria-current=page]{color:#e6edf3}
+}
 """
+
+
+def _pages_nav(results: Sequence, *, multi: bool) -> str:
+    """The header every page of the report has: the index, then each page written."""
+    titles = {n.name: n.nav_title for n in NOTEBOOKS}
+    links = ["<a href='index.html' aria-current='page'>Report index</a>"]
+    seen = set()
+    for r in results:
+        if not r.html or (r.notebook in seen and not multi):
+            continue
+        seen.add(r.notebook)
+        prefix = f"{run_folder(r.run)}/" if multi else ""
+        title = titles.get(r.notebook, r.title)
+        links.append(_link(prefix + r.html, f"{title} ({r.run})" if multi else title))
+    return f"<nav class='ak-pages' aria-label='report pages'>{''.join(links)}</nav>"
 
 
 def _link(href: str, text: str) -> str:
@@ -259,6 +285,7 @@ def write_index(out: Path, results: Sequence, *, runs: Sequence[str], sources: S
 <title>accordkit report</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>{_CSS}</style></head><body>
+{_pages_nav(results, multi=multi)}
 <h1>accordkit report</h1>
 <p class="sub">{n_ok} notebook(s) ran, {n_failed} failed, {n_skipped} skipped ·
 {facts.n_episodes} episodes · {n_bad} bad record(s) skipped · {html.escape(counts)}</p>

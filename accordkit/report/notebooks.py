@@ -43,6 +43,11 @@ class NotebookSpec:
     def path(self) -> Path:
         return NOTEBOOK_DIR / f"{self.name}.ipynb"
 
+    @property
+    def nav_title(self) -> str:
+        """The title without its explanation, for the pages header (``tau2 results``)."""
+        return self.title.split(" (", 1)[0].split(":", 1)[0]
+
 
 NOTEBOOKS: tuple[NotebookSpec, ...] = (
     NotebookSpec("accord_results", "AcCoRD results",
