@@ -83,6 +83,7 @@ from .validate import (
     record_problem,
     table_problems,
     warn_skipped,
+    with_later_columns,
 )
 
 __all__ = ["load", "load_with_report", "LoadReport", "SourceNotFoundError", "is_hub_id"]
@@ -758,6 +759,7 @@ class _Reader:
         Returns the good rows and a label (episode id and row) for each.
         """
         check_columns(table.column_names, source=source)
+        table = with_later_columns(table)
         # a value that does not fit its column (rollout 2**31) is a problem of its row
         table, cast_problems = cast_table(table.select(list(EPISODE_FEATURES)), source=source)
         rows = np.arange(table.num_rows + len(cast_problems))

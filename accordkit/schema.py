@@ -39,6 +39,7 @@ __all__ = [
     "ROLES",
     "DYNAMICS",
     "SCHEMA_VERSION",
+    "LATER_COLUMNS",
     "check_json_objects",
     "RULES",
     "Rule",
@@ -49,8 +50,8 @@ __all__ = [
     "empty_episode",
 ]
 
-#: Bumped when a column is added, removed or changes meaning.
-SCHEMA_VERSION = "accordkit.episode/2"
+#: Bumped when a column is added, removed or changes meaning (3: ``reviews_json``).
+SCHEMA_VERSION = "accordkit.episode/3"
 
 _str = Value("string")
 _bool = Value("bool")
@@ -186,6 +187,7 @@ EPISODE_FEATURES = Features(
         "tsr_details": TSR_DETAILS,
         "gsrt_judge": GSRT_JUDGE,
         "reward_info_json": _str,
+        "reviews_json": _str,
         "agent_cost": _f64,
         "user_cost": _f64,
     }
@@ -385,7 +387,12 @@ RULES: tuple[Rule, ...] = (
     Rule("criteria.action_sets[].allowed_tools[].params_json", "json_object"),
     # read by scoring (the stored reward checks): a bad one is this record's problem
     Rule("reward_info_json", "json_object"),
+    Rule("reviews_json", "json_object"),
 )
+
+#: Columns added to the schema after canonical files were first written: a canonical table
+#: (parquet, hub dataset) without them is read with the column null, not refused.
+LATER_COLUMNS = ("reviews_json",)
 
 
 Finder = Callable[[Any], "tuple[tuple[int, ...], Any] | None"]

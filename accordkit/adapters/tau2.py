@@ -28,6 +28,7 @@ from ..validate import check_converted
 from .personas import persona_id
 from .tau2_columns import TypedMessages
 from .tau2_format import DecodedSimulation, Message, Results, Simulation, decode_messages
+from .tau2_reviews import stored_reviews
 
 __all__ = ["is_results_object", "results_to_episodes", "iter_episodes", "read_results_dir"]
 
@@ -634,6 +635,8 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
     reward_info = sim.get("reward_info")
     ctx.expect(reward_info, (Mapping,), "reward_info", "an object")
     reward_info = reward_info or {}
+    ctx.expect(reward_info.get("action_checks"), (list,), "reward_info.action_checks",
+               "a list of action checks")
     ri_info = reward_info.get("info") or {}
     ctx.expect(ri_info, (Mapping,), "reward_info.info", "an object")
     if task is not None:
@@ -696,6 +699,7 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
         tsr_details=tsr,
         gsrt_judge=_gsrt_judge(ri_info.get("gsrt_v2"), ctx),
         reward_info_json=_json_text(reward_info) if reward_info else None,
+        reviews_json=_reviews(sim, ctx),
         agent_cost=_cost(sim.get("agent_cost"), ctx, "agent_cost"),
         user_cost=_cost(sim.get("user_cost"), ctx, "user_cost"),
     )
@@ -704,6 +708,14 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
     ending = rec["termination_reason"]
     rec["completed"] = None if ending is None else ending in COMPLETED_REASONS
     return rec, typed is not None
+
+
+def _reviews(sim: Any, ctx: _Context) -> str | None:
+    """The simulation's stored reviews (:mod:`.tau2_reviews`), errors named in this file."""
+    try:
+        return stored_reviews(sim)
+    except EpisodeValidationError as exc:
+        raise ctx.error(exc.reason, str(exc.field)) from None
 
 
 def _seed(value: Any, ctx: _Context) -> int | None:

@@ -18,6 +18,7 @@ from typing import Any
 from .._internal.lock import held, lock_path
 from .._internal.pool import stop_pool
 from ..store import (
+    LEVEL_DIRS,
     PART_DIRS,
     IncompleteStoreError,
     InputRecord,
@@ -31,7 +32,7 @@ __all__ = ["ENGINES", "score_to_store", "score_item", "write_scored", "verdict_t
            "RayUnreachableError", "StoreBusyError", "InputsChangedError"]
 
 ENGINES = ("local", "ray")
-LEVELS = ("episode", "preference", "shift")
+LEVELS = tuple(LEVEL_DIRS)
 #: Problems kept per input in the manifest (the counts are always complete).
 MAX_PROBLEMS = 20
 #: Seconds to wait for a Ray cluster named by RAY_ADDRESS before giving up.
