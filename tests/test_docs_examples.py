@@ -65,6 +65,25 @@ NAMED_FILES = {
 }
 
 
+#: Result files of two agent configurations on the same tasks, made from one real run:
+#: working-folder name -> (fixture, agent model written into it).
+TWO_CONFIGURATIONS = {
+    "results/airline_gpt-4.1.json": ("tau2/airline_grok-3_4tasks_4trials.json", "gpt-4.1"),
+    "results/airline_claude.json": ("tau2/airline_grok-3_4tasks_4trials.json", "claude"),
+}
+
+
+def _as_configuration(source: Path, target: Path, agent: str) -> None:
+    """``source`` run again by ``agent``: its agent model and simulation ids changed."""
+    import json
+
+    data = json.loads(source.read_text("utf-8"))
+    data["info"]["agent_info"]["llm"] = agent
+    for sim in data["simulations"]:
+        sim["id"] = f"{sim['id']}-{agent}"
+    target.write_text(json.dumps(data), encoding="utf-8")
+
+
 @dataclass
 class Example:
     """One fenced block of a document and how it runs."""
@@ -159,6 +178,10 @@ def _workspace(doc: Path, tmp_path_factory) -> Path:
         if (FIXTURES / fixture).is_file():
             (work / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(FIXTURES / fixture, work / name)
+    for name, (fixture, agent) in TWO_CONFIGURATIONS.items():
+        if (FIXTURES / fixture).is_file():
+            (work / name).parent.mkdir(parents=True, exist_ok=True)
+            _as_configuration(FIXTURES / fixture, work / name, agent)
     for ex in examples(doc):
         for name in ex.directives.get("file", []):
             (work / name).write_text(ex.code, encoding="utf-8")
@@ -168,7 +191,7 @@ def _workspace(doc: Path, tmp_path_factory) -> Path:
 
 def _missing_fixtures(code: str, work: Path) -> list[str]:
     names = {name.split("/")[0] if name.startswith(("runs/", "path/")) else name
-             for name in NAMED_FILES}
+             for name in [*NAMED_FILES, *TWO_CONFIGURATIONS]}
     return sorted(n for n in names if n in code and not (work / n).exists())
 
 
