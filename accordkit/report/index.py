@@ -17,6 +17,7 @@ from typing import Any
 
 from .filenames import run_folder
 from .headline import headline_numbers
+from .labels import shared_part, short_labels
 from .notebooks import NOTEBOOKS, InputFacts
 from .outdir import write_text_checked
 from .pages import content_security_policy
@@ -115,9 +116,15 @@ def _headline_section(rows: Sequence[Mapping[str, Any]]) -> str:
         level = f"{conf:.0%}" if conf else "95%"
         keys = list(group[0]["group"])
         head = "".join(f"<th>{html.escape(k)}</th>" for k in keys)
+        # configuration labels cut to what tells the rows apart, in full on hover
+        short = short_labels([str(v) for r in group for v in r["group"].values() if v])
+        shared = shared_part([str(v) for r in group for v in r["group"].values() if v])
         body = []
         for r in group:
-            cells = "".join(f"<td>{html.escape(v or '–')}</td>" for v in r["group"].values())
+            cells = "".join(
+                f"<td><span title='{html.escape(v)}'>{html.escape(short[v])}</span></td>"
+                if v and short.get(v, v) != v else f"<td>{html.escape(v or '–')}</td>"
+                for v in r["group"].values())
             mark = " <span class=small title='fewer than 10 clusters or events'>†</span>" \
                 if r.get("small_cell") else ""
             body.append(
@@ -130,7 +137,9 @@ def _headline_section(rows: Sequence[Mapping[str, Any]]) -> str:
         parts.append(
             f"<h3>{html.escape(bench)}: {html.escape(group[0]['metric'])}</h3>"
             f"<p class='what'>{html.escape(group[0]['what'])}; {level} interval from the "
-            "cluster bootstrap over tasks; † = small cell.</p>"
+            "cluster bootstrap over tasks; † = small cell"
+            + (f"; every configuration here: {html.escape(shared)} (hover a label for it "
+               "in full)" if shared else "") + ".</p>"
             f"<table class='headline'><thead><tr>{head}<th>{html.escape(group[0]['metric'])}"
             f"</th><th>{level} interval</th><th>tasks</th></tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table>")
