@@ -16,7 +16,7 @@ export PYTHONHASHSEED := 0
 # Small matrix products in the bootstrap are slower with BLAS threads on a 2-core machine.
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: setup test report lab lint sample bench clean help
+.PHONY: setup test test-install report lab lint sample bench clean help
 
 help:  ## list the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -28,15 +28,25 @@ $(UV_HOME)/bin/uv:
 # --compile-bytecode: this machine sets PYTHONDONTWRITEBYTECODE=1, so without compiled files
 # every interpreter (CLI, papermill kernel, test subprocess) recompiles pandas, litellm ... on import.
 # `setup` compiles accordkit's own modules the same way (only changed files; 0.15 s per process).
+# VENV=<an environment> (a conda one: VENV=$$CONDA_PREFIX) runs every target with that
+# environment's Python and accordkit instead of creating .venv: nothing else is installed.
+ifeq ($(VENV),.venv)
 $(VENV)/.synced: pyproject.toml uv.lock | $(UV)
 	$(UV) sync --frozen --extra dev --compile-bytecode --python $(PYTHON)
 	@touch $@
 
 setup: $(VENV)/.synced  ## create .venv from uv.lock (once)
 	@$(VENV)/bin/python -m compileall -q accordkit >/dev/null
+else
+setup:
+	@test -x "$(VENV)/bin/accordkit" || { echo "make: $(VENV) has no accordkit (conda: conda env create -f environment.yml)"; exit 1; }
+endif
 
-test: setup  ## run the test suite (offline)
-	HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+test: setup  ## run the test suite (offline; the install test is its own target)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest -m "not install" $(PYTEST_ARGS)
+
+test-install: setup  ## build the wheel, pip-install it in a fresh venv, report from it (offline)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest -m install tests/test_install.py $(PYTEST_ARGS)
 
 report: setup  ## build the HTML report for the embedded sample data in reports/
 	HF_HUB_OFFLINE=$${HF_HUB_OFFLINE:-1} $(VENV)/bin/accordkit report --out $(OUT) $(REPORT_ARGS)

@@ -239,6 +239,11 @@ LAZY_COMMANDS = {
 }
 
 
+#: Commands typed with a space (``main`` turns ``judge merge`` into ``judge-merge``): the
+#: help lists them as typed, so that each is named one way.
+SPOKEN_NAMES = {"judge-merge": "judge merge"}
+
+
 def _register_lazy(sub: argparse._SubParsersAction, load: set[str] | None) -> None:
     """Register the commands of :data:`LAZY_COMMANDS`: really for ``load`` (None: all),
     as a name and help line only for the others."""
@@ -394,6 +399,9 @@ def build_parser(*, commands: set[str] | None = None) -> argparse.ArgumentParser
 
     _register_cache(sub)
     _register_lazy(sub, commands)
+    for choice in sub._choices_actions:   # listed as typed: `accordkit judge merge`
+        if choice.dest in SPOKEN_NAMES:
+            choice.metavar = SPOKEN_NAMES[choice.dest]
     return parser
 
 

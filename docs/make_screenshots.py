@@ -1,10 +1,11 @@
 """Screenshots of the sample report for the README and docs/images (headless Chromium).
 
 Run:  HF_HUB_OFFLINE=1 .venv/bin/python docs/make_screenshots.py [--report reports]
-Builds the sample report into a temporary folder unless ``--report`` names a built one,
-then writes the top of the index and of each notebook page (1280 x 900) as PNG, and of the
-error analysis's drill-down pages: the episodes behind one taxonomy cell and one
-conversation with its first divergence marked.
+Builds the sample report into a temporary folder unless ``--report`` names a built one
+(relative to the folder you run in), then writes the top of the index and of each notebook
+page (1280 x 900) as PNG into ``--out`` (default: docs/images), and of the error
+analysis's drill-down pages: the episodes behind one taxonomy cell and one conversation
+with its first divergence marked.
 """
 
 from __future__ import annotations
@@ -20,35 +21,40 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--report", help="a built report folder (default: build the sample)")
-    args = ap.parse_args()
+    ap.add_argument("--out", default=str(OUT), help="where the PNGs go (default: docs/images)")
+    args = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
     tmp = None
-    report = Path(args.report) if args.report else None
+    # a browser opens file URIs, which are absolute: a relative --report is resolved here
+    report = Path(args.report).resolve() if args.report else None
+    if report is not None and not (report / "index.html").is_file():
+        ap.error(f"--report {args.report}: no index.html there (not a built report)")
+    out = Path(args.out).resolve()
     if report is None:
         from accordkit.report.runner import build_report
 
         tmp = Path(tempfile.mkdtemp(prefix="accordkit-shots-"))
         report = tmp / "report"
         build_report(out=report, params={"n_resamples": 2000}, progress=False)
-    OUT.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium, args=ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         for html in sorted(report.glob("*.html")):
             page.goto(html.as_uri(), wait_until="load")
-            target = OUT / f"report_{html.stem}.png"
+            target = out / f"report_{html.stem}.png"
             page.screenshot(path=str(target))
-            print(f"wrote {target.relative_to(REPO)}")
+            print(f"wrote {target}")
         for name, html in drilldown_pages(report):
             page.goto(html.as_uri(), wait_until="load")
-            target = OUT / f"report_error_analysis_{name}.png"
+            target = out / f"report_error_analysis_{name}.png"
             page.screenshot(path=str(target))
-            print(f"wrote {target.relative_to(REPO)}")
+            print(f"wrote {target}")
         browser.close()
     if tmp is not None:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -23,7 +23,8 @@
 # configuration on the same draw, so task difficulty cancels out. p-values are adjusted for
 # the number of comparisons (Holm); configurations in one tie group cannot be told apart
 # from the best at that level. Configurations that ran other tasks are listed as not
-# comparable, with the reason.
+# comparable, with the reason; with `shared_tasks=True` (`--set shared_tasks=true`) they are
+# compared on the tasks they all ran instead, and the captions say on how many.
 
 # %% tags=["parameters"]
 # episodes: paths, folders or hub ids
@@ -43,14 +44,15 @@ seed = 0                # of the resampling: same seed, same tables
 tcrr_mode = "episode"   # redundant calls: episode or an upstream mode
 action_mode = "best_match"  # TSR action matching: best_match or upstream
 baseline = None         # configuration compared against (None: most tasks)
+shared_tasks = False    # compare configurations that ran other task sets on shared tasks
 out_dir = "../reports/interactive"  # tables go here (set by the report)
 figures_dir = None      # figures go here (set by the report)
 provenance_path = None  # provenance goes here (set by the report)
 scores_dir = None       # read tables from this score store
 
 # %%
-from accordkit.plots import plot_forest
 from accordkit.report import NotebookContext
+from accordkit.report.comparison_plots import plot_forest_facets
 from accordkit.report.comparisons import benchmark_comparisons
 from accordkit.report.tau2_views import with_configuration
 
@@ -59,7 +61,8 @@ out = nb.out
 episodes = with_configuration(nb.scores())
 results, plan = benchmark_comparisons(
     episodes, metrics, between="configuration", task=cluster, baseline=baseline,
-    method=ci_method, confidence=confidence, n_resamples=n_resamples, seed=seed)
+    shared_tasks=shared_tasks, method=ci_method, confidence=confidence,
+    n_resamples=n_resamples, seed=seed)
 out.frame(plan, "comparison_plan",
           caption="Configurations per benchmark and domain: compared with the baseline, or "
                   "not comparable and why.")
@@ -80,9 +83,12 @@ if len(results):
             "ci_high", "p_value", "p_adjusted", "prob_improvement", "tie_group", "n_pairs",
             "paired"]
     display(out.frame(results[cols], "all_comparisons",
-                      caption="All paired comparisons (same benchmark, domain and tasks)."))
-    out.figure(plot_forest(results, label="configuration",
-                           title="Paired differences vs baseline"), "forest",
+                      caption="All paired comparisons (same benchmark, domain and "
+                              f"{'shared tasks' if shared_tasks else 'tasks'})."))
+    # one panel per benchmark, domain and metric: one long forest of every difference
+    # repeated the domain and metric in each label
+    out.figure(plot_forest_facets(results, label="configuration",
+                                  title="Paired differences vs baseline"), "forest",
                data=results[cols])
 else:
     print("No benchmark and domain has two configurations that ran the same tasks.")

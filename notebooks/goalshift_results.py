@@ -14,15 +14,17 @@
 # ---
 
 # %% [markdown]
-# # Goal-shift results (AgentChangeBench / tau2)
+# # Goal-shift results (AgentChangeBench)
 #
 # Task success (TSR and its three channels) next to tau2's own headline (the stored reward),
 # tool-use efficiency (TUE = 0.6 T + 0.4 P), redundant tool calls (TCRR), recovery from goal
 # shifts and the time it takes (GSRT), and pass^k — per domain and configuration (agent
-# model, agent implementation, user model, user implementation), and per persona. Runs
-# without goal shifts (plain tau2 runs) skip the recovery and GSRT parts, saying so. TCRR is computed per conversation by
-# default (`tcrr_mode="episode"`); the last section puts accordkit's definitions next to the
-# upstream code's numbers. Intervals: cluster bootstrap over tasks (scenarios).
+# model, agent implementation, user model, user implementation), and per persona, for the
+# AgentChangeBench runs (the runs with goal shifts; plain tau2 runs are on the tau2 page).
+# Runs whose tasks have no goal shift skip the recovery and GSRT parts, saying so. TCRR is
+# computed per conversation by default (`tcrr_mode="episode"`); the last section puts
+# accordkit's definitions next to the upstream code's numbers. Intervals: cluster bootstrap
+# over tasks (scenarios).
 
 # %% tags=["parameters"]
 source = ["../data/sample/goalshift"]  # episodes: paths, folders or hub ids
@@ -56,12 +58,12 @@ from accordkit.report.tau2_plots import plot_pass_curves
 nb = NotebookContext.from_parameters("goalshift_results", globals())
 out, boot = nb.out, nb.boot
 group = nb.group(["domain", "configuration"])
-goalshift = ["agentchangebench", "tau2"]
+goalshift = ["agentchangebench"]   # plain tau2 runs have no goal shifts: the tau2 page
 episodes = tau2_views.with_configuration(nb.scores(benchmarks=goalshift))
 shifts = tau2_views.with_configuration(nb.scores("shift", benchmarks=goalshift))
 has_shifts = len(shifts) > 0
-NO_SHIFTS = ("Skipped: these runs contain no goal shifts (e.g. plain tau2 runs), so there "
-             "is no recovery or recovery time to measure.")
+NO_SHIFTS = ("Skipped: these runs contain no goal shifts, so there is no recovery or "
+             "recovery time to measure.")
 print(f"{len(episodes)} episodes on {episodes['scenario_id'].nunique()} tasks, "
       f"{len(shifts)} goal shifts; modes: tcrr_mode={tcrr_mode}, action_mode={action_mode}")
 episodes.groupby(group).size().rename("episodes").to_frame()
@@ -144,12 +146,16 @@ if len(group) > 1:
 # ## pass^k
 # Success is the stored reward within 1e-6 of 1 (the upstream rule). pass^k is the chance
 # that k trials of a task all succeed, averaged over tasks, per domain and configuration
-# (domains are never pooled); bands resample tasks.
+# (domains are never pooled); intervals and bands resample tasks, with the page's method and
+# number of resamples.
 
 # %%
 passk = tau2_views.pass_k_table(episodes, by=["domain", "configuration"],
-                                n_resamples=min(n_resamples, 2000), seed=seed)
-out.frame(passk, "pass_hat_k", caption="pass^k and pass@k per domain and configuration.")
+                                n_resamples=n_resamples, seed=seed, method=ci_method,
+                                confidence=confidence)
+out.frame(passk, "pass_hat_k",
+          caption=f"pass^k and pass@k per domain and configuration ({confidence:.0%} "
+                  f"{ci_method} intervals of pass^k, {n_resamples:,} resamples of tasks).")
 
 # %%
 out.figure(plot_pass_curves(passk, title="pass^k (solid) and pass@k (dashed)"), "pass_hat_k",

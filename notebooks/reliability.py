@@ -46,6 +46,7 @@ seed = 0                # of the resampling: same seed, same tables
 tcrr_mode = "episode"   # redundant calls: episode or an upstream mode
 action_mode = "best_match"  # TSR action matching: best_match or upstream
 baseline = None         # configuration compared against (None: most tasks)
+shared_tasks = False    # compare configurations that ran other task sets on shared tasks
 out_dir = "../reports/interactive"  # tables go here (set by the report)
 figures_dir = None      # figures go here (set by the report)
 provenance_path = None  # provenance goes here (set by the report)
@@ -105,11 +106,13 @@ if len(shifts):
     curves["curve"] = curves["domain"].astype(str) + ": " + curves["configuration"]
     out.figure(plot_recovery_curves(curves, hue="curve", title="Shifts not yet recovered"),
                "recovery_curves", data=curves)
+    km_resamples = min(n_resamples, 2000)   # each resample refits every curve
     medians = ak.km_medians(shifts, by=group, cluster=cluster,
-                            n_resamples=min(n_resamples, 2000), seed=seed)
+                            n_resamples=km_resamples, seed=seed)
     display(out.table(medians, "km_medians", rows=group, columns="metric",
                       caption="Recovery-time medians (messages after the shift): "
-                              "Kaplan–Meier and observed-only."))
+                              "Kaplan–Meier and observed-only (intervals from "
+                              f"{km_resamples:,} resamples of tasks, at most 2,000 here)."))
 else:
     print("no goal-shift episodes: no recovery curves")
 
@@ -141,10 +144,11 @@ for (bench, domain), disc in rv.discrimination_tables(episodes, chosen,
 # run-to-run noise produces at this design, even when its interval excludes 0.
 
 # %%
+diff_resamples = min(n_resamples, 2000)
 diffs, plan = rv.differences_vs_noise(episodes, chosen, floors, cluster=cluster,
-                                      baseline=baseline, method=ci_method,
-                                      confidence=confidence,
-                                      n_resamples=min(n_resamples, 2000), seed=seed)
+                                      baseline=baseline, shared_tasks=shared_tasks,
+                                      method=ci_method, confidence=confidence,
+                                      n_resamples=diff_resamples, seed=seed)
 out.frame(plan, "comparison_plan",
           caption="Configurations per benchmark and domain: compared with the baseline, or "
                   "not comparable and why.")
@@ -154,5 +158,7 @@ for row in plan[~plan["comparable"]].itertuples(index=False):
 if not len(diffs):
     print("No benchmark and domain has two configurations that ran the same tasks.")
 display(out.frame(diffs, "differences_vs_noise",
-                  caption="Paired differences (same benchmark, domain and tasks) and the "
-                          "noise floor."))
+                  caption="Paired differences (same benchmark, domain and "
+                          f"{'shared tasks' if shared_tasks else 'tasks'}) and the noise "
+                          f"floor (intervals from {diff_resamples:,} resamples of tasks, at "
+                          "most 2,000 here)."))

@@ -33,6 +33,7 @@ confidence = 0.95       # of the intervals
 n_resamples = 10_000    # bootstrap resamples
 seed = 0                # of the resampling: same seed, same tables
 baseline = None         # configuration compared against (None: most tasks)
+shared_tasks = False    # compare configurations that ran other task sets on shared tasks
 out_dir = "../reports/interactive"  # tables go here (set by the report)
 figures_dir = None      # figures go here (set by the report)
 provenance_path = None  # provenance goes here (set by the report)
@@ -57,15 +58,16 @@ out.frame(episodes.groupby(group).agg(episodes=("episode_id", "size"),
 
 # %% [markdown]
 # ## Mean reward
-# The reward tau2 stored for each episode, averaged per domain and configuration; success is
-# a reward within 1e-6 of 1 (tau2's rule).
+# The reward tau2 stored for each episode, averaged per domain and configuration (tau2's
+# headline). The success rate (a reward within 1e-6 of 1, tau2's rule) is pass^1 in the
+# pass^k table below: one number, with one interval.
 
 # %%
 # reward, checks and cost tables have the same cells: one set of resamples for all three
 tables = tau2_views.episode_tables(episodes, by=group, **boot)
-reward = tables["reward"]
+reward = tables["reward"][tables["reward"]["metric"] == "mean reward"]
 out.table(reward, "reward", rows=group, columns="metric",
-          caption="Mean stored reward and success rate by domain and configuration.")
+          caption="Mean stored reward by domain and configuration.")
 
 # %%
 out.figure(plot_intervals(reward, x="domain", hue="configuration", col="metric",
@@ -75,12 +77,16 @@ out.figure(plot_intervals(reward, x="domain", hue="configuration", col="metric",
 # %% [markdown]
 # ## pass^k and pass@k
 # pass^k: the chance that k trials of a task all succeed; pass@k: that at least one does;
-# both averaged over tasks. The band is a bootstrap over tasks for pass^k.
+# both averaged over tasks. pass^1 is the success rate. The interval (and the band of the
+# figure) resamples tasks, with the page's method and number of resamples.
 
 # %%
-passk = tau2_views.pass_k_table(episodes, by=group, n_resamples=min(n_resamples, 2000),
-                                seed=seed)
-out.frame(passk, "pass_k", caption="pass^k and pass@k by domain and configuration.")
+passk = tau2_views.pass_k_table(episodes, by=group, n_resamples=n_resamples, seed=seed,
+                                method=ci_method, confidence=confidence)
+out.frame(passk, "pass_k",
+          caption=f"pass^k and pass@k by domain and configuration (pass^1 = success rate; "
+                  f"{confidence:.0%} {ci_method} intervals of pass^k, {n_resamples:,} "
+                  "resamples of tasks).")
 
 # %%
 out.figure(plot_pass_curves(passk, title="pass^k (solid) and pass@k (dashed)"), "pass_k",
@@ -126,17 +132,26 @@ out.frame(tau2_views.cost_per_task(episodes, by=group), "cost_per_task",
 # %% [markdown]
 # ## Paired comparisons within a domain
 # Configurations are compared only with those that ran the same tasks of the same domain
-# (and task set); every difference is paired on tasks. Others are listed as not comparable.
+# (and task set); every difference is paired on tasks. Others are listed as not comparable,
+# with the reason. With `shared_tasks=True` (`--set shared_tasks=true`), configurations
+# that ran other task sets are compared on the tasks they all ran, and the plan says how
+# many.
 
 # %%
 options = dict(method=ci_method, confidence=confidence, n_resamples=n_resamples, seed=seed)
 diffs, plan = paired_comparisons(episodes, ["reward"], within=("benchmark", "domain"),
-                                 between="configuration", baseline=baseline, **options)
+                                 between="configuration", baseline=baseline,
+                                 shared_tasks=shared_tasks, **options)
 out.frame(plan, "comparison_plan", caption="Which configurations were compared, and why not.")
 
 # %%
+on = "the tasks they all ran" if shared_tasks else "same tasks"
 if len(diffs):
     display(out.frame(diffs, "paired_reward",
-                      caption="Paired differences in mean reward (same domain, same tasks)."))
+                      caption=f"Paired differences in mean reward (same domain, {on})."))
+elif shared_tasks:
+    print("No domain has two configurations sharing tasks: nothing to compare.")
 else:
-    print("No domain has two configurations that ran the same tasks: nothing to compare.")
+    print("No domain has two configurations that ran the same tasks: nothing to compare "
+          "(shared_tasks=True compares them on the tasks they share; the plan above says "
+          "how many).")

@@ -31,11 +31,22 @@ HOSTILE_DOMAIN = payload("domain") + "/../../escaped/air.line"
 
 def tau2_payload_files(folder: Path, template: Path) -> list[Path]:
     """Two tau2 result files (two agent configurations on the same tasks) built from the
-    real ``template`` file with payloads in every name a report shows."""
+    real ``template`` file with payloads in every name a report shows, and a third that
+    reads as an AgentChangeBench run (its header names a goal-shift judge), so that the
+    goal-shift page, which plain tau2 runs do not get, shows the payloads too."""
     data = json.loads(Path(template).read_text())
     ids = {t["id"]: payload(f"task{i}") for i, t in enumerate(data["tasks"])}
     for task in data["tasks"]:
         task["id"] = ids[task["id"]]
+        # what a conversation shows beside it: the user's instructions, the persona, the
+        # expected actions and NL assertions (issue 36, item 4)
+        scenario = task["user_scenario"]
+        scenario["persona"] = payload("persona")
+        scenario["instructions"]["task_instructions"] = payload("instructions")
+        criteria = task["evaluation_criteria"]
+        for action in criteria.get("actions") or ():
+            action["name"] = payload("expected")
+        criteria["nl_assertions"] = [payload("nlassertion")]
     for i, sim in enumerate(data["simulations"]):
         sim["task_id"] = ids[sim["task_id"]]
         if i % 3 == 0:
@@ -43,15 +54,27 @@ def tau2_payload_files(folder: Path, template: Path) -> list[Path]:
         for msg in sim["messages"]:
             for call in msg.get("tool_calls") or ():
                 call["name"] = payload("tool")
+            if msg.get("role") == "assistant" and msg.get("content"):
+                # agent text is rendered as Markdown: raw HTML, a script link, an image
+                msg["content"] = (payload("agenttext") + " **bold** [link](javascript:"
+                                  f"(window.{MARK}=window.{MARK}||[]).push('mdlink')) "
+                                  "![img](x.png) " + msg["content"])
+        info = sim.get("reward_info") or {}
+        for check in info.get("action_checks") or ():   # the stored check of an action
+            check["action"]["name"] = payload("expected")   # names the expected one
+        info["nl_assertions"] = [{"nl_assertion": payload("nlverdict"), "met": False,
+                                  "justification": payload("justification")}]
     data["info"]["environment_info"]["domain_name"] = HOSTILE_DOMAIN
     data["info"]["user_info"]["implementation"] = payload("userimpl")
     data["info"]["user_info"]["llm"] = payload("userllm")
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
-    for k in (1, 2):
+    for k in (1, 2, 3):
         run = copy.deepcopy(data)
         run["info"]["agent_info"]["llm"] = payload(f"agent{k}")
         run["info"]["agent_info"]["implementation"] = payload(f"method{k}")
+        if k == 3:   # AgentChangeBench (accordkit.adapters.tau2: a gsrt judge in the header)
+            run["info"]["gsrt_judge_llm"] = payload("gsrtjudge")
         for sim in run["simulations"]:
             sim["id"] = f"{sim['id']}-run{k}"
         path = folder / f"payload_run{k}.json"

@@ -35,8 +35,9 @@ ALLOWED_PTH: dict[str, frozenset[str]] = {
         ).hexdigest(),
     }),
 }
-#: This project's editable install (hatchling): one path line, no code.
-EDITABLE_PTH = "_editable_impl_accordkit.pth"
+#: This project's editable install (hatchling's ``dev-mode-dirs``, which the wheel's
+#: bundled notebooks and sample need: pyproject.toml): one path line, no code.
+EDITABLE_PTH = "_accordkit.pth"
 STARTUP_MODULES = ("sitecustomize", "usercustomize")
 
 

@@ -140,13 +140,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def register_merge(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``judge-merge`` subcommand (``accordkit judge merge``)."""
     m = subparsers.add_parser(
-        "judge-merge", help="combine the verdict files (and caches) of sharded judge runs",
+        "judge-merge", prog="accordkit judge merge",
+        help="combine the verdict files (and caches) of sharded judge runs",
         description="Combine verdict files of `accordkit judge --shard I/N` runs (or of "
         "re-runs) into one, and optionally their caches into one folder. Refuses, and "
         "writes nothing, when two runs answered the same request differently, or when the "
         "files are not the whole of one job (a shard missing, shards of different splits, "
-        "files of another judge, model or set of episodes) unless --allow-partial. Also "
-        "reachable as `accordkit judge merge ...`.")
+        "files of another judge, model or set of episodes) unless --allow-partial.")
     m.add_argument("verdicts", nargs="+", metavar="VERDICTS.parquet")
     m.add_argument("-o", "--output", required=True, metavar="MERGED.parquet",
                    help="the merged verdict table to write (parquet)")

@@ -269,8 +269,8 @@ def read_verdicts(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     """Read and validate one or more verdict parquet files (concatenated).
 
     Files that hold the same request (a first run whose calls failed and the re-run that
-    answered them, overlapping shards) are combined by the rule of ``accordkit
-    judge-merge`` (:func:`accordkit.judges.merge_verdicts`): an answer wins over an error,
+    answered them, overlapping shards) are combined by the rule of ``accordkit judge
+    merge`` (:func:`accordkit.judges.merge_verdicts`): an answer wins over an error,
     identical rows count once, and two different answers are a conflict.
 
     Raises

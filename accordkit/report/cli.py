@@ -17,6 +17,7 @@ def _run(args: argparse.Namespace) -> int:
         UnsafeOutputError,
         check_output_folder,
     )
+    from .parameters import report_inputs
     from .runner import (
         RepeatedEpisodesError,
         SkippedRecordsError,
@@ -25,6 +26,16 @@ def _run(args: argparse.Namespace) -> int:
         wanted_notebooks,
     )
 
+    usage_error = None
+    try:
+        params = _parameters(args)
+        # a parameter file or --set may name the inputs instead of the options
+        inputs = report_inputs(params, sources=args.source, verdicts=args.verdicts,
+                               scores=args.scores)
+        args.source, args.verdicts, args.scores = inputs.sources, inputs.verdicts, inputs.scores
+        params = inputs.params
+    except ValueError as exc:
+        usage_error = exc
     if args.scores:     # not a store: said first, whatever else is wrong
         from ..store import read_manifest
 
@@ -34,7 +45,8 @@ def _run(args: argparse.Namespace) -> int:
             print(f"accordkit report: {exc}", file=sys.stderr)
             return 1
     try:
-        params = _parameters(args)
+        if usage_error is not None:
+            raise usage_error
         wanted_notebooks(args.notebooks, params)
         if args.jobs < 1:
             raise ValueError(f"--jobs must be at least 1, got {args.jobs}")

@@ -4,6 +4,11 @@ A difference between two agent configurations is read as paired only when both r
 same tasks of one benchmark and domain (and task set, when the episodes record one): each
 bootstrap resample then draws tasks and evaluates both on the same draw. A configuration
 that ran other tasks is listed as not comparable, with the reason, and never compared.
+
+With ``shared_tasks=True`` such a configuration is compared anyway, on the tasks it
+shares with the baseline: the group's comparisons are then made on the tasks every compared
+configuration ran (still paired), and the plan says so, with how many tasks were left out.
+Two runs that differ by one task are then comparable on the rest.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 __all__ = ["comparison_plan", "paired_comparisons", "benchmark_comparisons",
-           "DEFAULT_COMPARISON_METRICS"]
+           "DEFAULT_COMPARISON_METRICS", "MIN_SHARED_TASKS"]
 
 #: Metrics compared per benchmark when none are given.
 DEFAULT_COMPARISON_METRICS: dict[str, list[Any]] = {
@@ -24,7 +29,10 @@ DEFAULT_COMPARISON_METRICS: dict[str, list[Any]] = {
     "taubench": ["reward", "success"],
 }
 
-_PLAN_COLUMNS = ["between_value", "baseline", "n_tasks", "n_shared", "comparable", "reason"]
+_PLAN_COLUMNS = ["between_value", "baseline", "n_tasks", "n_shared", "comparable", "reason",
+                 "n_compared"]
+#: Fewest tasks shared with the baseline for a comparison on shared tasks.
+MIN_SHARED_TASKS = 2
 
 
 def _within(frame: pd.DataFrame, within: Sequence[str]) -> list[str]:
@@ -36,7 +44,8 @@ def _within(frame: pd.DataFrame, within: Sequence[str]) -> list[str]:
 
 def comparison_plan(frame: pd.DataFrame, *, within: Sequence[str] = ("benchmark", "domain"),
                     between: str = "configuration", task: str = "scenario_id",
-                    baseline: Hashable | None = None) -> pd.DataFrame:
+                    baseline: Hashable | None = None,
+                    shared_tasks: bool = False) -> pd.DataFrame:
     """Which configurations can be compared with which baseline, and why not otherwise.
 
     Parameters
@@ -53,13 +62,28 @@ def comparison_plan(frame: pd.DataFrame, *, within: Sequence[str] = ("benchmark"
     baseline : optional
         The reference value of ``between``; where absent from a group, that group's
         reference is the value with the most tasks (ties: the first in sort order).
+    shared_tasks : bool, default False
+        Compare a value that ran other tasks than the baseline on the tasks they share
+        (at least :data:`MIN_SHARED_TASKS`). Otherwise it is not comparable, and the reason
+        says how many tasks a comparison on shared tasks would use.
 
     Returns
     -------
     pandas.DataFrame
         One row per group and value: the ``within`` columns, ``between_value``,
         ``baseline``, ``n_tasks``, ``n_shared`` (tasks shared with the baseline),
-        ``comparable`` and ``reason`` (empty when comparable).
+        ``comparable``, ``reason`` (empty when compared on identical task sets) and
+        ``n_compared`` (tasks the group's comparisons use; 0 when not compared).
+
+    Examples
+    --------
+    >>> frame = pd.DataFrame({"domain": "d", "configuration": ["A"] * 3 + ["B"] * 2,
+    ...                       "scenario_id": ["t1", "t2", "t3", "t1", "t2"]})
+    >>> print(comparison_plan(frame, within=["domain"])["reason"].iloc[1])
+    ran 2 task(s), 2 shared with the baseline's 3: not the same task set (shared_tasks=true compares them on the 2 shared tasks)
+    >>> plan = comparison_plan(frame, within=["domain"], shared_tasks=True)
+    >>> plan[["between_value", "comparable", "n_compared"]].values.tolist()
+    [['A', True, 2], ['B', True, 2]]
     """
     cols = _within(frame, within)
     rows: list[dict[str, Any]] = []
@@ -73,28 +97,45 @@ def comparison_plan(frame: pd.DataFrame, *, within: Sequence[str] = ("benchmark"
             base = baseline
         else:
             base = sorted(tasks, key=lambda v: (-len(tasks[v]), str(v)))[0]
+        group_rows = []
         for value, own in tasks.items():
             shared = own & tasks[base]
-            if value == base:
+            if value == base or own == tasks[base]:
                 ok, reason = True, ""
-            elif own == tasks[base]:
-                ok, reason = True, ""
+            elif shared_tasks and len(shared) >= MIN_SHARED_TASKS:
+                ok = True
+                reason = (f"ran {len(own)} task(s), {len(shared)} shared with the baseline's "
+                          f"{len(tasks[base])}: compared on shared tasks")
             else:
                 ok = False
                 reason = (f"ran {len(own)} task(s), {len(shared)} shared with the baseline's "
                           f"{len(tasks[base])}: not the same task set")
-            rows.append({**dict(zip(cols, key, strict=True)), "between_value": value,
-                         "baseline": base, "n_tasks": len(own), "n_shared": len(shared),
-                         "comparable": ok, "reason": reason})
+                if not shared_tasks and len(shared) >= MIN_SHARED_TASKS:
+                    reason += (f" (shared_tasks=true compares them on the {len(shared)} "
+                               "shared tasks)")
+            group_rows.append({**dict(zip(cols, key, strict=True)), "between_value": value,
+                               "baseline": base, "n_tasks": len(own),
+                               "n_shared": len(shared), "comparable": ok, "reason": reason})
+        compared = [r["between_value"] for r in group_rows if r["comparable"]]
+        common = set.intersection(*(tasks[v] for v in compared)) if len(compared) > 1 \
+            else set()
+        for r in group_rows:
+            r["n_compared"] = len(common) if r["comparable"] and len(compared) > 1 else 0
+            if r["reason"].endswith("compared on shared tasks"):
+                r["reason"] = r["reason"].replace(
+                    "compared on shared tasks",
+                    f"compared on the {len(common)} tasks every compared configuration ran")
+        rows += group_rows
     return pd.DataFrame(rows, columns=[*cols, *_PLAN_COLUMNS])
 
 
 def paired_comparisons(frame: pd.DataFrame, metrics: Sequence[Any], *,
                        within: Sequence[str] = ("benchmark", "domain"),
                        between: str = "configuration", task: str = "scenario_id",
-                       baseline: Hashable | None = None, **options: Any,
-                       ) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Paired differences against a baseline inside each group of identical task sets.
+                       baseline: Hashable | None = None, shared_tasks: bool = False,
+                       **options: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Paired differences against a baseline inside each group of identical task sets
+    (or, with ``shared_tasks``, on the tasks the compared configurations share).
 
     Parameters
     ----------
@@ -102,7 +143,7 @@ def paired_comparisons(frame: pd.DataFrame, metrics: Sequence[Any], *,
         Episode scores.
     metrics : sequence
         Metrics in any form :func:`accordkit.compare` accepts.
-    within, between, task, baseline
+    within, between, task, baseline, shared_tasks
         As in :func:`comparison_plan`.
     **options
         Passed to :func:`accordkit.compare` (``method``, ``confidence``, ``n_resamples``,
@@ -119,7 +160,7 @@ def paired_comparisons(frame: pd.DataFrame, metrics: Sequence[Any], *,
     from ..stats import compare_metrics
 
     plan = comparison_plan(frame, within=within, between=between, task=task,
-                           baseline=baseline)
+                           baseline=baseline, shared_tasks=shared_tasks)
     cols = [c for c in plan.columns if c not in _PLAN_COLUMNS]
     parts = []
     for key, group_plan in (plan.groupby(cols, dropna=False, sort=True) if cols
@@ -132,6 +173,10 @@ def paired_comparisons(frame: pd.DataFrame, metrics: Sequence[Any], *,
         for col, value in zip(cols, key, strict=True):
             mask &= frame[col].isna() if pd.isna(value) else frame[col] == value
         part = frame[mask]
+        if shared_tasks:   # the tasks every compared configuration ran (all of them, unless
+            common = set.intersection(*(set(p[task].astype(str))   # a task set differs)
+                                        for _, p in part.groupby(between, sort=True)))
+            part = part[part[task].astype(str).isin(common)]
         base = group_plan["baseline"].iloc[0]
         # one draw of each cell's resamples for every metric (compare_metrics): the same
         # rows as comparing the metrics one at a time
@@ -147,8 +192,8 @@ def paired_comparisons(frame: pd.DataFrame, metrics: Sequence[Any], *,
 
 def benchmark_comparisons(frame: pd.DataFrame, metrics: Sequence[Any] | None = None, *,
                           between: str = "configuration", task: str = "scenario_id",
-                          baseline: Hashable | None = None, **options: Any,
-                          ) -> tuple[pd.DataFrame, pd.DataFrame]:
+                          baseline: Hashable | None = None, shared_tasks: bool = False,
+                          **options: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`paired_comparisons` within each benchmark and domain, with per-benchmark metrics.
 
     Parameters
@@ -158,7 +203,7 @@ def benchmark_comparisons(frame: pd.DataFrame, metrics: Sequence[Any] | None = N
     metrics : sequence, optional
         The same metrics for every benchmark; default :data:`DEFAULT_COMPARISON_METRICS`
         (``["success"]`` for other benchmarks).
-    between, task, baseline, **options
+    between, task, baseline, shared_tasks, **options
         As in :func:`paired_comparisons`.
 
     Returns
@@ -174,7 +219,7 @@ def benchmark_comparisons(frame: pd.DataFrame, metrics: Sequence[Any] | None = N
             part = part.assign(success=part["success"].astype(float))
         res, plan = paired_comparisons(part, wanted, within=("benchmark", "domain"),
                                        between=between, task=task, baseline=baseline,
-                                       **options)
+                                       shared_tasks=shared_tasks, **options)
         results.append(res)
         plans.append(plan)
     if not plans:

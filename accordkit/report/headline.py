@@ -1,7 +1,9 @@
 """The numbers a report leads with: each benchmark's headline metric per configuration.
 
 Each benchmark has one metric it is known by: AcCoRD its task score, AgentChangeBench its
-task success rate (TSR), tau2-bench and τ-bench the mean stored reward (pass^1). The
+task success rate (TSR), tau2-bench and τ-bench the mean stored reward. A plain tau2-bench
+run leads with its own mean reward: the goal-shift page (and its TSR) is for the runs with
+goal shifts only. The
 report's index shows them first, with their intervals, each linking to the table it comes
 from; ``results.json`` stores the same rows, so a script reads what a person reads.
 
@@ -50,14 +52,14 @@ class Headline:
 HEADLINES: tuple[Headline, ...] = (
     Headline("AcCoRD", "accord_results", "table3", ("task score", "task_score"),
              "task score: mean over episodes of completion × outcome (paper Table 3)"),
-    Headline("AgentChangeBench TSR (tau2-bench runs re-scored)", "goalshift_results",
+    Headline("AgentChangeBench TSR", "goalshift_results",
              "main_by_domain_model", ("TSR", "tsr"),
-             "task success rate (TSR): weighted action, NL-assertion and communicate channels; "
-             "a plain tau2-bench run stores no TSR, so its value is accordkit's re-scoring, "
-             "not a second score of the run (its own is the mean reward)"),
+             "task success rate (TSR): weighted action, NL-assertion and communicate channels "
+             "(plain tau2-bench runs have no goal shifts: their headline is the mean reward "
+             "below)"),
     Headline("tau2 format (tau2-bench, AgentChangeBench, τ-bench)", "tau2_results", "reward",
              ("mean reward",),
-             "mean stored reward (pass^1) per domain and agent configuration"),
+             "mean stored reward per domain and agent configuration (tau2's own headline)"),
 )
 
 

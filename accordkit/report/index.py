@@ -17,6 +17,7 @@ from typing import Any
 
 from .filenames import run_folder
 from .headline import headline_numbers
+from .labels import shared_part, short_labels
 from .notebooks import NOTEBOOKS, InputFacts
 from .outdir import write_text_checked
 from .pages import content_security_policy
@@ -45,7 +46,33 @@ td.num{font-variant-numeric:tabular-nums;white-space:nowrap}
 .thumbs figcaption{font-size:12px;color:#444}
 .small{color:#8a6d00} .warn{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;
 padding:.4rem .8rem}
+.ak-pages{display:flex;flex-wrap:wrap;gap:.2rem 1rem;font-size:13px;padding:.4rem 0;
+border-bottom:1px solid #ddd;margin-bottom:1rem}
+.ak-pages a{text-decoration:none} .ak-pages a[aria-current=page]{color:inherit;font-weight:600}
+@media (prefers-color-scheme: dark){
+:root{color-scheme:dark} body{background:#0d1117;color:#e6edf3} a{color:#58a6ff}
+.sub,.what{color:#9da7b3} td,th{border-color:#30363d} thead th{background:#161b22}
+code{background:#161b22} .ok{color:#3fb950} .failed{color:#f85149} .skipped,.small{color:#d29922}
+.warn{background:#2b2111;border-color:#9e6a03} .thumbs figure{border-color:#30363d}
+.thumbs figcaption{color:#9da7b3} .ak-pages{border-color:#30363d}
+.ak-pages a[aria-current=page]{color:#e6edf3}
+}
 """
+
+
+def _pages_nav(results: Sequence, *, multi: bool) -> str:
+    """The header every page of the report has: the index, then each page written."""
+    titles = {n.name: n.nav_title for n in NOTEBOOKS}
+    links = ["<a href='index.html' aria-current='page'>Report index</a>"]
+    seen = set()
+    for r in results:
+        if not r.html or (r.notebook in seen and not multi):
+            continue
+        seen.add(r.notebook)
+        prefix = f"{run_folder(r.run)}/" if multi else ""
+        title = titles.get(r.notebook, r.title)
+        links.append(_link(prefix + r.html, f"{title} ({r.run})" if multi else title))
+    return f"<nav class='ak-pages' aria-label='report pages'>{''.join(links)}</nav>"
 
 
 def _link(href: str, text: str) -> str:
@@ -89,9 +116,15 @@ def _headline_section(rows: Sequence[Mapping[str, Any]]) -> str:
         level = f"{conf:.0%}" if conf else "95%"
         keys = list(group[0]["group"])
         head = "".join(f"<th>{html.escape(k)}</th>" for k in keys)
+        # configuration labels cut to what tells the rows apart, in full on hover
+        short = short_labels([str(v) for r in group for v in r["group"].values() if v])
+        shared = shared_part([str(v) for r in group for v in r["group"].values() if v])
         body = []
         for r in group:
-            cells = "".join(f"<td>{html.escape(v or '–')}</td>" for v in r["group"].values())
+            cells = "".join(
+                f"<td><span title='{html.escape(v)}'>{html.escape(short[v])}</span></td>"
+                if v and short.get(v, v) != v else f"<td>{html.escape(v or '–')}</td>"
+                for v in r["group"].values())
             mark = " <span class=small title='fewer than 10 clusters or events'>†</span>" \
                 if r.get("small_cell") else ""
             body.append(
@@ -104,7 +137,9 @@ def _headline_section(rows: Sequence[Mapping[str, Any]]) -> str:
         parts.append(
             f"<h3>{html.escape(bench)}: {html.escape(group[0]['metric'])}</h3>"
             f"<p class='what'>{html.escape(group[0]['what'])}; {level} interval from the "
-            "cluster bootstrap over tasks; † = small cell.</p>"
+            "cluster bootstrap over tasks; † = small cell"
+            + (f"; every configuration here: {html.escape(shared)} (hover a label for it "
+               "in full)" if shared else "") + ".</p>"
             f"<table class='headline'><thead><tr>{head}<th>{html.escape(group[0]['metric'])}"
             f"</th><th>{level} interval</th><th>tasks</th></tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table>")
@@ -259,6 +294,7 @@ def write_index(out: Path, results: Sequence, *, runs: Sequence[str], sources: S
 <title>accordkit report</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>{_CSS}</style></head><body>
+{_pages_nav(results, multi=multi)}
 <h1>accordkit report</h1>
 <p class="sub">{n_ok} notebook(s) ran, {n_failed} failed, {n_skipped} skipped ·
 {facts.n_episodes} episodes · {n_bad} bad record(s) skipped · {html.escape(counts)}</p>

@@ -10,17 +10,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._internal.env import PROJECT_ROOT
+from .._internal.resources import notebook_folder
 
 __all__ = ["NotebookSpec", "NOTEBOOKS", "InputFacts", "NOTEBOOK_DIR", "skip_reason",
            "declared_parameters", "notebook_parameters"]
 
-NOTEBOOK_DIR = PROJECT_ROOT / "notebooks"
+#: The notebooks' folder: ``notebooks/`` of a clone, or the installed package's copy.
+NOTEBOOK_DIR = notebook_folder()
 
 #: Requirement -> human-readable reason used when it is not met.
 _REASONS = {
     "accord": "no AcCoRD episodes in the sources",
-    "goalshift": "no AgentChangeBench or tau2 episodes in the sources",
+    "goalshift": "no AgentChangeBench episodes (the runs with goal shifts) in the sources; "
+                 "plain tau2 runs are on the tau2 page",
     "usersim_verdicts": "no stored usersim_tests verdicts (pass --verdicts FILE)",
     "tau2": "no tau2-format episodes (tau2-bench, AgentChangeBench, τ-bench) in the sources",
     "two_models": "fewer than two agent configurations of one benchmark to compare",
@@ -41,15 +43,21 @@ class NotebookSpec:
     def path(self) -> Path:
         return NOTEBOOK_DIR / f"{self.name}.ipynb"
 
+    @property
+    def nav_title(self) -> str:
+        """The title without its explanation, for the pages header (``tau2 results``)."""
+        return self.title.split(" (", 1)[0].split(":", 1)[0]
+
 
 NOTEBOOKS: tuple[NotebookSpec, ...] = (
     NotebookSpec("accord_results", "AcCoRD results",
                  "Table 3 (completion, outcome, perfect outcome, task score) and Table 4 "
                  "(per-dynamic preference scores, interaction cost) with clustered intervals.",
                  ("accord",)),
-    NotebookSpec("goalshift_results", "Goal-shift results (AgentChangeBench / tau2)",
+    NotebookSpec("goalshift_results", "Goal-shift results (AgentChangeBench)",
                  "TSR and its channels, TUE, TCRR, recovery and GSRT, pass^k, by domain, model "
-                 "and persona, and accordkit's definitions next to the upstream ones.",
+                 "and persona, and accordkit's definitions next to the upstream ones, for the "
+                 "runs with goal shifts.",
                  ("goalshift",)),
     NotebookSpec("tau2_results", "tau2 results (stored reward, pass^k, checks, cost)",
                  "tau2's own headline per domain and configuration: mean stored reward with "
@@ -118,8 +126,8 @@ class InputFacts:
     def has(self, need: str) -> bool:
         if need == "accord":
             return "accord" in self.benchmarks
-        if need == "goalshift":
-            return bool(self.benchmarks & {"agentchangebench", "tau2"})
+        if need == "goalshift":   # plain tau2 runs have no goal shifts: the tau2 page
+            return "agentchangebench" in self.benchmarks
         if need == "tau2":
             from .tau2_views import TAU2_BENCHMARKS
 

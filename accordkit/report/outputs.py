@@ -16,23 +16,107 @@ from __future__ import annotations
 import html as _html
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from numpy import bool_ as np_bool
 
 from ..tables import format_table, interval_caption
 from .filenames import UnsafeOutputPathError, safe_file_name
 from .provenance import provenance_line
 
-__all__ = ["ReportOutputs", "escaped_frame_html"]
+__all__ = ["ReportOutputs", "escaped_frame_html", "KEY_COLUMNS", "key_columns_first",
+           "display_values"]
+
+#: Columns that say what a row is: a displayed table shows them first, in this order.
+KEY_COLUMNS = ("benchmark", "domain", "task_set", "configuration", "agent_model", "method",
+               "user_model", "user_implementation", "persona", "judge", "judge_model",
+               "metric", "item", "between_value", "baseline", "k", "effect")
+#: Long identifying text, shown after everything else.
+TRAILING_COLUMNS = ("source", "upstream_mode")
+
+_COUNT = re.compile(r"^(n_|#|num_)|_(count|episodes|tasks|calls|trials|shifts|turns|rows)$"
+                    r"|^(episodes|tasks|trials|count|k|total_trials|trials_per_task|rollout|"
+                    r"turns|shifts|calls)$")
+
+
+def key_columns_first(frame: pd.DataFrame) -> pd.DataFrame:
+    """The columns of ``frame`` reordered for reading: :data:`KEY_COLUMNS` first, then the
+    values, then :data:`TRAILING_COLUMNS`.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> list(key_columns_first(pd.DataFrame(columns=["source", "x", "metric", "domain"])))
+    ['domain', 'metric', 'x', 'source']
+    """
+    cols = list(frame.columns)
+    keys = [c for c in KEY_COLUMNS if c in cols]
+    tail = [c for c in TRAILING_COLUMNS if c in cols and c not in keys]
+    rest = [c for c in cols if c not in keys and c not in tail]
+    return frame[keys + rest + tail]
+
+
+def _is_count(name: Any) -> bool:
+    return isinstance(name, str) and bool(_COUNT.search(name))
+
+
+def display_values(frame: pd.DataFrame, *, precision: int = 3,
+                   na_rep: str = "–") -> pd.DataFrame:
+    """Every cell of ``frame`` as the text a table shows: counts as whole numbers with
+    thousands separators (``239``, not ``239.000``), other numbers with ``precision``
+    decimals, missing values as ``na_rep``.
+
+    A number is a count when it is whole and its column is one (integer typed, or named
+    like ``n_*``, ``episodes``, ``trials_per_task``), or when its row's ``metric`` is one
+    (``n_tool_calls`` in a long table of metrics).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"metric": ["tsr", "n_tool_calls"], "default": [0.91, 1239.0],
+    ...                       "n_episodes": [36.0, None]})
+    >>> display_values(frame).values.tolist()
+    [['tsr', '0.910', '36'], ['n_tool_calls', '1,239', '–']]
+    """
+    import numbers
+
+    row_counts = (frame["metric"].map(_is_count) if "metric" in frame
+                  else pd.Series(False, index=frame.index))
+    out = {}
+    for col in frame.columns:
+        values = frame[col]
+        is_int = pd.api.types.is_integer_dtype(values) and not \
+            pd.api.types.is_bool_dtype(values)
+        count_col = is_int or _is_count(col)
+        cells = []
+        for value, row_count in zip(values, row_counts, strict=True):
+            if value is None or (isinstance(value, float) and value != value) or \
+                    value is pd.NA:
+                cells.append(na_rep)
+            elif isinstance(value, bool | np_bool):
+                cells.append(str(bool(value)))
+            elif isinstance(value, numbers.Integral):
+                cells.append(f"{int(value):,}" if count_col or row_count else str(value))
+            elif isinstance(value, numbers.Real):
+                whole = float(value).is_integer()
+                cells.append(f"{int(value):,}" if whole and (count_col or row_count)
+                             else f"{float(value):.{precision}f}")
+            else:
+                cells.append(str(value))
+        out[col] = cells
+    return pd.DataFrame(out, index=frame.index, columns=frame.columns)
+
 
 def escaped_frame_html(frame: pd.DataFrame, *, caption: str = "", precision: int = 3,
                        na_rep: str = "–") -> str:
     """A frame as an HTML table whose every cell, header, index label and caption is
-    escaped (values from the data are text, never markup).
+    escaped (values from the data are text, never markup), key columns first
+    (:func:`key_columns_first`) and counts as whole numbers (:func:`display_values`).
 
     Examples
     --------
@@ -41,7 +125,8 @@ def escaped_frame_html(frame: pd.DataFrame, *, caption: str = "", precision: int
     >>> "<img" in page, "&lt;img src=x onerror=alert(1)&gt;" in page, "&lt;b&gt;m" in page
     (False, True, True)
     """
-    styler = frame.style.format(precision=precision, na_rep=na_rep, escape="html")
+    frame = display_values(key_columns_first(frame), precision=precision, na_rep=na_rep)
+    styler = frame.style.format(escape="html")
     styler = styler.format_index(escape="html", axis=0).format_index(escape="html", axis=1)
     styler = styler.hide(axis="index").set_caption(_html.escape(caption))
     return styler.to_html()
@@ -117,12 +202,14 @@ class ReportOutputs:
         stem.with_suffix(".provenance.json").write_text(
             json.dumps(meta, indent=1, default=str), encoding="utf-8")
         kwargs = dict(rows=rows, columns=columns, digits=digits, value=value)
-        parts = (caption, interval_caption(summary, value=value),
-                 f"[{self.line}]" if self.line else "")
-        text = " ".join(p for p in parts if p)
+        parts = (caption, interval_caption(summary, value=value))
+        shown = " ".join(p for p in parts if p)
+        # the exported files stand alone and carry the provenance line; a page says it once,
+        # under its header (accordkit.report.pages.finish_page)
+        text = " ".join(p for p in (shown, f"[{self.line}]" if self.line else "") if p)
         md = format_table(summary, fmt="markdown", caption=text, **kwargs)
         tex = format_table(summary, fmt="latex", caption=text, **kwargs)
-        html = format_table(summary, fmt="html", caption=text, **kwargs)
+        html = format_table(summary, fmt="html", caption=shown, **kwargs)
         stem.with_suffix(".md").write_text(md.rstrip("\n") + "\n", encoding="utf-8")
         # a comment line: a line break in a source name must not end it
         comment = " ".join(self.line.splitlines())

@@ -7,8 +7,17 @@ a CDN, warnings wherever a cell printed them. :func:`finish_page` rewrites it, o
   (``nav.ak-toc``) after the page title links them all;
 * warnings a cell printed to stderr (and elements marked ``ak-note``) move into one
   "Notes" box near the top of the page, each linking back to where it was raised;
-* tables get sticky headers; a table longer than ``page_rows`` rows is paged, sortable
-  and filterable by a small script embedded in the page (no network, no dependency);
+* a header on top links the report's index and its other pages, with the page's one
+  provenance line under it (captions no longer repeat it);
+* tables get sticky headers and their first column stays in view when they scroll
+  sideways; every table of data is sortable and filterable, and one longer than
+  ``page_rows`` rows is paged too, by a small script embedded in the page (no network, no
+  dependency); merged row labels are repeated on each row, so that a sorted or filtered
+  row still says what it is;
+* configuration labels (``model (method) | user: …``) are cut to what tells the rows of
+  a table apart, with the full label as their hover text, and the table says once what
+  every row shares;
+* the page follows the reader's light or dark colour scheme (``prefers-color-scheme``);
 * any ``<script src=...>`` pointing off the machine is removed: a report opens offline
   with no failed request and no console error;
 * nothing in the page body runs: every script, frame, object and embed the notebook's
@@ -24,11 +33,13 @@ browser tests in ``tests/browser`` check what a reader sees.
 
 from __future__ import annotations
 
+import copy
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["finish_page", "PageOutline", "PAGE_CSS", "PAGE_SCRIPT", "content_security_policy",
-           "strip_active_content"]
+__all__ = ["finish_page", "PageOutline", "PAGE_CSS", "PAGE_SCRIPT", "DARK_CSS",
+           "content_security_policy", "strip_active_content", "pages_header"]
 
 #: Extra style for report pages (sticky headers, the contents box, the notes box).
 PAGE_CSS = """
@@ -43,51 +54,110 @@ margin:1rem 0;font-size:13px;max-width:60rem}
 .jp-RenderedHTMLCommon thead th,.ak-paged thead th{position:sticky;top:0;background:#f6f8fa;
 z-index:1}
 .ak-scroll{max-height:80vh;overflow:auto}
-.ak-table{max-width:100%;overflow-x:auto} .ak-table td{white-space:nowrap}
+.ak-table{max-width:100%;overflow-x:auto} .ak-table td,.ak-table th,.ak-short{white-space:nowrap}
 .ak-pager{font-size:12px;margin:.3rem 0;display:flex;gap:.5rem;align-items:center}
 .ak-pager input{font-size:12px;padding:1px 4px}
-.ak-paged th{cursor:pointer}
+.ak-sortable thead tr:last-child th{cursor:pointer}
+.ak-sortable th[data-sort=asc]::after{content:" \\25B2";font-size:9px}
+.ak-sortable th[data-sort=desc]::after{content:" \\25BC";font-size:9px}
 .ak-downloads{font-size:12px;margin:.2rem 0 1rem 0}
+.ak-table table tbody tr > :first-child,.ak-table table thead tr > :first-child{
+position:sticky;left:0;background:var(--jp-layout-color0,#fff);z-index:1}
+.ak-repeat{color:var(--jp-ui-font-color2,#57606a)}
+.ak-short{text-decoration:underline dotted;text-underline-offset:3px}
+.ak-shared{font-size:12px;color:var(--jp-ui-font-color2,#57606a);margin:.1rem 0 .6rem 0}
+.ak-pages{display:flex;flex-wrap:wrap;gap:.2rem 1rem;align-items:baseline;
+font:13px/1.5 system-ui,-apple-system,Segoe UI,Roboto,sans-serif;padding:.5rem 1rem;
+border-bottom:1px solid #d0d7de;background:#f6f8fa;color:#24292f}
+.ak-pages a{color:#0969da;text-decoration:none} .ak-pages a:hover{text-decoration:underline}
+.ak-pages a[aria-current=page]{color:inherit;font-weight:600}
+.ak-pages .ak-home{font-weight:600;margin-right:.5rem}
+.ak-provenance{font:11px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;color:#57606a;
+padding:.25rem 1rem;margin:0;border-bottom:1px solid #d0d7de;overflow-wrap:anywhere}
 """
 
-#: Pages long tables in the browser: page size from ``data-page-rows``; click a header
-#: to sort; type to filter. Rows stay in the HTML, so a reader without scripts sees all.
+#: The same pages in a dark colour scheme, when the reader's system asks for one: the
+#: notebook theme's colour variables, and the boxes this module adds. Figures keep their
+#: white background, so that their black text stays readable.
+DARK_CSS = """
+@media (prefers-color-scheme: dark){
+:root{--jp-layout-color0:#0d1117;--jp-layout-color1:#0d1117;--jp-layout-color2:#161b22;
+--jp-layout-color3:#21262d;--jp-layout-color4:#30363d;
+--jp-ui-font-color0:#f0f6fc;--jp-ui-font-color1:#e6edf3;--jp-ui-font-color2:#9da7b3;
+--jp-ui-font-color3:#7d8590;--jp-content-font-color0:#f0f6fc;--jp-content-font-color1:#e6edf3;
+--jp-content-font-color2:#9da7b3;--jp-content-font-color3:#7d8590;
+--jp-content-link-color:#58a6ff;--jp-border-color0:#30363d;--jp-border-color1:#30363d;
+--jp-border-color2:#21262d;--jp-border-color3:#21262d;--jp-cell-editor-background:#161b22;
+--jp-rendermime-table-row-background:#161b22;
+--jp-rendermime-table-row-hover-background:#1f2937;--jp-rendermime-error-background:#3b1219;
+--jp-mirror-editor-variable-color:#e6edf3;color-scheme:dark}
+body,.jp-Notebook{background:#0d1117;color:#e6edf3}
+a{color:#58a6ff}
+img{background:#fff}
+.ak-toc,.ak-pages,.jp-RenderedHTMLCommon thead th,.ak-paged thead th{background:#161b22;
+border-color:#30363d;color:#e6edf3}
+.ak-pages a{color:#58a6ff} .ak-pages a[aria-current=page]{color:#e6edf3}
+.ak-toc .ak-toc-kind,.ak-provenance,.ak-shared,.ak-repeat{color:#9da7b3}
+.ak-provenance{border-color:#30363d}
+.ak-notes{background:#2b2111;border-color:#9e6a03;color:#e6edf3}
+.ak-note-ref{color:#d29922}
+.ak-pager input,.ak-pager button{background:#161b22;color:#e6edf3;border:1px solid #30363d}
+}
+"""
+
+#: Sorts, filters and pages the tables in the browser. Every ``.ak-sortable`` box gets a
+#: filter box and sortable headers (click: ascending, again: descending); an ``.ak-paged``
+#: box is also paged (size from ``data-page-rows``). Numbers sort as numbers (``1,234`` and
+#: ``0.91 [0.82, 0.95]`` too), and the filter reads the full text of shortened labels. Rows
+#: stay in the HTML, so a reader without scripts sees all.
 PAGE_SCRIPT = """
 (function(){
+function num(t){var m=/^\\s*(-?[0-9][0-9,]*\\.?[0-9]*(?:e-?[0-9]+)?)/i.exec(t);
+  return m?parseFloat(m[1].replace(/,/g,'')):NaN;}
 function setup(box){
   var table=box.querySelector('table'); if(!table||!table.tBodies.length){return;}
   var body=table.tBodies[0], rows=Array.prototype.slice.call(body.rows);
-  var size=parseInt(box.getAttribute('data-page-rows')||'25',10), page=0, shown=rows;
+  var paged=box.classList.contains('ak-paged');
+  var size=paged?parseInt(box.getAttribute('data-page-rows')||'25',10):rows.length;
+  var page=0, shown=rows;
   var bar=document.createElement('div'); bar.className='ak-pager';
   var filter=document.createElement('input'); filter.placeholder='filter rows';
   filter.setAttribute('aria-label','filter rows');
   var prev=document.createElement('button'); prev.textContent='\\u2039 previous';
   var next=document.createElement('button'); next.textContent='next \\u203a';
   var info=document.createElement('span');
-  bar.appendChild(filter); bar.appendChild(prev); bar.appendChild(next); bar.appendChild(info);
+  bar.appendChild(filter);
+  if(paged){bar.appendChild(prev); bar.appendChild(next);}
+  bar.appendChild(info);
   box.insertBefore(bar, box.firstChild);
+  function text(r){var t=r.textContent;
+    Array.prototype.forEach.call(r.querySelectorAll('[title]'),function(e){t+=' '+e.title;});
+    return t.toLowerCase();}
   function draw(){
     var pages=Math.max(1,Math.ceil(shown.length/size)); page=Math.min(page,pages-1);
     rows.forEach(function(r){r.style.display='none';});
     shown.slice(page*size,(page+1)*size).forEach(function(r){r.style.display='';});
-    info.textContent='rows '+(shown.length?page*size+1:0)+'\\u2013'+
-      Math.min((page+1)*size,shown.length)+' of '+shown.length+
+    info.textContent=(paged?'rows '+(shown.length?page*size+1:0)+'\\u2013'+
+      Math.min((page+1)*size,shown.length)+' of '+shown.length:shown.length+' rows')+
       (shown.length<rows.length?' (filtered from '+rows.length+')':'');
     prev.disabled=page===0; next.disabled=page>=pages-1;
   }
   filter.addEventListener('input',function(){
     var q=filter.value.toLowerCase();
-    shown=rows.filter(function(r){return r.textContent.toLowerCase().indexOf(q)>=0;});
+    shown=rows.filter(function(r){return text(r).indexOf(q)>=0;});
     page=0; draw();
   });
   prev.addEventListener('click',function(){page-=1; draw();});
   next.addEventListener('click',function(){page+=1; draw();});
   var heads=table.tHead?table.tHead.rows[table.tHead.rows.length-1].cells:[];
   Array.prototype.forEach.call(heads,function(th,i){
+    th.setAttribute('title','sort by this column');
     th.addEventListener('click',function(){
-      var asc=th.getAttribute('data-sort')!=='asc'; th.setAttribute('data-sort',asc?'asc':'desc');
+      var asc=th.getAttribute('data-sort')!=='asc';
+      Array.prototype.forEach.call(heads,function(h){h.removeAttribute('data-sort');});
+      th.setAttribute('data-sort',asc?'asc':'desc');
       function key(r){var c=r.cells[i]; var t=c?c.textContent.trim():'';
-        var n=parseFloat(t); return isNaN(n)?t:n;}
+        var n=num(t); return isNaN(n)?t.toLowerCase():n;}
       rows.sort(function(a,b){var x=key(a),y=key(b);
         if(typeof x===typeof y){return (x<y?-1:x>y?1:0)*(asc?1:-1);}
         return (typeof x==='number'?-1:1)*(asc?1:-1);});
@@ -97,7 +167,7 @@ function setup(box){
   });
   draw();
 }
-document.querySelectorAll('.ak-paged').forEach(setup);
+document.querySelectorAll('.ak-sortable').forEach(setup);
 })();
 """
 
@@ -183,6 +253,7 @@ class PageOutline:
     entries: list[tuple[str, str, str, int]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     paged_tables: int = 0
+    sortable_tables: int = 0
 
     @property
     def anchors(self) -> list[str]:
@@ -230,8 +301,11 @@ def _figure_label(img, index: int) -> str:
 
 
 def finish_page(html: str, *, page_rows: int = 25, downloads: dict[str, str] | None = None,
+                pages: Sequence[tuple[str, str]] = (), current: str | None = None,
+                provenance: str | None = None, provenance_href: str | None = None,
                 ) -> tuple[str, PageOutline]:
-    """Add contents, notes, sticky headers and table paging to one exported page.
+    """Add the pages header, contents, notes, sticky headers and sortable, filterable and
+    (when long) paged tables to one exported page.
 
     Parameters
     ----------
@@ -243,6 +317,14 @@ def finish_page(html: str, *, page_rows: int = 25, downloads: dict[str, str] | N
         For figures: image ``alt`` or ``data-ak-figure`` name -> relative CSV path, shown
         as a download link under the figure. Tables whose wrapper carries ``data-csv``
         get their link without it.
+    pages : sequence of (href, title), optional
+        The report's pages, index first, linked from a header on top of the page.
+    current : str, optional
+        The href of this page among ``pages`` (marked, not a link away).
+    provenance : str, optional
+        The page's provenance line, shown once under the header.
+    provenance_href : str, optional
+        Where the full provenance record is (linked after the line).
 
     Returns
     -------
@@ -298,12 +380,20 @@ def finish_page(html: str, *, page_rows: int = 25, downloads: dict[str, str] | N
                     tag["id"] = _slug("", used, prefix=f"table-{n_table}")
                 anchor = tag["id"]
             outline.entries.append(("table", anchor, _label_of_table(tag), 4))
+            if tag.find_parent(class_=_NOT_DATA_TABLES) is not None:
+                continue
+            _repeat_row_labels(tag)
+            _shorten_configurations(soup, tag)
             rows = tag.tbody.find_all("tr", recursive=False) if tag.tbody else []
             if len(rows) > page_rows:
-                box = soup.new_tag("div", attrs={"class": "ak-paged ak-scroll",
+                box = soup.new_tag("div", attrs={"class": "ak-sortable ak-paged ak-scroll",
                                                  "data-page-rows": str(page_rows)})
                 tag.wrap(box)
                 outline.paged_tables += 1
+                outline.sortable_tables += 1
+            elif len(rows) > 1:
+                tag.wrap(soup.new_tag("div", attrs={"class": "ak-sortable"}))
+                outline.sortable_tables += 1
         else:
             n_figure += 1
             holder = tag.find_parent("figure")
@@ -395,14 +485,18 @@ def finish_page(html: str, *, page_rows: int = 25, downloads: dict[str, str] | N
             anchor_point.insert_after(box)
         else:
             body.insert(0, box)
+    # the report's pages, and the page's one provenance line, on top of everything
+    for part in reversed(pages_header(soup, pages, current=current, provenance=provenance,
+                                      provenance_href=provenance_href)):
+        body.insert(0, part)
 
     # 7. style and the paging script, inline
     head_tag = soup.head
     if head_tag is not None:
         style = soup.new_tag("style")
-        style.string = PAGE_CSS
+        style.string = PAGE_CSS + DARK_CSS
         head_tag.append(style)
-    if outline.paged_tables:
+    if outline.sortable_tables:
         script = soup.new_tag("script")
         script.string = PAGE_SCRIPT
         body.append(script)
@@ -422,3 +516,131 @@ def _runs(script) -> bool:
     kind = (script.get("type") or "").strip().lower()
     return kind in ("", "module", "text/javascript", "application/javascript")
 
+
+#: Tables that are layout, not data: never sorted, paged or shortened.
+_NOT_DATA_TABLES = ("ak-toc", "ak-conv", "ak-head")
+
+
+def _repeat_row_labels(table) -> int:
+    """Give every body row its own copy of the row labels merged over several rows
+    (``rowspan``), so that each row says what it is when the table is sorted or filtered.
+    The copies are marked ``ak-repeat`` (drawn lighter) and carry no ``id``. Returns how
+    many cells were added.
+
+    Examples
+    --------
+    >>> from bs4 import BeautifulSoup
+    >>> soup = BeautifulSoup("<table><tbody><tr><th rowspan=2 id=a>air</th><td>1</td></tr>"
+    ...                      "<tr><td>2</td></tr></tbody></table>", "html.parser")
+    >>> _repeat_row_labels(soup.table), [r.get_text("|") for r in soup.find_all("tr")]
+    (1, ['air|1', 'air|2'])
+    """
+    if table.tbody is None:
+        return 0
+    carry: dict[int, tuple[object, int]] = {}
+    added = 0
+    for tr in table.tbody.find_all("tr", recursive=False):
+        cells = tr.find_all(["td", "th"], recursive=False)
+        row, col, queue = [], 0, list(cells)
+        while queue or col in carry:
+            if col in carry:
+                cell, left = carry[col]
+                clone = copy.copy(cell)
+                for attr in ("rowspan", "id"):
+                    clone.attrs.pop(attr, None)
+                clone["class"] = [*clone.get("class", []), "ak-repeat"]
+                row.append(clone)
+                added += 1
+                if left > 1:
+                    carry[col] = (cell, left - 1)
+                else:
+                    del carry[col]
+                col += 1
+                continue
+            cell = queue.pop(0)
+            span = _int(cell.get("rowspan"))
+            if span > 1:
+                cell.attrs.pop("rowspan")
+                carry[col] = (copy.copy(cell), span - 1)
+            row.append(cell)
+            col += _int(cell.get("colspan"))
+        if len(row) != len(cells):
+            for cell in cells:
+                cell.extract()
+            for cell in row:
+                tr.append(cell)
+    return added
+
+
+def _int(value) -> int:
+    try:
+        return max(1, int(value))
+    except (TypeError, ValueError):
+        return 1
+
+
+def _shorten_configurations(soup, table) -> int:
+    """Cut the configuration labels of a table's body to what tells its rows apart
+    (:func:`accordkit.report.labels.short_labels`), the full label as hover text, and say
+    under the table what every row shares. Returns how many cells were shortened."""
+    from .labels import shared_part, short_labels
+
+    if table.tbody is None:
+        return 0
+    cells = [c for c in table.tbody.find_all(["td", "th"])
+             if c.find(True) is None and c.get_text(strip=True)]
+    texts = [c.get_text(strip=True) for c in cells]
+    short = short_labels(texts)
+    changed = 0
+    for cell, text in zip(cells, texts, strict=True):
+        if short.get(text, text) != text:
+            span = soup.new_tag("span", attrs={"class": "ak-short", "title": text})
+            span.string = short[text]
+            cell.clear()
+            cell.append(span)
+            changed += 1
+    if changed:
+        note = soup.new_tag("p", attrs={"class": "ak-shared"})
+        note.string = (f"Every configuration here: {shared_part(texts)} (hover a label for "
+                       "it in full).")
+        (table.find_parent(attrs={"data-ak-table": True}) or table).insert_after(note)
+    return changed
+
+
+def pages_header(soup, pages: Sequence[tuple[str, str]], *, current: str | None = None,
+                 provenance: str | None = None, provenance_href: str | None = None) -> list:
+    """The header of a report page: a ``nav.ak-pages`` linking every page (the index
+    first), and the page's provenance line under it. Empty when there is neither.
+
+    Examples
+    --------
+    >>> from bs4 import BeautifulSoup
+    >>> soup = BeautifulSoup("", "html.parser")
+    >>> nav, = pages_header(soup, [("index.html", "Report"), ("a.html", "A <b>")],
+    ...                     current="a.html")
+    >>> str(nav)
+    '<nav aria-label="report pages" class="ak-pages"><a class="ak-home" href="index.html">Report</a><a aria-current="page" href="a.html">A &lt;b&gt;</a></nav>'
+    """
+    parts = []
+    if pages:
+        nav = soup.new_tag("nav", attrs={"class": "ak-pages", "aria-label": "report pages"})
+        for i, (href, title) in enumerate(pages):
+            attrs = {"href": href}
+            if i == 0:
+                attrs["class"] = "ak-home"
+            if href == current:
+                attrs["aria-current"] = "page"
+            link = soup.new_tag("a", attrs=attrs)
+            link.string = title
+            nav.append(link)
+        parts.append(nav)
+    if provenance:
+        line = soup.new_tag("p", attrs={"class": "ak-provenance"})
+        line.append(f"Provenance: {provenance}")
+        if provenance_href:
+            line.append(" · ")
+            link = soup.new_tag("a", href=provenance_href)
+            link.string = "full record"
+            line.append(link)
+        parts.append(line)
+    return parts

@@ -16,14 +16,20 @@ from __future__ import annotations
 
 import difflib
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["PARAMETERS", "check_parameters", "check_plain", "parameters_help",
-           "SET_BY_REPORT"]
+           "SET_BY_REPORT", "INPUT_PARAMETERS", "ReportInputs", "report_inputs"]
 
 #: Parameters the report sets for each notebook; a parameter file may not set them.
 SET_BY_REPORT = ("out_dir", "figures_dir", "provenance_path")
+
+#: Parameters naming the report's inputs: a parameter file may set them instead of the
+#: options (``source`` for ``--source``, ``verdicts`` for ``--verdicts``, ``scores_dir`` for
+#: ``--scores``); they are one per report, never a grid.
+INPUT_PARAMETERS = ("source", "verdicts", "scores_dir")
 
 #: Every report parameter and what it does (defaults: ``DEFAULT_PARAMETERS`` of the runner,
 #: or the notebooks' parameters cells).
@@ -41,6 +47,9 @@ PARAMETERS: dict[str, str] = {
     "by": "result tables: group by these columns instead of the notebook's default",
     "baseline": "compare_models / reliability: the configuration others are compared with "
                 "(default: the one with the most tasks)",
+    "shared_tasks": "compare_models / tau2_results / reliability: compare configurations that "
+                    "ran other task sets on the tasks they share (default false: only "
+                    "identical task sets are compared; the comparison plan says which)",
     "cluster": "the column whose values are resampled together (default scenario_id: "
                "rollouts of one scenario are one cluster)",
     "ci_method": "bootstrap interval: bca, percentile, basic or t",
@@ -159,6 +168,7 @@ _TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "metrics": (_names, "a name or a list of names"),
     "by": (_names, "a column name or a list of them"),
     "baseline": (_text_or_none, "a configuration label or null"),
+    "shared_tasks": (_flag, "true or false"),
     "cluster": (_text_or_none, "a column name or null"),
     "ci_method": (_ci_method, "one of bca, percentile, basic, t"),
     "confidence": (_fraction, "a number between 0 and 1"),
@@ -234,3 +244,66 @@ def parameters_help() -> str:
     return "\n".join(textwrap.fill(text, 79, initial_indent=f"  {name:<{width}}  ",
                                     subsequent_indent=" " * (width + 4))
                       for name, text in PARAMETERS.items())
+
+
+@dataclass(frozen=True)
+class ReportInputs:
+    """What a report reads: sources, verdict files and a score store (each None when not
+    given), and the remaining parameters (the inputs taken out)."""
+
+    sources: list[str] | None
+    verdicts: list[str] | None
+    scores: str | None
+    params: dict[str, Any]
+
+
+def _as_list(value: Any) -> list[str] | None:
+    if value is None:
+        return None
+    return [value] if isinstance(value, str) else [str(v) for v in value]
+
+
+def report_inputs(params: Mapping[str, Any], *, sources: Sequence[str] | None = None,
+                  verdicts: Sequence[str] | None = None,
+                  scores: str | None = None) -> ReportInputs:
+    """The report's inputs from its options and its parameters (``--set`` or a
+    ``--params`` file), which may name them too: ``source``, ``verdicts``, ``scores_dir``.
+
+    A parameter is honoured as the option it stands for. Naming an input both ways with
+    different values, or in a ``grid``, is refused: one report reads one set of inputs.
+    Relative paths are relative to the working folder, as on the command line.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter and the option it disagrees with.
+
+    Examples
+    --------
+    >>> got = report_inputs({"source": "runs/a.json", "seed": 1})
+    >>> got.sources, got.params
+    (['runs/a.json'], {'seed': 1})
+    >>> report_inputs({"source": ["a.json"]}, sources=["b.json"])
+    Traceback (most recent call last):
+    ...
+    ValueError: source ['a.json'] and --source ['b.json'] name different inputs; give them one way
+    """
+    params = dict(params)
+    grid = params.get("grid") or {}
+    for name in INPUT_PARAMETERS:
+        if isinstance(grid, Mapping) and name in grid:
+            raise ValueError(f"grid: {name} cannot vary within one report (one report reads "
+                             f"one set of inputs); run the report once per {name}")
+    given = {"source": (_as_list(sources) if sources else None, "--source"),
+             "verdicts": (_as_list(verdicts) if verdicts is not None else None, "--verdicts"),
+             "scores_dir": (str(scores) if scores is not None else None, "--scores")}
+    chosen: dict[str, Any] = {}
+    for name, (option_value, flag) in given.items():
+        value = params.pop(name, None)
+        value = _as_list(value) if name != "scores_dir" else value
+        if value is not None and option_value is not None and value != option_value:
+            raise ValueError(f"{name} {value!r} and {flag} {option_value!r} name different "
+                             "inputs; give them one way")
+        chosen[name] = option_value if option_value is not None else value
+    return ReportInputs(chosen["source"] or None, chosen["verdicts"], chosen["scores_dir"],
+                        params)

@@ -181,7 +181,8 @@ def differences_vs_noise(episodes: pd.DataFrame, chosen: Mapping[str, str],
             results.append(res)
     plan = (pd.concat(plans, ignore_index=True) if plans
             else pd.DataFrame(columns=["benchmark", "domain", "between_value", "baseline",
-                                       "n_tasks", "n_shared", "comparable", "reason"]))
+                                       "n_tasks", "n_shared", "comparable", "reason",
+                                       "n_compared"]))
     if not results:
         return pd.DataFrame(columns=_DIFF_COLUMNS), plan
     res = pd.concat(results, ignore_index=True)

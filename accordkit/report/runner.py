@@ -16,9 +16,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._internal.env import PROJECT_ROOT
 from .._internal.pool import stop_pool
 from .._internal.redact import redact_sources
+from .._internal.resources import sample_folder
 from ..names import SCORE_OPTIONS
 from ..store import RepeatedEpisodesError, StoreChangedWarning
 from .filenames import run_folder
@@ -33,9 +33,9 @@ __all__ = ["build_report", "RunResult", "ReportResults", "DEFAULT_PARAMETERS",
 #: How many skip reasons per source the report lists.
 MAX_REASONS = 5
 
-SAMPLE_SOURCES = (str(PROJECT_ROOT / "data" / "sample" / "accord"),
-                  str(PROJECT_ROOT / "data" / "sample" / "goalshift"))
-SAMPLE_VERDICTS = (str(PROJECT_ROOT / "data" / "sample" / "verdicts" / "usersim_tests.parquet"),)
+#: The embedded sample (``data/sample`` of a clone, or the installed package's copy).
+SAMPLE_SOURCES = (str(sample_folder() / "accord"), str(sample_folder() / "goalshift"))
+SAMPLE_VERDICTS = (str(sample_folder() / "verdicts" / "usersim_tests.parquet"),)
 
 #: Parameters every notebook accepts, with their defaults.
 DEFAULT_PARAMETERS: dict[str, Any] = {
@@ -250,11 +250,14 @@ def kernel_threads(jobs: int, cpus: int | None = None) -> int:
 
 def _execute(spec_name: str, notebook: str, out_ipynb: str, out_html: str,
              parameters: dict[str, Any], cwd: str, show_code: bool,
-             threads: int | None = None) -> tuple[str, str]:
+             threads: int | None = None,
+             page: Mapping[str, Any] | None = None) -> tuple[str, str]:
     """Worker: run one notebook with papermill, then export it to HTML.
 
     ``threads`` caps the BLAS threads of the kernel (it inherits this process's
-    environment); a value the user set is kept.
+    environment); a value the user set is kept. ``page`` holds the keyword arguments of
+    :func:`~accordkit.report.pages.finish_page` that place the page in its report (the
+    other pages, the provenance line).
     """
     import nbformat
     import papermill as pm
@@ -283,7 +286,7 @@ def _execute(spec_name: str, notebook: str, out_ipynb: str, out_html: str,
         exporter = HTMLExporter(template_name="lab", exclude_input=not show_code,
                                 exclude_input_prompt=True, exclude_output_prompt=True)
         body, _ = exporter.from_notebook_node(node)
-        body, _ = finish_page(body)
+        body, _ = finish_page(body, **dict(page or {}))
         from .outdir import write_text_checked
 
         write_text_checked(Path(out_html), body)
@@ -328,7 +331,8 @@ def build_report(
     Parameters
     ----------
     sources : list of str, optional
-        Hub ids, folders or files, loaded as one dataset. Default: the embedded sample
+        Hub ids, folders or files, loaded as one dataset (or the ``source`` parameter of
+        ``params``; ``verdicts`` and ``scores_dir`` likewise). Default: the embedded sample
         (``data/sample/accord``, ``data/sample/goalshift``) with its stored verdicts.
     out : str or Path
         Output folder (tables/, figures/, notebooks/, index.html, results.json,
@@ -375,11 +379,15 @@ def build_report(
     """
     from ..store import read_manifest
     from .outdir import staged_output
-    from .parameters import check_parameters
+    from .parameters import check_parameters, report_inputs
 
     final_out = Path(out).resolve()
     params = dict(params or {})
     check_parameters(params)   # papermill writes them into the notebooks as code
+    # a parameter file may name the inputs (source, verdicts, scores_dir): they are honoured
+    inputs = report_inputs(params, sources=sources, verdicts=verdicts, scores=scores)
+    sources, verdicts, scores, params = (inputs.sources, inputs.verdicts, inputs.scores,
+                                         inputs.params)
     if scores is not None:
         return _report_from_store(Path(scores).resolve(), out=final_out, params=params,
                                   verdicts=verdicts, notebooks=notebooks, jobs=jobs,
@@ -658,6 +666,21 @@ def _score_once(ds: Any, store: Path, *, params: Mapping[str, Any],
     return store
 
 
+def _page_context(spec: NotebookSpec, specs: Sequence[NotebookSpec], run_dir: Path, *,
+                  multi: bool) -> dict[str, Any]:
+    """Where a notebook's page sits in its report: the index and the run's other pages
+    (for its header), and the run's provenance line (see :func:`~.pages.finish_page`)."""
+    from .provenance import provenance_line
+
+    prov_path = run_dir / "provenance.json"
+    prov = json.loads(prov_path.read_text()) if prov_path.is_file() else {}
+    index = "../index.html" if multi else "index.html"
+    return {"pages": [(index, "Report index"), *[(f"{s.name}.html", s.nav_title) for s in specs]],
+            "current": f"{spec.name}.html",
+            "provenance": provenance_line(prov) if prov else None,
+            "provenance_href": "provenance.json" if prov else None}
+
+
 def _run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[str],
                    verdicts: list[str], params: dict[str, Any], facts: InputFacts,
                    skipped: list[dict[str, Any]], jobs: int, show_code: bool,
@@ -701,6 +724,8 @@ def _run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[st
     pool = ProcessPoolExecutor(max_workers=max(1, jobs))
     try:
         for spec, run_name, merged, run_dir in tasks:
+            page = _page_context(spec, [t[0] for t in tasks if t[1] == run_name],
+                                 run_dir, multi=len(runs) > 1)
             nb_dir = run_dir / "notebooks"
             nb_dir.mkdir(exist_ok=True)
             parameters = notebook_parameters(spec, {
@@ -712,7 +737,7 @@ def _run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[st
             out_html = run_dir / f"{spec.name}.html"
             fut = pool.submit(_execute, spec.name, str(spec.path), str(out_ipynb),
                               str(out_html), parameters, str(run_dir), show_code,
-                              kernel_threads(jobs))
+                              kernel_threads(jobs), page)
             futures[fut] = (spec, run_name, run_dir, out_ipynb, out_html, time.perf_counter())
         bar = tqdm(total=len(futures), desc="notebooks", unit="nb", disable=not progress)
         for fut in as_completed(futures):

@@ -10,6 +10,23 @@ from ..tables.plots import short_label
 
 __all__ = ["plot_pass_curves"]
 
+#: Up to this many values of k, each gets its own tick.
+_MAX_K_TICKS = 12
+
+
+def _k_axis(ax: plt.Axes, ks) -> None:
+    """Whole-number ticks at the values of k, with half a step of room on each side (one k
+    alone gave ticks 0.945 … 1.050)."""
+    values = sorted({int(k) for k in ks})
+    if not values:
+        ax.set_xticks([])
+        return
+    if len(values) <= _MAX_K_TICKS:
+        ax.set_xticks(values)
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlim(values[0] - 0.5, values[-1] + 0.5)
+
 
 def plot_pass_curves(passk: pd.DataFrame, *, panel: str = "domain",
                      hue: str = "configuration", title: str | None = None) -> plt.Figure:
@@ -36,14 +53,20 @@ def plot_pass_curves(passk: pd.DataFrame, *, panel: str = "domain",
             colour = colours[i % len(colours)]
             ax.plot(rows["k"], rows["pass_hat_k"], marker="o", color=colour,
                     label=f"{short_label(label)} pass^k")
-            ax.plot(rows["k"], rows["pass_at_k"], linestyle="--", color=colour,
+            ax.plot(rows["k"], rows["pass_at_k"], linestyle="--", marker="x", color=colour,
                     label=f"{short_label(label)} pass@k")
             if {"ci_low", "ci_high"} <= set(rows.columns):
-                ax.fill_between(rows["k"].astype(float), rows["ci_low"].astype(float),
-                                rows["ci_high"].astype(float), color=colour, alpha=.2)
+                if len(rows) > 1:
+                    ax.fill_between(rows["k"].astype(float), rows["ci_low"].astype(float),
+                                    rows["ci_high"].astype(float), color=colour, alpha=.2)
+                else:   # one k: a band of one point is invisible; an error bar is not
+                    ax.errorbar(rows["k"].astype(float), rows["pass_hat_k"].astype(float),
+                                yerr=[rows["pass_hat_k"] - rows["ci_low"],
+                                      rows["ci_high"] - rows["pass_hat_k"]],
+                                color=colour, capsize=4, linestyle="none")
         ax.set_title(short_label(name))
         ax.set_xlabel("k")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        _k_axis(ax, part["k"] if len(part) else [])
         ax.set_ylim(0, 1.02)
     axes[0][0].set_ylabel("probability")
     if hues:

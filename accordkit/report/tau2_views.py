@@ -235,8 +235,13 @@ def cost_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configura
 
 
 def pass_k_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configuration"),
-                 n_resamples: int = 2000, seed: int = 0) -> pd.DataFrame:
+                 n_resamples: int = 10_000, seed: int = 0, method: str = "bca",
+                 confidence: float = 0.95) -> pd.DataFrame:
     """pass^k and pass@k curves per group, with task-resampled intervals.
+
+    The interval options are the page's (:func:`accordkit.summarize`'s ``method``,
+    ``confidence``, ``n_resamples``, ``seed``), so that every interval of a page is made
+    the same way. pass^1 is the success rate (reward = 1), averaged over tasks.
 
     The one place the report calls :func:`accordkit.pass_hat_k`, so that a change of its
     interface touches only this function.
@@ -247,4 +252,5 @@ def pass_k_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configu
             "ci_low", "ci_high", "small_cell"]
     if not len(frame):
         return pd.DataFrame(columns=cols)
-    return pass_hat_k(frame, by=list(by), ci=True, n_resamples=n_resamples, seed=seed)
+    return pass_hat_k(frame, by=list(by), ci=True, method=method, confidence=confidence,
+                      n_resamples=n_resamples, seed=seed)

@@ -28,3 +28,21 @@ def test_no_payload_runs_on_any_page(hostile_report, visit):
         texts[page.name] = v.page.evaluate("() => document.body.innerText")
     # the names are shown, as text
     assert "onerror=" in texts["tau2_results.html"] and "<script>" in texts["index.html"]
+
+
+def test_no_payload_runs_in_a_rendered_conversation(hostile_report, visit):
+    """Conversations render agent text as Markdown and a panel of checks and instructions
+    (issue 36, item 4): opened, with every fold open, nothing ran."""
+    pages = sorted((hostile_report / "error_analysis_pages" / "conversations").glob("*.html"))
+    assert pages
+    for page in pages[:3]:
+        v = visit(page.as_uri())
+        v.page.evaluate("() => document.querySelectorAll('details').forEach(d => d.open = true)")
+        for link in v.page.locator(".ak-msg a").all()[:3]:
+            link.click(modifiers=["Control"])     # a neutralised link goes nowhere
+        v.page.wait_for_timeout(300)
+        assert v.page.evaluate(f"() => window.{MARK} === undefined"), page.name
+        assert v.page.evaluate(_HANDLERS) == [], page.name
+        assert v.errors == [], (page.name, v.errors)
+        text = v.page.evaluate("() => document.body.innerText")
+        assert "agenttext<img src=x onerror=" in text and "Why it scored" in text

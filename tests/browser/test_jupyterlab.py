@@ -200,3 +200,43 @@ def test_outputs_of_hostile_names_run_nothing_in_the_lab(lab, visit, tau2_dir):
               .flatMap(c => Array.from(c.node.querySelectorAll('.jp-OutputArea-output')))
               .map(o => o.textContent).join(' ')""")
     assert "onerror=" in shown          # the names are there, as text
+
+
+def test_a_conversation_keeps_its_look_in_a_reopened_untrusted_notebook(lab, visit,
+                                                                       sample_dir):
+    """Issue 36, item 4: a notebook opened untrusted (saved outputs, no signature) drops
+    ``<style>`` elements; ak.show's conversation keeps its look (inline styles)."""
+    import nbformat
+
+    import accordkit as ak
+
+    base, token, root = lab
+    ds = ak.load(str(sample_dir / "goalshift"))
+    episode = next(e for e in ds if any(m.get("event") == "GOAL_SHIFT" and m["role"] == "user"
+                                        for m in e["messages"]))
+    view = ak.show(episode)
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    cell = nbformat.v4.new_code_cell("ak.show(episode)", execution_count=1)
+    cell.outputs = [nbformat.v4.new_output("execute_result", execution_count=1, data={
+        "text/html": view.html, "text/plain": repr(view)})]
+    nb.cells = [cell]
+    nbformat.write(nb, root / "notebooks" / "reopened.ipynb")   # unsigned: untrusted
+    v = visit(f"{base}/lab/workspaces/reopened/tree/reopened.ipynb?token={token}&reset",
+              viewport=(1400, 900))
+    page = v.page
+    page.wait_for_selector(".jp-OutputArea-output .ak-msg", timeout=60_000)
+    assert page.evaluate("() => !window.jupyterapp.shell.currentWidget.content.widgets[0]"
+                         ".model.trusted")
+    looks = page.evaluate("""() => {
+        const out = document.querySelector('.jp-OutputArea-output');
+        const bg = s => getComputedStyle(out.querySelector(s)).backgroundColor;
+        return {user: bg('.ak-user'), assistant: bg('.ak-assistant'), shift: bg('.ak-shift'),
+                layout: getComputedStyle(out.querySelector('.ak-conv')).display,
+                panel: getComputedStyle(out.querySelector('.ak-why')).borderTopStyle,
+                styles: out.querySelectorAll('style').length};
+    }""")
+    assert looks == {"user": "rgb(238, 245, 255)", "assistant": "rgb(243, 248, 239)",
+                     "shift": "rgb(255, 241, 194)", "layout": "flex", "panel": "solid",
+                     "styles": 0}

@@ -124,7 +124,7 @@ def test_index_leads_with_the_headline_numbers_of_results_json(visit, sample_rep
 
     stored = json.loads((sample_report / "results.json").read_text())["headline"]
     assert {r["benchmark"] for r in stored} == {
-        "AcCoRD", "AgentChangeBench TSR (tau2-bench runs re-scored)",
+        "AcCoRD", "AgentChangeBench TSR",
         "tau2 format (tau2-bench, AgentChangeBench, τ-bench)"}
     v = visit((sample_report / "index.html").as_uri())
     shown = v.page.evaluate(

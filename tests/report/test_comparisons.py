@@ -64,3 +64,30 @@ def test_benchmark_comparisons_use_each_benchmarks_default_metrics():
     results, plan = benchmark_comparisons(frame, baseline="A", **OPTS)
     assert set(results["metric"]) == {"reward", "success"}
     assert not plan.loc[plan["between_value"] == "C", "comparable"].any()
+
+
+def test_the_plan_offers_a_comparison_on_shared_tasks_and_shared_tasks_makes_it():
+    # C differs from the baseline A by one task: not comparable, and the reason offers it
+    plan = comparison_plan(_frame(), baseline="A").set_index(["domain", "between_value"])
+    assert "shared_tasks=true compares them on the 2 shared tasks" in \
+        plan.loc[("airline", "C"), "reason"]
+    assert plan.loc[("airline", "C"), "n_compared"] == 0
+    plan = comparison_plan(_frame(), baseline="A", shared_tasks=True).set_index(
+        ["domain", "between_value"])
+    assert plan.loc[("airline", "C"), "comparable"]
+    assert "compared on the 2 tasks every compared configuration ran" in \
+        plan.loc[("airline", "C"), "reason"]
+    # the group is compared on t1, t2 (every compared configuration ran them)
+    assert plan.loc[("airline", "A"), "n_compared"] == 2
+    assert plan.loc[("retail", "A"), "n_compared"] == 0   # nothing to compare with
+
+
+def test_shared_tasks_compares_on_the_tasks_all_compared_configurations_ran():
+    results, _ = paired_comparisons(_frame(), ["reward"], baseline="A", shared_tasks=True,
+                                    **OPTS)
+    got = results.set_index("configuration")
+    assert sorted(got.index) == ["B", "C"] and got["paired"].all()
+    assert (got["n_pairs"] == 2).all()
+    # on t1, t2: A = (1, 0), B = (1, 1), C = (0, 0)
+    assert got.loc["B", "delta"] == pytest.approx(1.0 - 0.5)
+    assert got.loc["C", "delta"] == pytest.approx(0.0 - 0.5)

@@ -96,3 +96,23 @@ def test_exports_escape_their_format(hostile_report):
         body = tex.read_text("utf-8").split("\n", 1)[1]
         assert "\\input" not in body.replace("\\textbackslash", "")
         assert "_" not in body.replace("\\_", ""), tex.name
+
+
+def test_conversations_show_agent_text_instructions_and_checks_as_text(hostile_report):
+    """Issue 36, item 4: what a conversation now renders (agent text as Markdown, the user's
+    instructions, the expected actions, tau2's checks, NL verdicts) stays text."""
+    from bs4 import BeautifulSoup
+
+    pages = sorted((hostile_report / "error_analysis_pages" / "conversations").glob("*.html"))
+    assert pages
+    seen = set()
+    for page in pages:
+        soup = BeautifulSoup(page.read_text("utf-8"), "html.parser")
+        assert strip_active_content(soup.body) == 0, page.name
+        assert not soup.find_all(["img", "script", "svg"]), page.name
+        text = soup.get_text(" ")
+        seen |= {tag for tag in ("agenttext", "instructions", "persona", "expected",
+                                 "nlverdict", "justification")
+                 if f"{tag}<img src=x onerror=" in text}
+    assert seen == {"agenttext", "instructions", "persona", "expected", "nlverdict",
+                    "justification"}

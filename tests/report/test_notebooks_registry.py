@@ -23,8 +23,11 @@ def test_accord_notebook_skipped_without_accord_episodes():
     assert reason == "no AcCoRD episodes in the sources"
 
 
-def test_goalshift_notebook_runs_on_tau2_only():
-    assert skip_reason(spec("goalshift_results"), facts({"tau2"})) is None
+def test_goalshift_notebook_is_for_runs_with_goal_shifts_not_plain_tau2_runs():
+    # issue 36, item 3: it ran on plain tau2 runs, which have no goal shift
+    reason = skip_reason(spec("goalshift_results"), facts({"tau2"}))
+    assert "no AgentChangeBench episodes" in reason and "tau2 page" in reason
+    assert skip_reason(spec("goalshift_results"), facts({"tau2", "agentchangebench"})) is None
 
 
 def test_unit_test_notebook_needs_usersim_verdicts():

@@ -62,3 +62,31 @@ def test_safe_names_are_kept_and_others_never_collide():
     assert len({safe_file_name(n) for n in names}) == len(names)
     assert run_folder("domains=shop,seed=1") == "domains=shop,seed=1"
     assert "/" not in run_folder("domains=../x") and ".." not in run_folder("domains=../x")
+
+
+# --- tables that read (issue 36, item 5) ----------------------------------------------------
+
+def test_a_frame_shows_key_columns_first_and_counts_as_counts(tmp_path):
+    from bs4 import BeautifulSoup
+
+    out = ReportOutputs(tmp_path, "nb")
+    frame = pd.DataFrame({"source": ["a/long/path.json"] * 2, "default": [0.5, 239.0],
+                          "metric": ["tsr", "n_tool_calls"], "domain": ["airline"] * 2,
+                          "n_episodes": [36.0, 1234.0]})
+    soup = BeautifulSoup(out.frame(frame, "modes")._repr_html_(), "html.parser")
+    heads = [th.get_text() for th in soup.thead.find_all("th")]
+    assert heads == ["domain", "metric", "default", "n_episodes", "source"]
+    rows = [[td.get_text() for td in tr.find_all("td")] for tr in soup.tbody.find_all("tr")]
+    assert rows == [["airline", "tsr", "0.500", "36", "a/long/path.json"],
+                    ["airline", "n_tool_calls", "239", "1,234", "a/long/path.json"]]
+    # the CSV keeps every value and the columns as the notebook made them
+    assert list(pd.read_csv(tmp_path / "tables" / "nb__modes.csv").columns) == list(frame)
+
+
+def test_a_summary_tables_page_caption_leaves_the_provenance_line_to_the_page(tmp_path):
+    prov = {"accordkit_version": "0.1.0", "parameters": {"seed": 4}}
+    out = ReportOutputs(tmp_path, "nb", provenance=prov)
+    html = out.table(_summary("airline", "TSR"), "main", rows="domain",
+                     caption="Main.")._repr_html_()
+    assert "accordkit 0.1.0" not in html and "Main." in html
+    assert "accordkit 0.1.0" in (tmp_path / "tables" / "nb__main.md").read_text()

@@ -68,8 +68,12 @@ def test_only_long_tables_are_paged_and_the_script_is_inline():
     assert len(paged[0].find_all("tr")) == 26           # every row stays in the HTML
     scripts = soup.find_all("script")
     assert len(scripts) == 1 and not scripts[0].get("src")
+    # a short table is not paged; since issue 36 it is sortable and filterable (the one
+    # inline script); a page of one-row tables has nothing to sort and no script
     _, none = finish_page(_page(short), page_rows=25)
-    assert none.paged_tables == 0 and "<script" not in finish_page(_page(short))[0]
+    assert none.paged_tables == 0 and none.sortable_tables == 1
+    one_row = f"<table><tbody>{_rows(1)}</tbody></table>"
+    assert "<script" not in finish_page(_page(one_row))[0]
 
 
 def test_scripts_from_other_hosts_are_removed_local_ones_kept():
@@ -95,3 +99,60 @@ def test_a_page_without_title_or_sections_still_gets_its_boxes():
     soup = BeautifulSoup(page, "html.parser")
     assert outline.anchors == ["table-1"]
     assert soup.body.contents[0].name == "nav"
+
+
+# --- pages that navigate (issue 36, item 5) ------------------------------------------------
+
+def test_every_table_of_data_is_sortable_at_any_length_and_layout_tables_are_not():
+    tables = (f"<table><tbody>{_rows(2)}</tbody></table>"
+              f"<div class='ak-conv'><table class='ak-head'><tbody>{_rows(3)}</tbody></table>"
+              "</div>")
+    page, outline = finish_page(_page(tables))
+    soup = BeautifulSoup(page, "html.parser")
+    assert outline.sortable_tables == 1 and outline.paged_tables == 0
+    assert len(soup.select(".ak-sortable table")) == 1
+    assert soup.select_one(".ak-conv").find_parent(class_="ak-sortable") is None
+
+
+def test_merged_row_labels_are_repeated_on_every_row():
+    table = ("<table><thead><tr><th>domain</th><th>x</th></tr></thead><tbody>"
+             "<tr><th rowspan='2' id='T_row0'>airline</th><td>1</td></tr><tr><td>2</td></tr>"
+             "<tr><th>retail</th><td>3</td></tr></tbody></table>")
+    soup = BeautifulSoup(finish_page(_page(table))[0], "html.parser")
+    rows = [[c.get_text() for c in tr.find_all(["th", "td"])] for tr in soup.tbody("tr")]
+    assert rows == [["airline", "1"], ["airline", "2"], ["retail", "3"]]
+    assert len(soup.find_all(id="T_row0")) == 1 and soup.select(".ak-repeat")
+
+
+def test_configuration_labels_are_short_with_the_full_label_on_hover():
+    full = ["m1 (llm_agent) | user: u (user_simulator)",
+            "m2 (llm_agent) | user: u (user_simulator)"]
+    table = ("<div data-ak-table='t'><table><tbody>"
+             + "".join(f"<tr><th>{f}</th><td>0.5</td></tr>" for f in full)
+             + "</tbody></table></div>")
+    soup = BeautifulSoup(finish_page(_page(table))[0], "html.parser")
+    spans = soup.select("span.ak-short")
+    assert [(s.get_text(), s["title"]) for s in spans] == [("m1", full[0]), ("m2", full[1])]
+    assert "agent implementation llm_agent; user u (user_simulator)" in \
+        soup.select_one(".ak-shared").get_text()
+
+
+def test_a_header_links_every_page_and_the_one_provenance_line():
+    pages = [("index.html", "accordkit report"), ("a.html", "A results"),
+             ("b.html", "B <results>")]
+    page, _ = finish_page(_page("<h1>A</h1><p>x</p>"), pages=pages, current="a.html",
+                          provenance="accordkit 0.1.0; seed=0", provenance_href="provenance.json")
+    soup = BeautifulSoup(page, "html.parser")
+    nav = soup.body.contents[0]
+    assert nav.name == "nav" and "ak-pages" in nav["class"]
+    assert [(a["href"], a.get_text()) for a in nav("a")] == pages
+    assert nav.find("a", attrs={"aria-current": "page"})["href"] == "a.html"
+    line = soup.select(".ak-provenance")
+    assert len(line) == 1 and "accordkit 0.1.0; seed=0" in line[0].get_text()
+    assert line[0].a["href"] == "provenance.json"
+
+
+def test_the_page_follows_a_dark_colour_scheme():
+    page, _ = finish_page(_page("<p>x</p>"))
+    style = BeautifulSoup(page, "html.parser").head.style.string
+    assert "@media (prefers-color-scheme: dark)" in style and "--jp-layout-color0:#0d1117" in style

@@ -156,3 +156,63 @@ def test_text_that_passes_the_check_stays_text_in_the_notebook(hostile, tmp_path
     body = ast.parse(cell).body
     assert [type(s) for s in body] == [ast.Assign] * 3
     assert {s.targets[0].id: ast.literal_eval(s.value) for s in body} == values
+
+
+# --- the inputs may be named by parameters (issue 36, item 1) ----------------------------
+
+def _report_of_goalshift_only(tmp_path, args):
+    """A report asked, by parameters, for the goal-shift sample alone: the AcCoRD notebook
+    is then skipped (no AcCoRD episodes), and provenance names that source only."""
+    import json
+
+    out = tmp_path / "rep"
+    assert main(["report", *args, "--notebooks", "accord_results", "--out", str(out)]) == 0
+    results = json.loads((out / "results.json").read_text())["notebooks"]
+    assert [(r["notebook"], r["status"], r["reason"]) for r in results] == [
+        ("accord_results", "skipped", "no AcCoRD episodes in the sources")]
+    prov = json.loads((out / "provenance.json").read_text())
+    assert [Path(s["source"]).name for s in prov["sources"]] == ["goalshift"]
+    assert "source" not in prov["parameters"]
+    return out
+
+
+def test_source_given_by_set_is_the_source_analysed(tmp_path, sample_dir):
+    _report_of_goalshift_only(tmp_path, ["--set", f"source={sample_dir / 'goalshift'}"])
+
+
+def test_source_given_in_a_params_file_is_the_source_analysed(tmp_path, sample_dir,
+                                                              monkeypatch):
+    # relative to the working folder, as on the command line
+    monkeypatch.chdir(sample_dir.parent)
+    params = tmp_path / "params.yaml"
+    params.write_text("source: [sample/goalshift]\nn_resamples: 500\n")
+    out = _report_of_goalshift_only(tmp_path, ["--params", str(params)])
+    assert "sample/goalshift" in (out / "index.html").read_text()
+
+
+@pytest.mark.parametrize("args, match", [
+    (["--set", "source=a.json", "--source", "b.json"],
+     r"source \['a.json'\] and --source \['b.json'\] name different inputs"),
+    (["--set", "verdicts=x.parquet", "--verdicts", "y.parquet"],
+     r"verdicts \['x.parquet'\] and --verdicts \['y.parquet'\]"),
+    (["--set", "grid={source: [a.json, b.json]}"], "grid: source cannot vary"),
+])
+def test_inputs_named_two_ways_or_in_a_grid_are_usage_errors(tmp_path, capsys, args, match):
+    out = tmp_path / "rep"
+    assert main(["report", *args, "--out", str(out)]) == 64
+    err = capsys.readouterr().err
+    assert re.search(match, err) and len(err.splitlines()) == 1 and not out.exists()
+
+
+def test_a_source_parameter_that_does_not_exist_exits_2_as_the_option_does(tmp_path, capsys):
+    out = tmp_path / "rep"
+    assert main(["report", "--set", "source=no/such/file.json", "--out", str(out)]) == 2
+    assert "no/such/file.json" in capsys.readouterr().err and not out.exists()
+
+
+def test_the_library_route_honours_the_source_parameter(tmp_path, sample_dir):
+    from accordkit.report.runner import build_report
+
+    results = build_report(out=tmp_path / "rep", notebooks=["accord_results"],
+                           params={"source": str(sample_dir / "goalshift")}, progress=False)
+    assert [r.status for r in results] == ["skipped"]

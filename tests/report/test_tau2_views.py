@@ -135,3 +135,23 @@ def test_configurations_of_two_benchmarks_are_never_pooled():
     # one benchmark: the label is the configuration alone
     assert set(tv.with_configuration(frame.iloc[:4])["configuration"]) == {
         "m (llm_agent) | user: u (?)"}
+
+
+def test_pass_k_table_takes_the_pages_interval_options_without_a_cap():
+    """The page's method and number of resamples, not a silent 2,000 (issue 36, item 3)."""
+    from accordkit.metrics.passk import pass_hat_k
+
+    frame = _episodes()
+    out = tv.pass_k_table(frame, n_resamples=10_000, seed=3, method="percentile",
+                          confidence=0.9)
+    direct = pass_hat_k(frame, by=["domain", "configuration"], ci=True, method="percentile",
+                        confidence=0.9, n_resamples=10_000, seed=3)
+    pd.testing.assert_frame_equal(out, direct)
+    assert set(out["ci_method"]) == {"percentile"}
+
+
+def test_pass_1_is_the_success_rate():
+    out = tv.pass_k_table(_episodes(), **BOOT).set_index(["domain", "k"])
+    rate = _episodes().groupby("domain")["success"].mean()
+    for domain in ("airline", "retail"):
+        assert out.loc[(domain, 1), "pass_hat_k"] == pytest.approx(rate[domain])
