@@ -6,7 +6,9 @@ decides where batches are read and scored:
 * ``"local"`` (:func:`score_to_store`, ``num_proc=1``): one process, batch by batch;
 * ``"local"`` with ``num_proc=N``: N worker processes on this machine;
 * ``"ray"``: the work items as a Ray Dataset, scored with ``map_batches`` on a local Ray or
-  the cluster at ``RAY_ADDRESS``.
+  the cluster at ``RAY_ADDRESS`` (:mod:`.ray_run`; the manifest lists what each node
+  scored). :mod:`.ray_cluster` connects to clusters and simulates one of several nodes on
+  this machine (``LocalCluster``).
 
 Every engine plans the same work items (:func:`plan_work`) and writes the same parts, so
 the stores they write read back identically, row for row.

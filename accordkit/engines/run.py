@@ -6,7 +6,6 @@ import functools
 import json
 import os
 import shutil
-import socket
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -27,6 +26,7 @@ from ..store import (
     write_part,
 )
 from .plan import CardPart, WorkItem, _open_parquet, is_url, plan_work
+from .ray_cluster import RayUnreachableError
 
 __all__ = ["ENGINES", "score_to_store", "score_item", "write_scored", "verdict_table",
            "RayUnreachableError", "StoreBusyError", "InputsChangedError"]
@@ -35,18 +35,12 @@ ENGINES = ("local", "ray")
 LEVELS = tuple(LEVEL_DIRS)
 #: Problems kept per input in the manifest (the counts are always complete).
 MAX_PROBLEMS = 20
-#: Seconds to wait for a Ray cluster named by RAY_ADDRESS before giving up.
-RAY_CONNECT_TIMEOUT = 10.0
 #: Modes that pool redundant calls over a whole source file: such files are never split.
 POOLED_TCRR_MODES = ("upstream", "upstream_a6a9157", "upstream_b2cc83c")
 
 
 class SplitSourceError(ValueError):
     """A pooled TCRR mode, and one source's goal-shift rows lie in several inputs."""
-
-
-class RayUnreachableError(RuntimeError):
-    """``RAY_ADDRESS`` names a cluster that does not answer."""
 
 
 class StoreBusyError(RuntimeError):
@@ -393,25 +387,6 @@ def _run_local(items: Sequence[WorkItem], *, out: str, num_proc: int, progress: 
     return results
 
 
-def _check_ray_address(address: str) -> None:
-    """Fail fast (not hang) when RAY_ADDRESS names a host:port that does not answer."""
-    if address in ("auto", "local"):
-        return
-    hostport = address.split("://", 1)[-1].rstrip("/")
-    host, _, port = hostport.rpartition(":")
-    if not host or not port.isdigit():
-        raise RayUnreachableError(f"RAY_ADDRESS={address!r} is not of the form host:port "
-                                  "or ray://host:port")
-    try:
-        with socket.create_connection((host, int(port)), timeout=RAY_CONNECT_TIMEOUT):
-            pass
-    except OSError as exc:
-        raise RayUnreachableError(
-            f"cannot reach the Ray cluster at RAY_ADDRESS={address!r} within "
-            f"{RAY_CONNECT_TIMEOUT:.0f} s ({exc}); unset RAY_ADDRESS to start a local Ray"
-        ) from None
-
-
 def _ray_score_batch(batch: Any, *, out: str, options: Mapping[str, Any]) -> Any:
     """map_batches function: score each work item of a (pandas) batch."""
     import pandas as pd
@@ -427,39 +402,6 @@ def _ray_score_batch(batch: Any, *, out: str, options: Mapping[str, Any]) -> Any
         res["notes"] = json.dumps(res["notes"])
         rows.append(res)
     return pd.DataFrame(rows)
-
-
-def _run_ray(items: Sequence[WorkItem], *, out: str, num_proc: int, progress: bool,
-             **options: Any) -> list[dict[str, Any]]:
-    try:
-        import ray
-    except ImportError:
-        raise ImportError("the Ray engine needs Ray: pip install 'accordkit[ray]'") from None
-    address = os.environ.get("RAY_ADDRESS")
-    started = False
-    if not ray.is_initialized():
-        if address:
-            _check_ray_address(address)
-            ray.init(address=address, log_to_driver=False)
-        else:
-            ray.init(num_cpus=max(1, num_proc), include_dashboard=False, log_to_driver=False)
-            started = True
-    try:
-        ctx = ray.data.DataContext.get_current()
-        ctx.enable_progress_bars = progress
-        data = ray.data.from_items([asdict(i) for i in items],
-                                   override_num_blocks=max(1, len(items)))
-        scored = data.map_batches(_ray_score_batch, batch_size=1, batch_format="pandas",
-                                  fn_kwargs={"out": str(out), "options": dict(options)})
-        rows = scored.take_all()
-    finally:
-        if started:
-            ray.shutdown()
-    for r in rows:
-        r["problems"] = json.loads(r.get("problems") or "[]")
-        r["notes"] = json.loads(r.get("notes") or "[]")
-        r["error"] = r.get("error") or None
-    return rows
 
 
 #: Written first into a store's folder: it marks the folder's part folders as a store's, so
@@ -579,14 +521,21 @@ def _score_to_store(sources: Sequence[str], *, out: Path, engine: str, num_proc:
     items, inputs = plan_work(sources, batch_size=batch_size, whole_files=whole, split=split)
     if whole:
         _check_pooled_sources(items, modes["tcrr_mode"])
-    runner = _run_local if engine == "local" else _run_ray
     verdicts = tuple(str(Path(v).resolve()) if Path(v).exists() else str(v)
                      for v in verdicts)
     load_options = {k: v for k, v in (("revision", revision), ("split", split))
                     if v is not None}
-    results = runner(items, out=str(out), num_proc=num_proc, progress=progress,
-                     modes=modes, errors=errors, metadata=metadata,
-                     load_options=load_options, verdicts=verdicts)
+    options = {"modes": modes, "errors": errors, "metadata": metadata,
+               "load_options": load_options, "verdicts": verdicts}
+    engine_extra: dict[str, Any] = {}
+    if engine == "local":
+        results = _run_local(items, out=str(out), num_proc=num_proc, progress=progress,
+                             **options)
+    else:
+        from .ray_run import run_on_ray
+
+        results, engine_extra = run_on_ray(items, out=str(out), num_proc=num_proc,
+                                           progress=progress, **options)
     by_input: dict[int, InputRecord] = {r.index: r for r in inputs}
     # an error names its batch only when the input was read in several
     batched = {i.input_index for i in items if i.kind == "parquet" and i.batch_index > 0}
@@ -615,7 +564,7 @@ def _score_to_store(sources: Sequence[str], *, out: Path, engine: str, num_proc:
     write_manifest(out, inputs, modes=modes, engine=engine,
                    extra={"num_proc": num_proc, "batch_size": batch_size, "errors": errors,
                           "verdicts": list(verdicts), **load_options,
-                          "seconds": round(seconds, 3)})
+                          "seconds": round(seconds, 3), **engine_extra})
     from ..store import read_manifest as _read
 
     return _read(out)

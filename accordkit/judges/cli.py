@@ -34,25 +34,35 @@ examples:
   accordkit judge run.json --judge gsrt --model gpt-4o-mini --shard 1/2 -o part1.parquet
   accordkit judge run.json --judge gsrt --model gpt-4o-mini --shard 2/2 -o part2.parquet
   accordkit judge merge part1.parquet part2.parquet -o gsrt.parquet
+  # the same split done by Ray on the cluster at RAY_ADDRESS, one shard per CPU:
+  accordkit judge run.json --judge gsrt --model gpt-4o-mini --engine ray -o gsrt.parquet
 """
 
 
 def run(args: argparse.Namespace) -> int:
     """Execute the ``judge`` subcommand; returns the exit code."""
+    from ..engines.ray_cluster import RayUnreachableError
     from ..load import load
     from .cache import CacheNotWritableError
     from .runner import run_judge
     from .verdicts import write_verdicts
 
+    runner, on_ray = run_judge, {}
+    if args.shards is not None and args.engine != "ray":
+        print("accordkit judge: error: --shards goes with --engine ray", file=sys.stderr)
+        return 1
+    if args.engine == "ray":
+        from .ray_judge import run_judge_on_ray as runner
+        on_ray = {"shards": args.shards}
     try:
         ds = load(args.sources, errors=args.errors)
-        result = run_judge(
+        result = runner(
             ds, judge=args.judge, model=args.model, api_base=args.api_base,
             concurrency=args.concurrency, cache_dir=args.cache, max_cost=args.max_cost,
             price_in=args.price_in, price_out=args.price_out, timeout=args.timeout,
             max_attempts=args.max_attempts, progress=not args.no_progress,
-            skip_stored=not args.rejudge, shard=args.shard)
-    except (ValueError, CacheNotWritableError) as exc:
+            skip_stored=not args.rejudge, shard=args.shard, **on_ray)
+    except (ValueError, CacheNotWritableError, RayUnreachableError) as exc:
         print(f"accordkit judge: error: {exc}", file=sys.stderr)
         return 1
     write_verdicts(result.verdicts, args.output)
@@ -116,6 +126,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--shard", metavar="I/N",
                    help="judge only share I of N of the requests (fixed by request hash); "
                    "run 1/N ... N/N in parallel, then `accordkit judge merge`")
+    p.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="ray: the requests in shards, each a Ray task on the cluster at "
+                   "RAY_ADDRESS (else a local Ray), one cache and one --max-cost for all")
+    p.add_argument("--shards", type=int, metavar="N",
+                   help="with --engine ray: Ray tasks (default: the cluster's CPUs)")
     p.add_argument("-o", "--output", required=True, metavar="VERDICTS.parquet",
                    help="the verdict table to write (parquet; what --verdicts of score and "
                    "report read)")

@@ -156,6 +156,14 @@ class _Budget:
         self.reserved += est
         return True
 
+    def release(self, est: float) -> None:
+        """Give back the estimate reserved for a call that has ended."""
+        self.reserved -= est
+
+    def charge(self, usd: float) -> None:
+        """Count USD spent (an answer, or billed tokens of a reply that is not one)."""
+        self.spent += usd
+
 
 @dataclass
 class DispatchStats:
@@ -346,15 +354,18 @@ async def execute(pending: Mapping[str, JudgeCall], *, model: str, api_base: str
                    params: Mapping[str, Any], timeout: float, retry: RetryPolicy,
                    concurrency: int, cache: JudgeCache, price: Price | None,
                    max_cost: float | None, progress: bool, label: str,
-                   completion: Callable[..., Any] | None, seed: int | None
+                   completion: Callable[..., Any] | None, seed: int | None,
+                   budget_factory: Callable[[float | None, Price | None], _Budget] | None = None,
                    ) -> tuple[dict[str, dict[str, Any]], DispatchStats]:
+    """Send ``pending``; ``budget_factory(max_cost, price)`` makes the spending ledger (a
+    :class:`_Budget`, or one shared by several runs, see :mod:`accordkit.judges.ray_judge`)."""
     if completion is None:
         completion = get_litellm().acompletion
     from tqdm import tqdm
 
     results: dict[str, dict[str, Any]] = {}
     stats = DispatchStats()
-    budget = _Budget(max_cost, price)
+    budget = (budget_factory or _Budget)(max_cost, price)
     queue: asyncio.Queue[tuple[str, JudgeCall]] = asyncio.Queue()
     for item in pending.items():
         queue.put_nowait(item)
@@ -403,20 +414,21 @@ async def execute(pending: Mapping[str, JudgeCall], *, model: str, api_base: str
                                      cache=cache, price=price, stats=stats, rng=rng,
                                      completion=completion)
         finally:
-            budget.reserved -= est if max_cost is not None else 0.0
+            if max_cost is not None:
+                budget.release(est)
         results[key] = out
         wasted = out.pop("wasted_usd", 0.0)
         if max_cost is not None and math.isnan(wasted):
             stats.halt = ("a blank reply's tokens could not be counted, so its cost is "
                           "unknown")
         elif wasted:
-            budget.spent += wasted
+            budget.charge(wasted)
         charged = out.pop("charged_usd", None)
         if charged is not None:
-            budget.spent += est if math.isnan(charged) else charged
+            budget.charge(est if math.isnan(charged) else charged)
         if "error" not in out:
             if out.get("cost_usd") is not None:
-                budget.spent += out["cost_usd"]
+                budget.charge(out["cost_usd"])
             if isinstance(out.get("output_tokens"), int):
                 budget.out_tokens.append(out["output_tokens"])
         bar.update(1)

@@ -109,7 +109,7 @@ def _whole_job(frames: Sequence[pd.DataFrame], names: Sequence[str]) -> dict[str
         return f"the files belong to {len(by_id)} different judge jobs: {'; '.join(seen)}"
     job = jobs[0]
     shards = [j["shard"] for j in jobs]
-    whole = {**job, "shard": None}
+    whole = {**job, "shard": None, "shard_requests": job["requests"]}    # as one run's
     if any(s is None for s in shards):       # an unsharded run holds every request
         return whole
     splits = sorted({n for _, n in shards})

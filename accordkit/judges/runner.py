@@ -417,8 +417,12 @@ async def arun_judge(
     seed: int | None = None,
     shard: tuple[int, int] | None = None,
     _completion: Callable[..., Any] | None = None,
+    _budget_factory: Callable[..., Any] | None = None,
 ) -> JudgeRun:
-    """Async form of :func:`run_judge` (same parameters), for code that has a loop."""
+    """Async form of :func:`run_judge` (same parameters), for code that has a loop.
+
+    ``_budget_factory`` makes the run's spending ledger (shared by the shards of a run on
+    Ray, :mod:`accordkit.judges.ray_judge`)."""
     shard = check_shard(shard)
     spec = _judge_iv(judge=judge, model=model, concurrency=concurrency, timeout=timeout,
                      max_attempts=max_attempts, max_cost=max_cost,
@@ -466,7 +470,7 @@ async def arun_judge(
                 retry=RetryPolicy(max_attempts=max_attempts, base=backoff[0], cap=backoff[1]),
                 concurrency=concurrency, cache=cache, price=price, max_cost=max_cost,
                 progress=progress, label=f"judge {judge} · {model}", completion=_completion,
-                seed=seed)
+                seed=seed, budget_factory=_budget_factory)
         _warn_again_redacted(caught)
         outcomes.update(results)
     if stats.n_unstored:

@@ -35,10 +35,15 @@ def test_ray_store_equals_local_store_row_for_row(tmp_path, shards, monkeypatch)
                            batch_size=100, progress=False)
     assert not ray.is_initialized()                       # the local Ray it started is gone
     assert ray_m["engine"] == "ray" and local["engine"] == "local"
-    strip = ("engine", "seconds", "levels", "num_proc")
+    strip = ("engine", "seconds", "levels", "num_proc", "nodes")
     assert {k: v for k, v in ray_m.items() if k not in strip} == \
         {k: v for k, v in local.items() if k not in strip}
     assert ray_m["levels"] == local["levels"]
+    # one local node, which scored every batch (the parts of every level)
+    (node,) = ray_m["nodes"]
+    assert node["alive_at_end"] and node["episodes"] == local["episodes"]
+    assert {f"{i:05d}-{b:05d}.parquet" for i, b in node["batches"]} == \
+        {p for parts in ray_m["levels"].values() for p in parts}
     for level in ("episode", "preference", "shift"):
         pd.testing.assert_frame_equal(read_scores(tmp_path / "ray", level=level),
                                       read_scores(tmp_path / "local", level=level))
