@@ -340,7 +340,7 @@ def read_file(key: str) -> CacheFile | None:
     """The cache file under ``key``, memory-mapped; None when absent, unreadable or foreign."""
     import pyarrow as pa
 
-    from ._arrow import canonical_schema
+    from .schema.arrow import canonical_schema
 
     path = _path_for(key)
     if not path.is_file():
@@ -408,7 +408,7 @@ def store_file(key: str, entries: Sequence[tuple[str, CacheEntry]], *,
     """
     import pyarrow as pa
 
-    from ._arrow import empty_table
+    from .schema.arrow import empty_table
 
     path = _path_for(key)
     meta: dict[str, Any] = {

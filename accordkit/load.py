@@ -27,7 +27,7 @@ import os
 import warnings
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
@@ -37,7 +37,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from . import readers
-from ._arrow import empty_table, episode_dataset, records_table
 from ._internal.gc import gc_paused
 from .adapters.tau2 import RULES_KEPT, TYPED_RULES_KEPT, converted_simulations
 from .adapters.tau2_columns import TypedMessages, messages_column
@@ -61,6 +60,14 @@ from .cache import (
     write_digests,
     write_entry,
 )
+from .ingest.check import cast_table, check_columns, table_problems
+from .ingest.report import (
+    DuplicateEpisodesWarning,
+    FileRead,
+    LoadReport,
+    SkippedRecord,
+    warn_skipped,
+)
 from .readers import dataset_folder as _dataset_folder  # noqa: F401 - see below
 from .readers import folder as _folder  # noqa: F401
 from .readers import parquet as _parquet  # noqa: F401
@@ -73,17 +80,10 @@ from .schema import (
     RULES,
     EpisodeValidationError,
     empty_episode,
+    record_problem,
     rule_problem,
 )
-from .validate import (
-    DuplicateEpisodesWarning,
-    SkippedRecord,
-    cast_table,
-    check_columns,
-    record_problem,
-    table_problems,
-    warn_skipped,
-)
+from .schema.arrow import empty_table, episode_dataset, records_table
 
 __all__ = ["load", "load_with_report", "LoadReport", "SourceNotFoundError", "is_hub_id"]
 
@@ -115,43 +115,6 @@ _TYPED_RESULTS_RULES = tuple(rule for rule in RULES if rule not in TYPED_RULES_K
 
 class SourceNotFoundError(EpisodeValidationError, FileNotFoundError):
     """A source is neither an existing path nor a hub id (also a ``FileNotFoundError``)."""
-
-
-@dataclass
-class LoadReport:
-    """What :func:`load_with_report` read.
-
-    Attributes
-    ----------
-    skipped : list of SkippedRecord
-        Every record (or whole file) left out by ``errors="skip"``, with the reason.
-    duplicates : dict
-        ``episode_id -> copies`` for episodes found more than once with identical content
-        (kept once, from the first copy): the file each copy was loaded from, with its line,
-        item or row for canonical files (``eps.jsonl (line 3)``).
-    counts : dict
-        Episodes read from each source given (before duplicates were removed).
-    files : dict
-        ``file -> FileRead`` for every file (or hub config / split) read: episodes kept,
-        and for results files the number of simulations it holds.
-    notes : list of str
-        Oddities in the data that did not stop a record (e.g. a task defined twice);
-        :func:`load` emits each as a ``UserWarning``.
-    """
-
-    skipped: list[SkippedRecord] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    duplicates: dict[str, list[str]] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=dict)
-    files: dict[str, FileRead] = field(default_factory=dict)
-
-
-@dataclass
-class FileRead:
-    """What one file gave: ``episodes`` loaded and, for a results file, ``simulations``."""
-
-    episodes: int = 0
-    simulations: int | None = None
 
 
 class _Reader:
@@ -695,8 +658,8 @@ class _Reader:
 
         ``names`` are the records' names in errors. Types are checked by building the table
         with the canonical schema (a record that does not fit is found and named by
-        :func:`~accordkit.validate.record_problem`); the rules by
-        :func:`~accordkit.validate.table_problems`. Problems go to :meth:`problem`.
+        :func:`~accordkit.schema.record_problem`); the rules by
+        :func:`~accordkit.ingest.check.table_problems`. Problems go to :meth:`problem`.
 
         The rules the tau2 adapter keeps by construction (its JSON text,
         :data:`~accordkit.adapters.tau2.RULES_KEPT`) are not checked again. When every

@@ -396,7 +396,7 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     if check_inputs:
         _warn_about_inputs(store, manifest)
     if not parts:
-        from ._arrow import empty_dataset
+        from .schema.arrow import empty_dataset
         from .score import score
 
         frame = score(empty_dataset(), level=level)
@@ -614,7 +614,7 @@ def fetch_episodes(store: str | Path, episode_ids: Sequence[str]) -> Any:
             ds = full.select(keep.to_numpy(zero_copy_only=False).nonzero()[0])
         tables.append(ds)
     if not tables:
-        from ._arrow import empty_dataset
+        from .schema.arrow import empty_dataset
 
         return empty_dataset()
     import datasets

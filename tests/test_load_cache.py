@@ -16,7 +16,7 @@ import pytest
 
 import accordkit as ak
 from accordkit import cache as cache_mod
-from accordkit._arrow import arrow_table
+from accordkit._internal.arrow import arrow_table
 from accordkit.cli import main
 
 from .test_load_errors import _results, _sim, _write

@@ -17,8 +17,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import accordkit as ak
-from accordkit.schema import empty_episode
-from accordkit.validate import FLOAT_EXACT_INT, SkippedRecordsWarning, cast_table
+from accordkit.ingest.check import cast_table
+from accordkit.ingest.report import SkippedRecordsWarning
+from accordkit.schema import FLOAT_EXACT_INT, empty_episode
 
 
 def _ep(i: int, **changes) -> dict:

@@ -19,9 +19,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import accordkit as ak
-from accordkit._arrow import arrow_table
+from accordkit._internal.arrow import arrow_table
+from accordkit.ingest.report import SkippedRecord
 from accordkit.load import SourceNotFoundError
-from accordkit.validate import SkippedRecord
 
 from .hub_stub import use_hub
 

@@ -23,8 +23,7 @@ from typing import Any
 
 import msgspec
 
-from ..schema import RULES, EpisodeValidationError, empty_episode
-from ..validate import check_converted
+from ..schema import RULES, EpisodeValidationError, check_converted, empty_episode
 from .personas import persona_id
 from .tau2_columns import TypedMessages
 from .tau2_format import DecodedSimulation, Message, Results, Simulation, decode_messages
@@ -511,8 +510,8 @@ def converted_simulations(obj: Any, *, source: str, shared_criteria: bool = Fals
     """Convert a ``Results`` object's simulations without checking the records built.
 
     The unchecked form of :func:`iter_episodes`, for a caller that checks whole tables of
-    records at once (:func:`accordkit.validate.table_problems`, the rules
-    :func:`~accordkit.validate.check_converted` applies to one record). With
+    records at once (:func:`accordkit.ingest.check.table_problems`, the rules
+    :func:`~accordkit.schema.check_converted` applies to one record). With
     ``shared_criteria=True`` the trials of a task share one converted ``criteria`` object
     (converted once), for a caller that turns the records into Arrow at once. With
     ``columnar=True`` a record whose messages came typed holds them as one

@@ -75,7 +75,7 @@ class TypedMessages:
 
 @cache
 def _message_type() -> pa.DataType:
-    from .._arrow import canonical_schema
+    from ..schema.arrow import canonical_schema
 
     return canonical_schema().field("messages").type
 

@@ -45,8 +45,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from ..schema import EpisodeValidationError, empty_episode
-from ..validate import check_converted
+from ..schema import EpisodeValidationError, check_converted, empty_episode
 
 __all__ = ["looks_like_taubench", "read_taubench", "metadata_from_filename", "guess_domain",
            "is_run_py_name", "run_id", "RUN_ERROR", "METADATA_KEYS"]

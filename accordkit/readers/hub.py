@@ -64,7 +64,7 @@ class Hub:
     def read(self, loader: Any, source: str) -> pa.Table:
         import datasets
 
-        from .._arrow import arrow_table
+        from .._internal.arrow import arrow_table
 
         if _offline():
             # datasets offline knows neither the configs (it asks for "default") nor the

@@ -17,11 +17,12 @@ import pyarrow as pa
 import pytest
 
 import accordkit as ak
-from accordkit._arrow import arrow_table, canonical_schema
+from accordkit._internal.arrow import arrow_table
 from accordkit.adapters.tau2 import converted_simulations
 from accordkit.adapters.tau2_columns import TypedMessages, messages_column
 from accordkit.adapters.tau2_format import decode_results
 from accordkit.schema import RULES, rule_problem
+from accordkit.schema.arrow import canonical_schema
 
 from ..test_load_errors import _results, _sim, _write
 

@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import accordkit as ak
-from accordkit._arrow import arrow_table
+from accordkit._internal.arrow import arrow_table
 from accordkit.adapters import tau2_format
 from accordkit.readers import results as results_reader
 

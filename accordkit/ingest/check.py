@@ -1,308 +1,32 @@
-"""Validation of canonical episodes, and the report of skipped records.
-
-Two checks, for the two ways canonical episodes arrive:
-
-* :func:`record_problem` walks one record (from JSON / JSONL, or built by an adapter) against
-  :data:`~accordkit.schema.EPISODE_FEATURES` and names the first field whose value has the
-  wrong type. Arrow itself is too lenient for this: it truncates ``1.5`` to an ``int32``,
-  reads the text ``"abc"`` as the list ``["a", "b", "c"]`` and drops unknown struct keys.
-* :func:`table_problems` checks a whole canonical Arrow table (parquet, hub datasets) in bulk
-  with Arrow compute, so that a 100,000-episode dataset is validated in well under a second;
-  :func:`check_table_types` first makes sure its column types can be cast losslessly.
+"""The one checker of canonical episodes against the schema: whole Arrow tables (parquet, hub
+datasets) with Arrow compute, so that a 100,000-episode dataset is validated in well under a
+second; :func:`check_table_types` first makes sure a table's column types can be cast
+losslessly. The rules are :data:`accordkit.schema.RULES`; one record's types are checked by
+:func:`accordkit.schema.record_problem`.
 """
 
 from __future__ import annotations
 
-import math
-import re
-import warnings
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
-import datasets
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._arrow import canonical_schema, one_array
-from .schema import (
-    _REQUIRED_STR,
+from .._internal.arrow import one_array
+from ..schema import (
     EPISODE_FEATURES,
+    FLOAT_EXACT_INT,
     RULES,
     EpisodeValidationError,
     Rule,
     named_path,
-    rule_problem,
+    record_problem,
 )
+from ..schema.arrow import canonical_schema
 
-__all__ = [
-    "SkippedRecord",
-    "SkippedRecordsWarning",
-    "DuplicateEpisodesWarning",
-    "FLOAT_EXACT_INT",
-    "cast_table",
-    "check_columns",
-    "check_table_types",
-    "record_problem",
-    "table_problems",
-    "warn_skipped",
-]
-
-_REQUIRED = _REQUIRED_STR  # the ids every record must carry (defined in schema.py)
-_INT32 = (-(2**31), 2**31 - 1)
-_INT64 = (-(2**63), 2**63 - 1)
-#: The largest integer magnitude a float field takes: float64 holds every integer up to
-#: ``2**53`` exactly, and Arrow refuses (rather than rounds) an integer beyond it, from JSON
-#: and from a parquet integer column alike. Larger values must be written as floats.
-FLOAT_EXACT_INT = 2**53
-
-
-def _int_text(v: int) -> str:
-    """An integer for a message: its digits, or its size when it is very long.
-
-    Examples
-    --------
-    >>> _int_text(2**64)
-    '18446744073709551616'
-    >>> _int_text(-(10**400))
-    '-1000...0000 (401 digits)'
-    """
-    if v.bit_length() <= 200:
-        return str(v)
-    digits = int(abs(v).bit_length() * math.log10(2)) + 1
-    if 10 ** (digits - 1) > abs(v):
-        digits -= 1
-    head = "-" if v < 0 else ""
-    return f"{head}{abs(v) // 10 ** (digits - 4)}...{abs(v) % 10_000:04d} ({digits} digits)"
-
-
-#: ``record`` labels of a problem that is a file's, not one record's.
-FILE_RECORDS = ("(whole file)", "(file header)")
-
-
-@dataclass(frozen=True)
-class SkippedRecord:
-    """One record (or whole file) left out by ``errors="skip"``: where it was and why.
-
-    ``record`` is the simulation / episode id, a position (``line 3``, ``item 2``,
-    ``row 5``, ``simulations[4]``) or ``(whole file)``; ``field`` the field path.
-    """
-
-    source: str | None
-    record: str | None
-    field: str | None
-    reason: str
-
-    @property
-    def concerns_the_file(self) -> bool:
-        """Whether the problem is the file's (its whole text, or a results file's header),
-        not one record's."""
-        return self.record in FILE_RECORDS
-
-    @classmethod
-    def from_error(cls, exc: EpisodeValidationError) -> SkippedRecord:
-        return cls(exc.source, exc.record or "(whole file)", exc.field, exc.reason)
-
-    def __str__(self) -> str:
-        return str(EpisodeValidationError(self.reason, source=self.source, record=self.record,
-                                          field=self.field))
-
-
-class SkippedRecordsWarning(UserWarning):
-    """Records were skipped by ``errors="skip"``; ``.skipped`` lists each with its reason."""
-
-    def __init__(self, skipped: Sequence[SkippedRecord]) -> None:
-        self.skipped = list(skipped)
-        lines = "\n".join(f"  - {s}" for s in self.skipped)
-        super().__init__(f"skipped {len(self.skipped)} bad record(s):\n{lines}")
-
-
-#: The position a copy's file name ends with in :attr:`DuplicateEpisodesWarning.duplicates`
-#: (``a.jsonl (line 3)``); copies from results files are named by their file alone.
-_COPY_POSITION = re.compile(r" \(((?:line|item|row) \d+)\)$")
-
-
-class DuplicateEpisodesWarning(UserWarning):
-    """The same episode was loaded more than once (e.g. two checkpoints of one run).
-
-    ``.duplicates`` maps each such ``episode_id`` to the copies found: the file each was
-    loaded from, with its line, item or row for canonical files (``eps.jsonl (line 3)``,
-    ``eps.parquet (row 0)``); the first one is the copy that was kept. The message groups
-    the episodes by the files they were found in.
-
-    Examples
-    --------
-    >>> print(DuplicateEpisodesWarning({"e1": ["a.parquet (row 0)", "b.jsonl (line 2)"]}))
-    1 episode(s) loaded more than once with identical content were kept once: 1 in a.parquet and b.jsonl (e1 at row 0, line 2)
-    """
-
-    def __init__(self, duplicates: Mapping[str, Sequence[str]] | str) -> None:
-        if isinstance(duplicates, str):  # plain message, as for any warning
-            self.duplicates: dict[str, list[str]] = {}
-            super().__init__(duplicates)
-            return
-        self.duplicates = {eid: list(srcs) for eid, srcs in duplicates.items()}
-        groups: dict[tuple[str, ...], list[str]] = {}
-        for eid, copies in self.duplicates.items():
-            files = [_COPY_POSITION.sub("", c) for c in copies]
-            places = [m.group(1) for c in copies if (m := _COPY_POSITION.search(c))]
-            shown = f"{eid} at {', '.join(places)}" if places else eid
-            groups.setdefault(tuple(dict.fromkeys(files)), []).append(shown)
-        parts = []
-        for files, eids in groups.items():
-            sep = "; " if any(" at " in e for e in eids) else ", "
-            shown = sep.join(eids[:3]) + (f" and {len(eids) - 3} more" if len(eids) > 3 else "")
-            parts.append(f"{len(eids)} in {' and '.join(files)} ({shown})")
-        super().__init__(f"{len(self.duplicates)} episode(s) loaded more than once with identical "
-                         "content were kept once: " + "; ".join(parts))
-
-
-def warn_skipped(skipped: Sequence[SkippedRecord], *, stacklevel: int = 3) -> None:
-    """Emit one :class:`SkippedRecordsWarning` listing every skipped record (if any)."""
-    if skipped:
-        warnings.warn(SkippedRecordsWarning(skipped), stacklevel=stacklevel)
-
-
-# --------------------------------------------------------------------------- records
-
-_Check = Callable[[Any, str], "tuple[str, str] | None"]
-
-
-def _value_check(dtype: str) -> _Check:
-    def check_str(v: Any, where: str) -> tuple[str, str] | None:
-        if v is None or isinstance(v, str):
-            return None
-        return where, f"expected text, got {type(v).__name__} {v!r:.60}"
-
-    def check_bool(v: Any, where: str) -> tuple[str, str] | None:
-        if v is None or isinstance(v, bool):
-            return None
-        return where, f"expected true or false, got {type(v).__name__} {v!r:.60}"
-
-    def check_int(lo: int, hi: int, what: str) -> _Check:
-        def check(v: Any, where: str) -> tuple[str, str] | None:
-            if v is None:
-                return None
-            if isinstance(v, bool) or not isinstance(v, int):
-                return where, f"expected an integer, got {type(v).__name__} {v!r:.60}"
-            if not lo <= v <= hi:
-                return where, f"integer {_int_text(v)} does not fit in {what}"
-            return None
-        return check
-
-    def check_float(v: Any, where: str) -> tuple[str, str] | None:
-        if v is None:
-            return None
-        if isinstance(v, int) and not isinstance(v, bool):
-            if -FLOAT_EXACT_INT <= v <= FLOAT_EXACT_INT:
-                return None
-            return where, (f"integer {_int_text(v)} is out of range for a float field "
-                           "(integers are taken up to ±2**53, what float64 holds exactly; "
-                           "write a larger value as a float, e.g. 1e20)")
-        if isinstance(v, float):
-            return None if math.isfinite(v) else (where, f"expected a finite number, got {v!r}")
-        return where, f"expected a number, got {type(v).__name__} {v!r:.60}"
-
-    checks: dict[str, _Check] = {
-        "string": check_str, "large_string": check_str, "bool": check_bool,
-        "int32": check_int(*_INT32, "int32"), "int64": check_int(*_INT64, "int64"),
-        "float64": check_float, "float32": check_float,
-    }
-    if dtype not in checks:  # pragma: no cover - the schema uses only the types above
-        raise TypeError(f"no check for dtype {dtype}")
-    return checks[dtype]
-
-
-def _struct_check(fields: Mapping[str, Any]) -> _Check:
-    children = {name: _compile(feature) for name, feature in fields.items()}
-
-    def check(v: Any, where: str) -> tuple[str, str] | None:
-        if v is None:
-            return None
-        if not isinstance(v, Mapping):
-            return where, f"expected an object, got {type(v).__name__} {v!r:.60}"
-        for key in v:
-            if key not in children:
-                return (f"{where}.{key}" if where else str(key),
-                        f"unknown field {key!r}; expected one of {sorted(children)}")
-        for name, child in children.items():
-            found = child(v.get(name), f"{where}.{name}" if where else name)
-            if found:
-                return found
-        return None
-    return check
-
-
-def _list_check(feature: Any) -> _Check:
-    child = _compile(feature)
-
-    def check(v: Any, where: str) -> tuple[str, str] | None:
-        if v is None:
-            return None
-        if not isinstance(v, list | tuple):
-            return where, f"expected a list, got {type(v).__name__} {v!r:.60}"
-        for i, item in enumerate(v):
-            found = child(item, f"{where}[{i}]")
-            if found:
-                return found
-        return None
-    return check
-
-
-def _compile(feature: Any) -> _Check:
-    if isinstance(feature, datasets.Value):
-        return _value_check(feature.dtype)
-    if isinstance(feature, datasets.List | datasets.LargeList):
-        return _list_check(feature.feature)
-    if isinstance(feature, Mapping):
-        return _struct_check(feature)
-    raise TypeError(f"no check for feature {feature!r}")  # pragma: no cover
-
-
-_RECORD_CHECK = _struct_check(EPISODE_FEATURES)
-
-
-def check_converted(rec: Any, fail: Callable[[str, str], EpisodeValidationError], *,
-                    whole: str, messages_typed: bool = False) -> None:
-    """Check a record an adapter built: schema types (:func:`record_problem`), then the
-    episode rules (:data:`~accordkit.schema.RULES`).
-
-    ``fail(reason, field)`` makes the error naming the adapter's file and record; ``whole``
-    is the field named when a rule concerns the record as a whole. ``messages_typed`` says
-    the messages were built from values a typed decoder already checked
-    (:mod:`accordkit.adapters.tau2_format`), so their types are not walked again; the
-    episode rules still see them.
-    """
-    problem = (record_problem(dict(rec, messages=None) if messages_typed else rec)
-               or rule_problem(rec))
-    if problem:
-        raise fail(problem[1], problem[0] or whole)
-
-
-def record_problem(rec: Any) -> tuple[str, str] | None:
-    """The first field of ``rec`` whose value does not fit the canonical schema.
-
-    Types are checked strictly (no ``1.5`` for an integer, no ``true`` for a number, no
-    text for a list); unknown keys are problems at any depth.
-
-    Returns
-    -------
-    tuple of (field path, reason), or None
-        None when every value fits.
-
-    Examples
-    --------
-    >>> from accordkit.schema import empty_episode
-    >>> rec = empty_episode()
-    >>> rec["messages"] = [{"role": "user", "turn_idx": "0"}]
-    >>> record_problem(rec)
-    ('messages[0].turn_idx', "expected an integer, got str '0'")
-    """
-    return _RECORD_CHECK(rec, "")
-
-
-# --------------------------------------------------------------------------- tables
+__all__ = ["cast_table", "check_columns", "check_table_types", "table_problems"]
 
 
 #: Columns that mark a judge verdict table (:data:`accordkit.judges.verdicts.VERDICT_COLUMNS`).

@@ -1,6 +1,6 @@
 """The episode rules are declared once (``schema.RULES``) and the per-record check
 (:func:`accordkit.schema.rule_problem`) and the whole-table check
-(:func:`accordkit.validate.table_problems`) report the same first problem for any record."""
+(:func:`accordkit.ingest.check.table_problems`) report the same first problem for any record."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from accordkit.ingest.check import table_problems
 from accordkit.schema import RULES, EpisodeValidationError, rule_problem, validate_episode
 from accordkit.testing import (
     accord_episode,
@@ -20,7 +21,6 @@ from accordkit.testing import (
     message,
     preference,
 )
-from accordkit.validate import table_problems
 
 
 def _goalshift():

@@ -1,4 +1,4 @@
-"""accordkit._arrow: the canonical schema and the dataset wrapper every load returns."""
+"""accordkit.schema.arrow: the canonical schema and the dataset wrapper every load returns."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import datasets
 import pyarrow as pa
 import pytest
 
-from accordkit import _arrow
-from accordkit._arrow import canonical_schema, episode_dataset
 from accordkit.schema import EPISODE_FEATURES
+from accordkit.schema import arrow as _arrow
+from accordkit.schema.arrow import canonical_schema, episode_dataset
 from accordkit.testing import accord_episode, episode_table
 
 

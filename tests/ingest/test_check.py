@@ -1,4 +1,4 @@
-"""Record and table checks of :mod:`accordkit.validate`, and the warning classes."""
+"""Record and table checks (:mod:`accordkit.schema.types`, :mod:`accordkit.ingest.check`) and the load report's warning classes."""
 
 from __future__ import annotations
 
@@ -7,17 +7,14 @@ import pyarrow as pa
 import pytest
 
 import accordkit as ak
-from accordkit.schema import empty_episode
-from accordkit.validate import (
+from accordkit.ingest.check import check_columns, check_table_types, table_problems
+from accordkit.ingest.report import (
     DuplicateEpisodesWarning,
     SkippedRecord,
     SkippedRecordsWarning,
-    check_columns,
-    check_table_types,
-    record_problem,
-    table_problems,
     warn_skipped,
 )
+from accordkit.schema import empty_episode, record_problem
 
 
 def _episode(eid: str = "tau2/a", **changes) -> dict:

@@ -1,20 +1,6 @@
-"""The canonical episode schema: one row per conversation, for every benchmark.
-
-Every adapter turns its raw format into records that match :data:`EPISODE_FEATURES`;
-everything downstream (metrics, judges, statistics, notebooks) reads only these columns.
-The full field-by-field description lives in ``docs/schema.md``.
-
-Conventions
------------
-* Values whose type varies between records (tool-call arguments, expected parameters,
-  purchased items, the raw ``reward_info``) are stored as JSON text in columns whose
-  name ends in ``_json``. JSON text keeps the distinction between ``1`` and ``1.0`` and
-  the key order, which the upstream metric code depends on.
-* ``None`` means "not recorded"; an empty list means "recorded, and empty". Stored
-  judge output that lists zero goal shifts is therefore different from no judge output.
-* ``turn_idx`` is the 0-based position of a message in the source transcript. Messages
-  made by splitting one source message share its ``turn_idx`` and get ``sub_idx`` 0, 1, ...
-"""
+"""The rules every canonical episode obeys beyond its column types, declared once
+(:data:`RULES`): :func:`rule_problem` checks them on one record, and the loader's checker
+(:func:`accordkit.ingest.check.table_problems`) on a whole Arrow table, from this table."""
 
 from __future__ import annotations
 
@@ -25,212 +11,15 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from datasets import Features, List, Value
+from datasets import List, Value
 
-# the names (benchmarks, roles, dynamics, kinds, id columns) live in a module of their own,
-# free of datasets, and are part of this module's interface
-from .names import BENCHMARKS, CONFIG_COLUMNS, DYNAMICS, ID_COLUMNS, KINDS, ROLES
+from ..names import BENCHMARKS, DYNAMICS, KINDS, ROLES
+from .features import EPISODE_FEATURES, REQUIRED_TEXT, EpisodeValidationError
 
-__all__ = [
-    "EPISODE_FEATURES",
-    "ID_COLUMNS",
-    "CONFIG_COLUMNS",
-    "BENCHMARKS",
-    "ROLES",
-    "DYNAMICS",
-    "SCHEMA_VERSION",
-    "check_json_objects",
-    "RULES",
-    "Rule",
-    "rule_problem",
-    "json_object_problem",
-    "EpisodeValidationError",
-    "validate_episode",
-    "empty_episode",
-]
+__all__ = ["Rule", "RULES", "rule_problem", "named_path", "json_object_problem",
+           "check_json_objects", "JSON_OBJECT_FIELDS", "fail"]
 
-#: Bumped when a column is added, removed or changes meaning.
-SCHEMA_VERSION = "accordkit.episode/2"
-
-_str = Value("string")
-_bool = Value("bool")
-_i32 = Value("int32")
-_i64 = Value("int64")
-_f64 = Value("float64")
-
-TOOL_CALL = {
-    "id": _str,
-    "name": _str,
-    "arguments_json": _str,
-    "requestor": _str,
-}
-
-MESSAGE = {
-    "role": _str,
-    "content": _str,
-    "turn_idx": _i32,
-    "sub_idx": _i32,
-    "kind": _str,
-    "tool_calls": List(TOOL_CALL),
-    "tool_call_id": _str,
-    "error": _bool,
-    "event": _str,
-    "event_json": _str,
-}
-
-PREFERENCE = {
-    "pref_id": _str,
-    "name": _str,
-    "slot": _str,
-    "value": _str,
-    "dynamic": _str,
-    "backoff": _str,
-    "trigger": _str,
-    "satisfied": _bool,
-}
-
-CRITERIA = {
-    "action_sets": List(
-        {
-            "action_id": _str,
-            "allowed_tools": List({"function_name": _str, "params_json": _str}),
-        }
-    ),
-    "actions": List(
-        {
-            "action_id": _str,
-            "requestor": _str,
-            "name": _str,
-            "arguments_json": _str,
-            "compare_args": List(_str),
-        }
-    ),
-    "communicate_info": List(_str),
-    "nl_assertions": List(_str),
-    "env_assertions_json": _str,
-    "reward_basis": List(_str),
-}
-
-NL_VERDICT = {"assertion": _str, "met": _bool, "justification": _str}
-
-TSR_DETAILS = {
-    "overall_tsr": _f64,
-    "action": _f64,
-    "nl_assertion": _f64,
-    "communicate_info": _f64,
-    "weight_action": _f64,
-    "weight_nl_assertion": _f64,
-    "weight_communicate_info": _f64,
-    "has_actions": _bool,
-    "has_nl_assertions": _bool,
-    "has_communicate_info": _bool,
-}
-
-GSRT_SHIFT = {
-    "turn": _i32,
-    "from_goal": _str,
-    "to_goal": _str,
-    "agent_responded": _bool,
-    "agent_turn": _i32,
-    "ack_turn": _i32,
-    "tool_turn": _i32,
-    "outcome_turn": _i32,
-    "transferred": _bool,
-}
-
-GSRT_JUDGE = {
-    "start_turn": _i32,
-    "start_goal": _str,
-    "shifts": List(GSRT_SHIFT),
-}
-
-EPISODE_FEATURES = Features(
-    {
-        # --- identity -------------------------------------------------------------
-        "benchmark": _str,
-        "domain": _str,
-        "scenario_id": _str,
-        "task_id": _str,
-        "task_set": _str,
-        "rollout": _i32,
-        "episode_id": _str,
-        "agent_model": _str,
-        "method": _str,
-        "user_model": _str,
-        "user_implementation": _str,
-        "persona": _str,
-        "persona_text": _str,
-        "source": _str,
-        "config": _str,
-        "split": _str,
-        "seed": _i64,
-        "instructions": _str,
-        # --- transcript -----------------------------------------------------------
-        "messages": List(MESSAGE),
-        # --- AcCoRD -----------------------------------------------------------------
-        "preferences": List(PREFERENCE),
-        "completed": _bool,
-        "outcome_json": _str,
-        "product_type_ok": _bool,
-        "price_ok": _bool,
-        # --- AgentChangeBench / tau2 ----------------------------------------------
-        "goals": List(_str),
-        "required_shifts": _i32,
-        "num_trials": _i32,
-        "criteria": CRITERIA,
-        "termination_reason": _str,
-        "reward": _f64,
-        "reward_basis": List(_str),
-        "reward_breakdown_json": _str,
-        "nl_verdicts": List(NL_VERDICT),
-        "tsr_details": TSR_DETAILS,
-        "gsrt_judge": GSRT_JUDGE,
-        "reward_info_json": _str,
-        "agent_cost": _f64,
-        "user_cost": _f64,
-    }
-)
-
-_REQUIRED_STR = ("benchmark", "domain", "scenario_id", "task_id", "episode_id", "source")
-
-
-class EpisodeValidationError(ValueError):
-    """A record does not match the canonical episode schema.
-
-    The message names the source file, the record and the field.
-
-    Attributes
-    ----------
-    source, record, field : str or None
-        Where the problem is: file path, record id (or index) and field path.
-    reason : str
-        What was expected.
-    """
-
-    def __init__(self, reason: str, *, source: str | None = None, record: str | None = None,
-                 field: str | None = None) -> None:
-        self.source, self.record, self.field, self.reason = source, record, field, reason
-        where = ", ".join(
-            f"{k} {v}" for k, v in (("file", source), ("record", record), ("field", field)) if v
-        )
-        super().__init__(f"{where}: {reason}" if where else reason)
-
-
-def empty_episode() -> dict[str, Any]:
-    """Return a record with every canonical column set to ``None``.
-
-    Adapters start from it so that a record always has every column.
-
-    Examples
-    --------
-    >>> rec = empty_episode()
-    >>> sorted(rec) == sorted(EPISODE_FEATURES)
-    True
-    """
-    return dict.fromkeys(EPISODE_FEATURES)
-
-
-def _fail(reason: str, rec: Mapping[str, Any], field: str) -> EpisodeValidationError:
+def fail(reason: str, rec: Mapping[str, Any], field: str) -> EpisodeValidationError:
     return EpisodeValidationError(
         reason, source=rec.get("source"), record=str(rec.get("episode_id")), field=field
     )
@@ -268,6 +57,7 @@ def check_json_objects(rec: Mapping[str, Any]) -> None:
 
     Examples
     --------
+    >>> from accordkit.schema import empty_episode
     >>> rec = empty_episode()
     >>> rec["messages"] = [{"role": "assistant", "turn_idx": 0,
     ...                     "tool_calls": [{"name": "f", "arguments_json": "[1]"}]}]
@@ -278,7 +68,7 @@ def check_json_objects(rec: Mapping[str, Any]) -> None:
     """
     found = rule_problem(rec, rules=[r for r in RULES if r.test == "json_object"])
     if found:
-        raise _fail(found[1], rec, found[0])
+        raise fail(found[1], rec, found[0])
 
 
 # --------------------------------------------------------------------------- rules
@@ -368,9 +158,9 @@ def _float_paths(fields: Mapping[str, Any], prefix: str = "") -> list[str]:
 
 #: The episode rules, in the order they are checked: a record's problem is the first rule
 #: it breaks (at its first position). :func:`validate_episode` checks them on one record,
-#: :func:`accordkit.validate.table_problems` on a whole Arrow table, both from this table.
+#: :func:`accordkit.ingest.check.table_problems` on a whole Arrow table, both from this table.
 RULES: tuple[Rule, ...] = (
-    *(Rule(name, "required") for name in _REQUIRED_STR),
+    *(Rule(name, "required") for name in REQUIRED_TEXT),
     Rule("benchmark", "one_of", BENCHMARKS),
     Rule("messages", "non_empty"),
     Rule("messages[].role", "one_of", ROLES),
@@ -446,10 +236,11 @@ def rule_problem(rec: Mapping[str, Any], *,
     """The first rule of :data:`RULES` that ``rec`` breaks, as (field path, reason).
 
     ``rec`` must already have the schema's types (see
-    :func:`accordkit.validate.record_problem`).
+    :func:`accordkit.schema.record_problem`).
 
     Examples
     --------
+    >>> from accordkit.schema import empty_episode
     >>> rec = empty_episode() | {"benchmark": "tau2", "domain": "d", "scenario_id": "s",
     ...                          "task_id": "t", "episode_id": "e", "source": "f"}
     >>> rule_problem(rec)
@@ -463,30 +254,3 @@ def rule_problem(rec: Mapping[str, Any], *,
         if found is not None:
             return named_path(rule.path, found[0]), rule.reason(found[1])
     return None
-
-
-def validate_episode(rec: Mapping[str, Any]) -> None:
-    """Check one canonical record; raise :class:`EpisodeValidationError` on the first problem.
-
-    The rules are those of :data:`RULES` (required ids, known roles, kinds and dynamics,
-    message positions, a non-empty conversation, finite numbers, JSON objects where JSON
-    text is stored), after the types of every field (:func:`accordkit.validate.record_problem`).
-
-    Parameters
-    ----------
-    rec : mapping
-        A record with the columns of :data:`EPISODE_FEATURES`.
-
-    Examples
-    --------
-    >>> rec = empty_episode()
-    >>> validate_episode(rec)
-    Traceback (most recent call last):
-    ...
-    accordkit.schema.EpisodeValidationError: record None, field benchmark: missing required value
-    """
-    from .validate import record_problem  # the type checks, compiled from the features
-
-    found = record_problem(rec) or rule_problem(rec)
-    if found:
-        raise _fail(found[1], rec, found[0])
