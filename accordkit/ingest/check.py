@@ -1,372 +1,288 @@
-"""The one checker of canonical episodes against the schema: whole Arrow tables (parquet, hub
-datasets) with Arrow compute, so that a 100,000-episode dataset is validated in well under a
-second; :func:`check_table_types` first makes sure a table's column types can be cast
-losslessly. The rules are :data:`accordkit.schema.RULES`; one record's types are checked by
-:func:`accordkit.schema.record_problem`.
+"""The one checker: what readers give, checked against the schema, as :class:`Part` s.
+
+Readers hand over episodes in one of three forms, and each has one function here:
+
+* canonical records read from text (``(position, object)``; JSON, JSON Lines, a user
+  reader's records): :func:`records_parts` checks each record's fields (unknown fields, types:
+  :func:`accordkit.schema.record_problem`; rules: :func:`accordkit.schema.rule_problem`);
+* records an adapter built and checked itself: :func:`built_part`;
+* a canonical Arrow table (parquet, hub datasets): :func:`table_part`, column-wise
+  (:mod:`accordkit.ingest.columns`).
+
+Every problem goes to the read context (:meth:`~accordkit.ingest.context.ReadContext.problem`)
+by its error policy, naming file, record and field. The rows of a load that asked for one
+``config`` / ``split`` are chosen here too (:func:`selected`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._internal.arrow import one_array
-from ..schema import (
-    EPISODE_FEATURES,
-    FLOAT_EXACT_INT,
-    RULES,
-    EpisodeValidationError,
-    Rule,
-    named_path,
-    record_problem,
-)
-from ..schema.arrow import canonical_schema
+from ..schema import EPISODE_FEATURES, EpisodeValidationError, empty_episode, record_problem
+from ..schema import rule_problem as _rule_problem
+from ..schema.arrow import empty_table, records_table
+from .columns import cast_table, check_columns, check_table_types, table_problems
+from .context import ReadContext, ReadOptions
 
-__all__ = ["cast_table", "check_columns", "check_table_types", "table_problems"]
+__all__ = ["Part", "records_parts", "built_part", "table_part", "selected", "note_unmatched",
+           "canonical_record", "record_errors", "table_or_none", "describe", "concat",
+           "cast_table", "check_columns", "check_table_types", "table_problems",
+           "WHOLE_FILE", "TOP"]
 
-
-#: Columns that mark a judge verdict table (:data:`accordkit.judges.verdicts.VERDICT_COLUMNS`).
-_VERDICT_MARKERS = ("episode_id", "judge", "judge_model", "prompt_id", "verdict")
+WHOLE_FILE = "(whole file)"
+TOP = "(top level)"
 
 
-def check_columns(names: Sequence[str], *, source: str) -> None:
-    """Raise when a canonical table lacks a column or has one the schema does not know."""
-    missing = [c for c in EPISODE_FEATURES if c not in names]
-    extra = [c for c in names if c not in EPISODE_FEATURES]
-    if missing and set(_VERDICT_MARKERS) <= set(names):
-        raise EpisodeValidationError(
-            "a judge verdict table (what `accordkit judge` writes), not episodes: pass it "
-            "as verdicts, `--verdicts FILE` of `accordkit score` / `report`, or "
-            "`ak.score(ds, verdicts=ak.read_verdicts(FILE))`", source=source,
-            record="(whole file)", field="(columns)")
-    if missing or extra:
-        parts = []
-        if missing:
-            parts.append(f"missing column(s) {missing}")
-        if extra:
-            parts.append(f"unknown column(s) {extra}")
-        raise EpisodeValidationError(
-            "not a canonical episode table: " + "; ".join(parts)
-            + " (see docs/schema.md)", source=source, record="(whole file)",
-            field=", ".join(missing + extra))
+@dataclass
+class Part:
+    """Checked canonical rows a reader gave, with a name for each.
 
-
-def _type_mismatch(have: pa.DataType, want: pa.DataType, where: str) -> str | None:
-    """Where ``have`` cannot stand for ``want`` (different kinds of value), or None.
-
-    A dictionary-encoded type (a pandas categorical, a polars ``Categorical``) stands for
-    its value type: decoding it is lossless.
-    """
-    t = pa.types
-    if t.is_dictionary(have):
-        have = have.value_type
-    if have == want or t.is_null(have):
-        return None
-    kinds = (
-        (t.is_string, lambda x: t.is_string(x) or t.is_large_string(x) or t.is_string_view(x)),
-        (t.is_integer, t.is_integer),
-        (t.is_floating, lambda x: t.is_floating(x) or t.is_integer(x)),
-        (t.is_boolean, t.is_boolean),
-    )
-    for is_want, accepts in kinds:
-        if is_want(want):
-            return None if accepts(have) else where
-    if t.is_list(want):
-        if not (t.is_list(have) or t.is_large_list(have) or t.is_list_view(have)):
-            return where
-        return _type_mismatch(have.value_type, want.value_type, f"{where}[]")
-    if t.is_struct(want):
-        if not t.is_struct(have):
-            return where
-        have_fields = {have.field(i).name: have.field(i).type for i in range(have.num_fields)}
-        for i in range(want.num_fields):
-            f = want.field(i)
-            if f.name not in have_fields:
-                return f"{where}.{f.name}"
-            found = _type_mismatch(have_fields[f.name], f.type, f"{where}.{f.name}")
-            if found:
-                return found
-        extra = [n for n in have_fields if want.get_field_index(n) < 0]
-        return f"{where}.{extra[0]}" if extra else None
-    return where
-
-
-_CAST_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError)
-
-
-def _out_of_range_rows(array: pa.Array, want: pa.DataType) -> np.ndarray | None:
-    """Rows of a flat integer ``array`` whose value does not fit ``want`` (an integer or
-    float type), found with Arrow compute; None for any other kind of column."""
-    t = pa.types
-    if not t.is_integer(array.type):
-        return None
-    if t.is_integer(want):
-        info = np.iinfo(want.to_pandas_dtype())
-        lo, hi = int(info.min), int(info.max)
-    elif t.is_floating(want):
-        lo, hi = -FLOAT_EXACT_INT, FLOAT_EXACT_INT
-    else:  # pragma: no cover - _type_mismatch lets integers stand only for numbers
-        return None
-    # compare in the column's own type; a bound it cannot hold is no bound
-    info = np.iinfo(array.type.to_pandas_dtype())
-    bad = pa.array(np.zeros(len(array), dtype=bool))
-    if lo > int(info.min):
-        bad = pc.or_(bad, pc.less(array, pa.scalar(lo, array.type)))
-    if hi < int(info.max):
-        bad = pc.or_(bad, pc.greater(array, pa.scalar(hi, array.type)))
-    return np.flatnonzero(pc.fill_null(bad, False).to_numpy(zero_copy_only=False))
-
-
-def _uncastable_rows(array: pa.Array, want: pa.DataType) -> np.ndarray:
-    """Rows of ``array`` whose value cannot be cast to ``want`` without loss.
-
-    A flat integer column is compared with the bounds directly; any other (nested) column is
-    cast in halves, so that ``k`` bad rows cost about ``2 k log2(n)`` casts of ever
-    smaller parts.
-    """
-    direct = _out_of_range_rows(array, want)
-    if direct is not None:
-        return direct
-    found: list[int] = []
-    todo = [(0, len(array))]
-    while todo:
-        lo, hi = todo.pop()
-        try:
-            # taken, not sliced: a slice of a list keeps all its child values, and a cast
-            # would see them all
-            array.take(pa.array(np.arange(lo, hi, dtype=np.int64))).cast(want, safe=True)
-            continue
-        except _CAST_ERRORS:
-            pass
-        if hi - lo == 1:
-            found.append(lo)
-        else:
-            mid = (lo + hi) // 2
-            todo += [(mid, hi), (lo, mid)]
-    return np.array(sorted(found), dtype=np.int64)
-
-
-def cast_table(table: pa.Table, *, source: str,
-               ) -> tuple[pa.Table, list[tuple[int, EpisodeValidationError]]]:
-    """Cast a canonical table (columns already in schema order) to the canonical types.
-
-    Only lossless casts are made: text stays text (dictionary-encoded text is decoded),
-    integers stay integers and must fit, an integer in a float column must lie within
-    ±2**53 (:data:`FLOAT_EXACT_INT`), lists stay lists, structs keep exactly the canonical
-    fields. A column of the wrong *kind* is a problem of the whole file; a *value* that does
-    not fit is a problem of its row, named as for JSON records (``rollout``,
-    ``messages[2].turn_idx``), and the other rows are kept.
-
-    Returns
-    -------
-    tuple of (pyarrow.Table, list of (row index, error))
-        The rows whose values all fit, cast; and one error per row left out, in row order
-        (the row index is the row's position in ``table``).
-
-    Raises
-    ------
-    EpisodeValidationError
-        Naming the column (or nested field) whose type does not fit.
-    """
-    schema = canonical_schema()
-    bad: dict[int, tuple[str, str]] = {}
-    columns: list[Any] = []
-    for field in schema:
-        col = table.column(field.name)
-        where = _type_mismatch(col.type, field.type, field.name)
-        if where:
-            raise EpisodeValidationError(
-                f"column type {col.type} does not match the canonical type {field.type}",
-                source=source, record="(whole file)", field=where)
-        if col.type == field.type:
-            columns.append(col)
-            continue
-        try:
-            columns.append(col.cast(field.type, safe=True))
-            continue
-        except _CAST_ERRORS as exc:
-            reason = f"value does not fit the canonical type {field.type} ({exc})"
-            whole = f"values do not fit the canonical type ({exc})"
-        array = one_array(col)
-        rows = _uncastable_rows(array, field.type).tolist()
-        if not rows:  # the column fails as a whole, no row alone: the file's problem
-            raise EpisodeValidationError(whole, source=source, record="(whole file)",
-                                         field=field.name)
-        for r in rows:
-            if r not in bad:
-                found = record_problem({field.name: array[r].as_py()})
-                bad[r] = found or (field.name, reason)
-    problems: list[tuple[int, EpisodeValidationError]] = []
-    if bad:
-        rows = np.array(sorted(bad), dtype=np.int64)
-        problems = [(int(r), EpisodeValidationError(bad[int(r)][1], source=source, record=rid,
-                                                    field=bad[int(r)][0]))
-                    for r, rid in zip(rows, _row_ids(table, rows), strict=True)]
-        keep = np.ones(table.num_rows, dtype=bool)
-        keep[rows] = False
-        table = table.filter(pa.array(keep))
-        columns = []
-        for field in schema:
-            col = table.column(field.name)
-            try:
-                columns.append(col.cast(field.type, safe=True) if col.type != field.type
-                               else col)
-            except _CAST_ERRORS as exc:  # a value no row check could place
-                raise EpisodeValidationError(f"values do not fit the canonical type ({exc})",
-                                             source=source, record="(whole file)",
-                                             field=field.name) from None
-    return pa.Table.from_arrays(columns, schema=schema), problems
-
-
-def check_table_types(table: pa.Table, *, source: str) -> pa.Table:
-    """Cast a canonical table to the canonical types (:func:`cast_table`), all or nothing.
-
-    Raises
-    ------
-    EpisodeValidationError
-        Naming the column (or nested field) whose type does not fit, or the first row
-        holding a value that does not fit.
-    """
-    cast, problems = cast_table(table, source=source)
-    if problems:
-        err = problems[0][1]
-        raise EpisodeValidationError(f"values do not fit the canonical type ({err.reason})",
-                                     source=source, record=err.record, field=err.field)
-    return cast
-
-
-def _row_ids(table: pa.Table, rows: np.ndarray) -> list[str]:
-    ids = table.column("episode_id").take(pa.array(rows, type=pa.int64())).to_pylist()
-    return [f"{x} (row {r})" if x else f"row {r}" for x, r in zip(ids, rows, strict=True)]
-
-
-def _reach(table: pa.Table, path: str) -> tuple[pa.Array, np.ndarray, list[np.ndarray]]:
-    """The values a rule path reaches in ``table``: (values, row of each, list positions).
-
-    ``positions`` holds one array per ``[]`` in the path: the position of each value in that
-    list, so that a problem is named like ``messages[3].tool_calls[0].name``.
-    """
-    steps = path.split(".")
-    array: pa.Array = one_array(table.column(steps[0].removesuffix("[]")))
-    rows = np.arange(len(array))
-    positions: list[np.ndarray] = []
-    for i, step in enumerate(steps):
-        if i:
-            array = pc.struct_field(array, step.removesuffix("[]"))
-        if step.endswith("[]"):
-            parents = pc.list_parent_indices(array).to_numpy()
-            offsets = array.offsets.to_numpy()
-            flat = pc.list_flatten(array)
-            pos = np.arange(len(flat)) - (offsets[parents] - offsets[0])
-            rows, array = rows[parents], flat
-            positions = [p[parents] for p in positions] + [pos]
-    return array, rows, positions
-
-
-def _values(table: pa.Table, path: str, reached: dict[str, pa.Array]) -> pa.Array:
-    """The values a rule path reaches (as :func:`_reach`, without rows and positions);
-    ``reached`` keeps every prefix, so rules under one list flatten it once."""
-    if path not in reached:
-        head, _, step = path.rpartition(".")
-        name = step.removesuffix("[]")
-        array = (pc.struct_field(_values(table, head, reached), name) if head
-                 else one_array(table.column(name)))
-        reached[path] = pc.list_flatten(array) if step.endswith("[]") else array
-    return reached[path]
-
-
-def _any_breaks(rule: Rule, values: pa.Array) -> bool:
-    """Whether any of ``values`` breaks ``rule``: :func:`_rule_mask`'s ``any``, in fewer
-    Arrow calls (most tables break no rule)."""
-    n = len(values)
-    if not n:
-        return False
-    if rule.test == "present":
-        return values.null_count > 0
-    if rule.test == "required":
-        return values.null_count > 0 or pc.min(pc.utf8_length(values)).as_py() == 0
-    if rule.test == "non_empty":
-        return values.null_count > 0 or pc.min(pc.list_value_length(values)).as_py() == 0
-    if rule.test == "one_of":
-        known = pc.sum(pc.is_in(values, value_set=pa.array(rule.allowed))).as_py() or 0
-        return known + (values.null_count if rule.null_ok else 0) < n
-    if rule.test == "finite":
-        return bool(pc.any(pc.invert(pc.is_finite(values))).as_py())
-    return bool(_rule_mask(rule, values).any())
-
-
-def _rule_mask(rule: Rule, values: pa.Array) -> np.ndarray:
-    """Which of ``values`` break ``rule`` (the Arrow form of :meth:`Rule.fails`)."""
-    if rule.test == "required":
-        bad = pc.or_kleene(pc.is_null(values), pc.equal(pc.utf8_length(values), 0))
-        return pc.fill_null(bad, True).to_numpy(zero_copy_only=False)
-    if rule.test == "one_of":
-        bad = pc.invert(pc.fill_null(pc.is_in(values, value_set=pa.array(rule.allowed)), False))
-        if rule.null_ok:
-            bad = pc.and_(bad, pc.is_valid(values))
-        return bad.to_numpy(zero_copy_only=False)
-    if rule.test == "non_empty":
-        return pc.fill_null(pc.list_value_length(values), 0).to_numpy(
-            zero_copy_only=False) == 0
-    if rule.test == "present":
-        return pc.is_null(values).to_numpy(zero_copy_only=False)
-    if rule.test == "finite":
-        numbers = pc.fill_null(values, 0.0).to_numpy(zero_copy_only=False).astype(float)
-        return ~np.isfinite(numbers)
-    if rule.test == "json_object":
-        bad_values = [v for v in pc.unique(values.drop_null()).to_pylist() if rule.fails(v)]
-        if not bad_values:
-            return np.zeros(len(values), dtype=bool)
-        return pc.fill_null(pc.is_in(values, value_set=pa.array(bad_values, values.type)),
-                            False).to_numpy(zero_copy_only=False)
-    raise ValueError(f"unknown rule test {rule.test!r}")  # pragma: no cover
-
-
-def table_problems(table: pa.Table, *, source: str, records: Sequence[str] | None = None,
-                   rules: Sequence[Rule] = RULES) -> list[tuple[int, EpisodeValidationError]]:
-    """Find rows of a canonical table that break the rules of :data:`accordkit.schema.RULES`.
-
-    The same rules, in the same order, as :func:`accordkit.schema.validate_episode` checks
-    on one record, evaluated column-wise with Arrow compute: a row's problem is the first
-    rule it breaks, at its first position.
-
-    Parameters
+    Attributes
     ----------
     table : pyarrow.Table
-        Rows with the canonical columns and types.
-    source : str
-        The file the rows came from, named in errors.
-    records : sequence of str, optional
-        The name of each row in errors (e.g. a simulation id); default: its episode id and
-        row number.
-    rules : sequence of Rule, optional
-        The rules to check, in :data:`~accordkit.schema.RULES` order; default all (an
-        adapter whose records keep some by construction leaves those out).
-
-    Returns
-    -------
-    list of (row index, error)
-        At most one error per row, in row order.
+        Rows with the canonical schema that kept every rule.
+    labels : list of str
+        Each row's record name (``e1 (line 3)``, a simulation id, ``e1 (row 2)``): the load
+        names the copies of a duplicated episode by them.
+    name : str or None
+        The file the rows are reported under, when not the input's own name (a hub
+        dataset's config and split, a dataset folder's file).
+    simulations : int or None
+        For a tau2 results file: the simulations it holds (read or not).
     """
-    found: dict[int, tuple[str, str]] = {}
-    reached: dict[str, pa.Array] = {}
-    for rule in rules:
-        if not _any_breaks(rule, _values(table, rule.path, reached)):
-            continue  # the common case: no row to locate
-        values, rows, positions = _reach(table, rule.path)
-        for j in np.flatnonzero(_rule_mask(rule, values)):
-            row = int(rows[j])
-            if row not in found:  # values come in row order, positions in list order
-                where = named_path(rule.path, [int(p[j]) for p in positions])
-                found[row] = (where, rule.reason(values[int(j)].as_py()))
-    if not found:
-        return []
-    rows = np.array(sorted(found), dtype=np.int64)
-    return [(int(r), EpisodeValidationError(found[int(r)][1], source=source, record=rid,
-                                            field=found[int(r)][0]))
-            for r, rid in zip(rows, _row_ids(table, rows) if records is None
-                              else [records[int(r)] for r in rows], strict=True)]
+
+    table: pa.Table
+    labels: list[str]
+    name: str | None = None
+    simulations: int | None = None
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+
+def describe(obj: Any) -> str:
+    """A short description of a parsed JSON value, for messages.
+
+    Examples
+    --------
+    >>> describe({"a": 1}), describe([1, 2]), describe(3)
+    ("an object with keys ['a']", 'a list of 2 item(s)', 'int 3')
+    """
+    if isinstance(obj, dict):
+        keys = list(obj)[:6]
+        return f"an object with keys {keys}" + (" ..." if len(obj) > 6 else "")
+    if isinstance(obj, list):
+        return f"a list of {len(obj)} item(s)"
+    return f"{type(obj).__name__} {obj!r:.40}"
+
+
+def concat(tables: Iterable[pa.Table | None]) -> pa.Table:
+    """Canonical tables as one (missing and empty ones left out)."""
+    parts = [t for t in tables if t is not None and t.num_rows]
+    if not parts:
+        return empty_table()
+    return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+
+
+# --------------------------------------------------------------------------- records
+
+
+def canonical_record(obj: Any, *, source: str, where: str) -> dict[str, Any]:
+    """Check one canonical record read from text; ``where`` is its position in the file.
+
+    Raises
+    ------
+    EpisodeValidationError
+        Naming the record (its ``episode_id`` and position) and the first field at fault:
+        not an object, an unknown field, a value of the wrong type, a broken rule.
+    """
+    if not isinstance(obj, dict):
+        raise EpisodeValidationError(f"expected an episode object, got {describe(obj)}",
+                                     source=source, record=where, field=TOP)
+    eid = obj.get("episode_id")
+    record = f"{eid} ({where})" if isinstance(eid, str) and eid else where
+    unknown = [k for k in obj if k not in EPISODE_FEATURES]
+    if unknown:
+        raise EpisodeValidationError(f"unknown field(s) {unknown} (see docs/schema.md)",
+                                     source=source, record=record, field=str(unknown[0]))
+    rec = empty_episode()
+    rec.update(obj)
+    if rec.get("source") is None:
+        rec["source"] = source
+    problem = record_problem(rec) or _rule_problem(rec)
+    if problem:
+        raise EpisodeValidationError(problem[1], source=source, record=record, field=problem[0])
+    return rec
+
+
+def _label(rec: dict[str, Any], where: str) -> str:
+    eid = rec.get("episode_id")
+    return f"{eid} ({where})" if isinstance(eid, str) and eid else where
+
+
+def records_parts(items: Iterable[tuple[str, Any]], ctx: ReadContext, *, source: str,
+                  batch: int | None = None) -> Iterator[Part]:
+    """Canonical records ``(position, object)`` read from text -> checked parts.
+
+    A record that fails is a problem of its own (by ``ctx``'s policy); the others are kept
+    and turned into Arrow ``batch`` records at a time (default: all at once), so that a
+    large file never holds all its records as Python objects. Rows of another ``config`` /
+    ``split`` than the load asked for are left out (:func:`selected`). Yields at least one
+    part (maybe empty).
+    """
+    size = batch or 0
+    records: list[dict[str, Any]] = []
+    labels: list[str] = []
+    given = False
+    for where, obj in items:
+        try:
+            records.append(canonical_record(obj, source=source, where=where))
+        except EpisodeValidationError as exc:
+            ctx.problem(exc)
+        except RecursionError:
+            ctx.problem(EpisodeValidationError("data nested too deeply", source=source,
+                                               record=where, field=TOP))
+        else:
+            labels.append(_label(records[-1], where))
+            if size and len(records) >= size:
+                yield selected(Part(_records_table(records, source=source), labels), ctx.options)
+                records, labels, given = [], [], True
+    if records or not given:
+        yield selected(Part(_records_table(records, source=source), labels), ctx.options)
+
+
+def built_part(records: list[dict[str, Any]], labels: list[str], *, source: str) -> Part:
+    """Records an adapter built and checked (``labels``: their names) -> a part."""
+    return Part(_records_table(records, source=source), list(labels))
+
+
+def _records_table(records: list[dict[str, Any]], *, source: str) -> pa.Table:
+    """The canonical table of checked records."""
+    if not records:
+        return empty_table()
+    try:
+        return records_table(records)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
+        # Records are type-checked before they get here; name the culprit if one slipped by.
+        for rec in records:
+            problem = record_problem(rec)
+            if problem:
+                raise EpisodeValidationError(problem[1], source=source,
+                                             record=str(rec.get("episode_id")),
+                                             field=problem[0]) from None
+        raise EpisodeValidationError(f"could not build the dataset ({exc})", source=source,
+                                     record=WHOLE_FILE) from None
+
+
+def table_or_none(records: list[dict[str, Any]]) -> pa.Table | None:
+    """The canonical table of ``records``, None when a value does not fit its column."""
+    try:
+        return records_table(records)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError):
+        return None
+
+
+def record_errors(records: Sequence[dict[str, Any]], names: Sequence[str], *, source: str,
+                  check: Callable[[dict[str, Any]], tuple[str, str] | None],
+                  ) -> list[tuple[int, EpisodeValidationError]]:
+    """``(position, error)`` of each record ``check`` finds a (field, reason) problem in;
+    ``names`` are the records' names in errors."""
+    out = []
+    for i, (rec, name) in enumerate(zip(records, names, strict=True)):
+        found = check(rec)
+        if found:
+            out.append((i, EpisodeValidationError(found[1], source=source, record=name,
+                                                  field=found[0] or "(simulation)")))
+    return out
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def table_part(table: pa.Table, ctx: ReadContext, *, source: str, origin: str | None = None,
+               select: bool = True) -> Part:
+    """A canonical Arrow table (parquet, hub) -> its good rows, checked as a whole.
+
+    Columns must be the canonical ones (else a problem of the whole file); a value that does
+    not fit its column (rollout 2**31) or a row that breaks a rule is a problem of its row,
+    named by its episode id and row. ``origin`` fills empty ``source`` values (default:
+    ``source``). With ``select``, only the rows of the ``config`` / ``split`` asked for.
+    """
+    check_columns(table.column_names, source=source)
+    table, cast_problems = cast_table(table.select(list(EPISODE_FEATURES)), source=source)
+    rows = np.arange(table.num_rows + len(cast_problems))
+    names = None
+    if cast_problems:
+        rows = np.setdiff1d(rows, np.array([r for r, _ in cast_problems], dtype=np.int64))
+        ids = table.column("episode_id").to_pylist()
+        names = [f"{e} (row {r})" if e else f"row {r}"
+                 for e, r in zip(ids, rows.tolist(), strict=True)]
+    src = table.column("source")
+    if src.null_count:
+        table = table.set_column(table.schema.get_field_index("source"), "source",
+                                 pc.fill_null(src, origin or source))
+    problems = table_problems(table, source=source, records=names)
+    # every problem in row order, as the rows stand in the file
+    found = sorted([(int(rows[r]), err) for r, err in problems] + cast_problems,
+                   key=lambda item: item[0])
+    for _, err in found:
+        ctx.problem(err)
+    if problems:
+        keep = np.ones(table.num_rows, dtype=bool)
+        keep[[r for r, _ in problems]] = False
+        table = table.filter(pa.array(keep))
+        rows = rows[keep]
+    ids = table.column("episode_id").to_pylist()
+    part = Part(table, [f"{e} (row {r})" for e, r in zip(ids, rows, strict=True)])
+    return selected(part, ctx.options) if select else part
+
+
+def selected(part: Part, options: ReadOptions) -> Part:
+    """The rows of a canonical part that belong to the ``config`` and ``split`` asked for."""
+    if (options.config is None and options.split is None) or not len(part):
+        return part
+    table = part.table
+    mask = pa.array(np.ones(table.num_rows, dtype=bool))
+    for name, want in (("config", options.config), ("split", options.split)):
+        if want is not None:
+            mask = pc.and_(mask, pc.fill_null(pc.equal(table.column(name), want), False))
+    keep = mask.to_numpy(zero_copy_only=False)
+    return Part(table.filter(mask), list(itertools.compress(part.labels, keep)), part.name,
+                part.simulations)
+
+
+def note_unmatched(ctx: ReadContext, source: str, seen: Iterable[tuple[Any, Any]]) -> None:
+    """Note that no record of a canonical file is of the ``config=`` / ``split=`` asked for.
+
+    ``seen`` holds the (config, split) of the file's records; an empty file, or a load that
+    asks for no config or split, gets no note. The note (a ``UserWarning`` of
+    :func:`accordkit.load`) names the configs and splits the file holds, so that a
+    misspelled split does not pass for a file without episodes.
+
+    Examples
+    --------
+    >>> ctx = ReadContext(options=ReadOptions(split="test"))
+    >>> note_unmatched(ctx, "eps.jsonl", {("c1", "train"), (None, None)})
+    >>> print(ctx.notes[0])
+    eps.jsonl: no record has split 'test', so none was loaded (the file holds config None, split None; config 'c1', split 'train')
+    """
+    want = {"config": ctx.options.config, "split": ctx.options.split}
+    if all(v is None for v in want.values()):
+        return
+    seen = set(seen)
+    if not seen or any((want["config"] is None or c == want["config"])
+                       and (want["split"] is None or s == want["split"]) for c, s in seen):
+        return
+    asked = " and ".join(f"{k} {v!r}" for k, v in want.items() if v is not None)
+    held = sorted(seen, key=lambda cs: (str(cs[0]), str(cs[1])))
+    shown = "; ".join(f"config {c!r}, split {s!r}" for c, s in held[:5])
+    more = f" and {len(held) - 5} more" if len(held) > 5 else ""
+    ctx.note(f"{source}: no record has {asked}, so none was loaded (the file holds "
+             f"{shown}{more})")

@@ -10,7 +10,14 @@ from dataclasses import dataclass, field
 from ..schema import EpisodeValidationError
 
 __all__ = ["LoadReport", "FileRead", "SkippedRecord", "SkippedRecordsWarning",
-           "DuplicateEpisodesWarning", "FILE_RECORDS", "warn_skipped"]
+           "DuplicateEpisodesWarning", "SourceNotFoundError", "FILE_RECORDS", "warn_skipped"]
+
+
+class SourceNotFoundError(EpisodeValidationError, FileNotFoundError):
+    """A source is neither an existing path nor a hub id (also a ``FileNotFoundError``)."""
+
+
+SourceNotFoundError.__module__ = "accordkit.load"  # its public home
 
 
 #: ``record`` labels of a problem that is a file's, not one record's.
