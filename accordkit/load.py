@@ -63,6 +63,7 @@ from .cache import (
 from .ingest.check import cast_table, check_columns, table_problems
 from .ingest.context import ReadContext, ReadOptions
 from .ingest.contract import parts_of
+from .ingest.formats import parquet as _parquet  # noqa: F401
 from .ingest.inputs import Input
 from .ingest.report import (
     DuplicateEpisodesWarning,
@@ -74,7 +75,6 @@ from .ingest.report import (
 )
 from .readers import dataset_folder as _dataset_folder  # noqa: F401 - see below
 from .readers import folder as _folder  # noqa: F401
-from .readers import parquet as _parquet  # noqa: F401
 from .readers import results as _results  # noqa: F401
 from .readers import taubench as _taubench  # noqa: F401
 from .readers.hub import is_hub_id
@@ -246,7 +246,7 @@ class _Reader:
         if fetched is None:
             reader = _uncached_file_reader(path)
             if reader is not None:
-                return reader.read(self, path, None)
+                return self.run(reader, Input(name=source, path=source))
         if not self.cache:
             return self.text_file(path.read_bytes() if fetched is None else fetched.data, source)
         options = self.cache_options()
@@ -575,6 +575,10 @@ class _Reader:
                                                     metadata=self.metadata),
                            skipped=self.report.skipped, notes=self.report.notes)
 
+    def run_with(self, read: Any, input: Input) -> pa.Table:
+        """``read(input, ctx)`` (a format's reading function), its rows noted."""
+        return self.run(_Calls(read), input)
+
     def run(self, reader: Any, input: Input) -> pa.Table | None:
         """Ask a reader of the new contract (``read(input, ctx)``); its rows, noted where
         they came from, or None when it says the input is not its after all."""
@@ -828,6 +832,13 @@ def _read_and_hash(path: Path, cache: bool) -> _Fetched:
     return _Fetched(data, hashlib.sha256(data).digest() if cache else None, taken)
 
 
+class _Calls:
+    """A reading function ``read(input, ctx)`` asked as a reader."""
+
+    def __init__(self, read: Any) -> None:
+        self.read = read
+
+
 def _new_contract(reader: Any) -> bool:
     """Whether ``reader`` is asked ``read(input, ctx)`` (the others: the loader itself)."""
     from .ingest.registry import UserReader
@@ -844,7 +855,8 @@ def _uncached_file_reader(path: Path) -> Any:
     """The first uncached *file* reader (parquet) that knows the file by its first bytes."""
     with path.open("rb") as fh:
         head = fh.read(readers.HEAD_BYTES)
-    return next((r for r in readers.formats("file") if not r.cached and r.sniff(path, head)),
+    input = Input(name=str(path), path=str(path), data=head)
+    return next((r for r in readers.formats("file") if not r.cached and r.sniff(input)),
                 None)
 
 

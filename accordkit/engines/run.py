@@ -129,9 +129,9 @@ def _with_card(table: Any, card: CardPart | None, *, split: str | None,
     """
     if card is None:
         return table, None, split
-    from ..readers.parquet import with_parts
+    from ..ingest.formats.parquet import with_card
 
-    return with_parts(table, card.config, card.split), card.folder, None
+    return with_card(table, (card.config, card.split)), card.folder, None
 
 
 def verdict_table(paths: Sequence[str]) -> Any:

@@ -43,7 +43,7 @@ _BUILTIN: dict[str, tuple[tuple[str, str], ...]] = {
     "folder": (("accordkit.readers.results", "ResultsFolder"),
                ("accordkit.readers.dataset_folder", "DatasetFolder"),
                ("accordkit.readers.folder", "Folder")),
-    "file": (("accordkit.readers.parquet", "Parquet"),
+    "file": (("accordkit.ingest.formats.parquet", "Parquet"),
              ("accordkit.readers.results", "ResultsFile"),
              ("accordkit.readers.json_file", "JsonFile")),
     "document": (("accordkit.readers.results", "ResultsDocument"),

@@ -23,7 +23,6 @@ import pyarrow as pa
 
 from ..schema import EpisodeValidationError
 from .canonical import read_canonical_text
-from .parquet import read_parquet
 
 __all__ = ["DatasetFolder", "DataFile", "card_configs", "data_files", "dataset_files",
            "is_dataset_folder", "read_data_file", "read_files"]
@@ -149,7 +148,12 @@ def read_data_file(loader: Any, path: Path, *, origin: str,
     """One data file of a dataset folder, read by its own format; ``parts`` = the (config,
     split) its card gives it, ``origin`` the folder."""
     if _READ_AS[_suffix(path)] == "parquet":
-        return read_parquet(loader, path, origin=origin, parts=parts)
+        from ..ingest.formats.parquet import read_parquet
+        from ..ingest.inputs import Card, Input
+
+        return loader.run_with(read_parquet, Input(name=str(path), path=str(path),
+                                                   card=Card(parts[0], parts[1], origin),
+                                                   origin=origin))
     return read_canonical_text(loader, path, origin=origin, parts=parts)
 
 

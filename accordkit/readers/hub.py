@@ -13,8 +13,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..ingest.formats.parquet import with_card as with_parts
 from ..schema import EpisodeValidationError
-from .parquet import with_parts
 
 __all__ = ["Hub", "cached_snapshot", "is_hub_id"]
 
@@ -90,7 +90,7 @@ class Hub:
                 raise _hub_error(source, exc, config=name) from None
             splits = {loader.split: loaded} if loader.split else dict(loaded)
             for split_name, ds in splits.items():
-                table = with_parts(arrow_table(ds), name, split_name)
+                table = with_parts(arrow_table(ds), (name, split_name))
                 where = f"{source} (config {name}, split {split_name})"
                 parts.append(loader.canonical_table(table, source=where, origin=source,
                                                     filter_parts=False))
