@@ -8,7 +8,7 @@ Sources are recognised by what they contain, not by their names:
 * a parquet or JSONL file of canonical episodes (also a JSON array of them);
 * a tau2-bench / AgentChangeBench results JSON file, a dir-format run
   (``results.json`` + ``simulations/``), or a folder of such files;
-* a τ-bench (v1) result file (a JSON list of run records, :mod:`accordkit.adapters.taubench`);
+* a τ-bench (v1) result file (a JSON list of run records, :mod:`accordkit.ingest.formats.taubench`);
 * a list of any of these, loaded as one dataset.
 
 A path that exists locally is never treated as a hub id.
@@ -25,7 +25,7 @@ import hashlib
 import json
 import os
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict
 from pathlib import Path
@@ -34,12 +34,9 @@ from typing import Any, Literal, NamedTuple
 import datasets
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from . import readers
 from ._internal.gc import gc_paused
-from .adapters.tau2 import RULES_KEPT, TYPED_RULES_KEPT, converted_simulations
-from .adapters.tau2_columns import TypedMessages, messages_column
 from .cache import (
     CacheEntry,
     CacheFile,
@@ -60,10 +57,11 @@ from .cache import (
     write_digests,
     write_entry,
 )
-from .ingest.check import cast_table, check_columns, table_problems
+from .ingest.check import joined, table_part
 from .ingest.context import ReadContext, ReadOptions
 from .ingest.contract import parts_of
 from .ingest.formats import parquet as _parquet  # noqa: F401
+from .ingest.formats.hub import Hub, is_hub_id
 from .ingest.inputs import Input
 from .ingest.report import (
     DuplicateEpisodesWarning,
@@ -73,21 +71,10 @@ from .ingest.report import (
     SourceNotFoundError,
     warn_skipped,
 )
-from .readers import dataset_folder as _dataset_folder  # noqa: F401 - see below
-from .readers import folder as _folder  # noqa: F401
-from .readers import results as _results  # noqa: F401
-from .readers import taubench as _taubench  # noqa: F401
-from .readers.hub import is_hub_id
-from .readers.json_file import _describe
 from .schema import (
-    EPISODE_FEATURES,
-    RULES,
     EpisodeValidationError,
-    empty_episode,
-    record_problem,
-    rule_problem,
 )
-from .schema.arrow import empty_table, episode_dataset, records_table
+from .schema.arrow import empty_table, episode_dataset
 
 __all__ = ["load", "load_with_report", "LoadReport", "SourceNotFoundError", "is_hub_id"]
 
@@ -98,23 +85,7 @@ Source = str | Path
 #: Columns that say where a record was read from; not part of an episode's content.
 _PROVENANCE = ("source", "config", "split")
 _WHOLE_FILE = "(whole file)"
-#: Simulations of a results file converted to Arrow at a time.
-_RESULTS_BATCH = 256
-#: A batch with fewer messages than this is checked record by record (``schema.rule_problem``):
-#: the column-wise check costs about half a millisecond per batch whatever its size, the
-#: record walk 2-5 microseconds per message (measured on the fixture files: 7 simulations of
-#: 173 messages 0.75 vs 1.10 ms; 5 of 1,145 messages 4.1 vs 1.1 ms).
-_RECORD_CHECKS_BELOW_MESSAGES = 256
-#: Records whose messages came typed leave fewer rules to check (no message rule): record
-#: by record about 9 microseconds each, column-wise about half a millisecond per batch
-#: (256 records: 2.4 vs 0.5 ms), so a batch of this many records or more is checked as a
-#: table.
-_TABLE_CHECKS_FROM_RECORDS = 64
 _TOP = "(top level)"
-#: The rules left to check of a results file's records: those the tau2 adapter does not
-#: keep by construction; of records whose messages came typed, fewer still.
-_RESULTS_RULES = tuple(rule for rule in RULES if rule not in RULES_KEPT)
-_TYPED_RESULTS_RULES = tuple(rule for rule in RULES if rule not in TYPED_RULES_KEPT)
 
 
 class _Reader:
@@ -208,9 +179,9 @@ class _Reader:
         path = Path(src)
         if path.exists():
             return self.guarded(str(src), lambda: self.path(path))
-        for reader in readers.formats("hub"):
-            if reader.sniff(str(src)):
-                return self.guarded(str(src), lambda r=reader: r.read(self, str(src)))
+        if is_hub_id(str(src)):
+            hub = Input(kind="hub", name=str(src), source=str(src))
+            return self.guarded(str(src), lambda: self.run(Hub(), hub))
         self.problem(SourceNotFoundError(
             "no such file or folder, and not a hub id of the form 'org/name'",
             source=str(src), record=_WHOLE_FILE, field="(path)"))
@@ -498,21 +469,14 @@ class _Reader:
     def text_file(self, data: bytes, source: str) -> pa.Table:
         """A text file's bytes -> its good records, read by the first cached *file* reader
         that recognises them (registered readers first, ``json`` last)."""
-        path, head = Path(source), data[:readers.HEAD_BYTES]
+        path = Path(source)
+        input = Input(name=source, path=source, data=data)
         for reader in readers.formats("file"):
-            if not reader.cached:
-                continue
-            if _new_contract(reader):
-                input = Input(name=source, path=source, data=data)
-                if reader.sniff(input):
-                    table = self.run(reader, input)
-                    if table is not None:
-                        if getattr(reader, "reads_itself", False):
-                            self.read_again(path, data)  # it read the file, not ``data``
-                        return table
-            elif reader.sniff(path, head):
-                table = reader.read(self, path, data)
+            if reader.cached and reader.sniff(input):
+                table = self.run(reader, input)
                 if table is not None:
+                    if getattr(reader, "reads_itself", False):
+                        self.read_again(path, data)  # it read the file, not ``data``
                     return table
         raise EpisodeValidationError(  # pragma: no cover - the json reader takes any text
             "no reader recognises this file", source=source, record=_WHOLE_FILE, field=_TOP)
@@ -575,6 +539,11 @@ class _Reader:
                                                     metadata=self.metadata),
                            skipped=self.report.skipped, notes=self.report.notes)
 
+    @staticmethod
+    def concat(parts: list[pa.Table | None]) -> pa.Table:
+        """Table parts as one table (missing parts left out)."""
+        return _concat([p for p in parts if p is not None])
+
     def run_with(self, read: Any, input: Input) -> pa.Table:
         """``read(input, ctx)`` (a format's reading function), its rows noted."""
         return self.run(_Calls(read), input)
@@ -586,225 +555,17 @@ class _Reader:
         out = reader.read(input, ctx)
         if out is None:
             return None
-        tables = []
+        parts = []
         for part in parts_of(out, ctx, input):
             name = part.name or input.name
             self.emit(part.table, name, part.labels)
             if part.simulations is not None:
                 read = self.report.files[name]
                 read.simulations = (read.simulations or 0) + part.simulations
-            tables.append(part.table)
-        return _concat(tables)
-
-    def records(self, records: list[dict[str, Any]], labels: list[str],
-                source: str) -> pa.Table:
-        """Checked records an adapter built (labels: their record names) -> a table part."""
-        return self.emit(_records_to_dataset(records, source=source), source, labels)
-
-    def canonical_table(self, table: pa.Table, *, source: str, origin: str | None = None,
-                        filter_parts: bool = True) -> pa.Table:
-        """A canonical Arrow table (parquet, hub) -> its good rows, checked as a whole."""
-        part, labels = self.table(table, source=source, origin=origin)
-        if filter_parts:
-            part, labels = self.filtered(part, labels)
-        return self.emit(part, source, labels)
-
-    @staticmethod
-    def concat(parts: list[pa.Table | None]) -> pa.Table:
-        """Table parts as one table (missing parts left out)."""
-        return _concat([p for p in parts if p is not None])
-
-    def canonical(self, items: Iterator[tuple[str, Any]], source: str) -> pa.Table:
-        records, labels = [], []
-        for where, obj in items:
-            try:
-                records.append(_canonical_record(obj, source=source, where=where))
-            except EpisodeValidationError as exc:
-                self.problem(exc)
-            except RecursionError:
-                self.problem(EpisodeValidationError("data nested too deeply", source=source,
-                                                    record=where, field=_TOP))
-            else:
-                labels.append(_label(records[-1], where))
-        ds, labels = self.filtered(_records_to_dataset(records, source=source), labels)
-        return self.emit(ds, source, labels)
-
-    def results(self, obj: Any, source: str) -> pa.Table:
-        if self.config is not None or self.split is not None:
-            raise EpisodeValidationError(
-                "config= and split= select parts of hub datasets and canonical files; a results "
-                "file has neither", source=source, record=_WHOLE_FILE, field="(config/split)")
-        # Records are turned into Arrow a batch at a time, so that a large file never holds
-        # all its episodes as Python objects at once, and each batch is checked as a table
-        # (the rules of schema.RULES, column-wise) rather than record by record.
-        parts: list[pa.Table] = []
-        labels: list[str] = []
-        batch: list[dict[str, Any]] = []
-        names: list[str] = []
-        n_sims = 0
-
-        def flush() -> None:
-            if batch:
-                table, kept = self.checked_batch(batch, names, source=source)
-                parts.append(table)
-                labels.extend(str(rec["episode_id"]) for rec in kept)
-                batch.clear()
-                names.clear()
-
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            for name, item, _typed in converted_simulations(obj, source=source,
-                                                            shared_criteria=True,
-                                                            columnar=True):
-                n_sims += 1
-                if isinstance(item, EpisodeValidationError):
-                    flush()  # problems are reported in simulation order
-                    self.problem(item)
-                    continue
-                batch.append(item)
-                names.append(name)
-                if len(batch) == _RESULTS_BATCH:
-                    flush()
-            flush()
-        self.report.notes.extend(str(w.message) for w in caught)
-        ds = _concat(parts) if labels else empty_table()
-        if len(parts) > 8 and ds.num_rows < len(parts) * _RESULTS_BATCH // 4:
-            ds = ds.combine_chunks()  # bad simulations split the file into many small parts
-        self.emit(ds, source, labels)
-        self.report.files[source].simulations = n_sims
-        return ds
-
-    def checked_batch(self, records: list[dict[str, Any]], names: list[str], *,
-                      source: str) -> tuple[pa.Table, list[dict[str, Any]]]:
-        """The Arrow table of converted records that keep the rules, and those records.
-
-        ``names`` are the records' names in errors. Types are checked by building the table
-        with the canonical schema (a record that does not fit is found and named by
-        :func:`~accordkit.schema.record_problem`); the rules by
-        :func:`~accordkit.ingest.check.table_problems`. Problems go to :meth:`problem`.
-
-        The rules the tau2 adapter keeps by construction (its JSON text,
-        :data:`~accordkit.adapters.tau2.RULES_KEPT`) are not checked again. When every
-        record's messages came typed (:class:`~accordkit.adapters.tau2_columns.
-        TypedMessages`), the messages column is built from them column-wise, and the message
-        rules, which such messages keep by construction too, are left out as well.
-        """
-        typed = [rec["messages"] for rec in records]
-        if all(isinstance(m, TypedMessages) for m in typed):
-            rules = _TYPED_RESULTS_RULES
-            table = self.typed_table(records, typed)
-        else:
-            rules = _RESULTS_RULES
-            for rec, msgs in zip(records, typed, strict=True):
-                if isinstance(msgs, TypedMessages):
-                    rec["messages"] = msgs.records()
-            table = _table_or_none(records)
-        if table is None:  # a record does not fit: check each in order, as one at a time
-            for rec in records:
-                if isinstance(rec["messages"], TypedMessages):
-                    rec["messages"] = rec["messages"].records()
-            problems = _record_errors(records, names, source=source,
-                                      check=lambda rec: record_problem(rec)
-                                      or rule_problem(rec, rules=_RESULTS_RULES))
-        elif (len(records) < _TABLE_CHECKS_FROM_RECORDS if rules is _TYPED_RESULTS_RULES
-              else sum(len(rec.get("messages") or ())
-                       for rec in records) < _RECORD_CHECKS_BELOW_MESSAGES):
-            # the same rules, without the per-call cost of the column-wise check
-            problems = _record_errors(records, names, source=source,
-                                      check=lambda rec: rule_problem(rec, rules=rules))
-        else:
-            problems = table_problems(table, source=source, records=names, rules=rules)
-        for _, err in problems:
-            self.problem(err)
-        bad = {r for r, _ in problems}
-        keep = [rec for i, rec in enumerate(records) if i not in bad]
-        if table is None:
-            return _records_to_dataset(keep, source=source), keep
-        if bad:
-            table = table.filter(pa.array([i not in bad for i in range(len(records))]))
-        return table, keep
-
-    @staticmethod
-    def typed_table(records: list[dict[str, Any]],
-                    typed: list[TypedMessages]) -> pa.Table | None:
-        """The table of records whose messages came typed, None when a record does not fit."""
-        table = _table_or_none([dict(rec, messages=None) for rec in records])
-        if table is None:
-            return None
-        where = table.schema.get_field_index("messages")
-        return table.set_column(where, table.schema.field(where), messages_column(typed))
-
-    # ----------------------------------------------------------------- tables
-
-    def table(self, table: pa.Table, *, source: str,
-              origin: str | None = None) -> tuple[pa.Table, list[str]]:
-        """Check a canonical table; ``origin`` fills empty ``source`` values (default: source).
-
-        Returns the good rows and a label (episode id and row) for each.
-        """
-        check_columns(table.column_names, source=source)
-        # a value that does not fit its column (rollout 2**31) is a problem of its row
-        table, cast_problems = cast_table(table.select(list(EPISODE_FEATURES)), source=source)
-        rows = np.arange(table.num_rows + len(cast_problems))
-        names = None
-        if cast_problems:
-            rows = np.setdiff1d(rows, np.array([r for r, _ in cast_problems], dtype=np.int64))
-            ids = table.column("episode_id").to_pylist()
-            names = [f"{e} (row {r})" if e else f"row {r}"
-                     for e, r in zip(ids, rows.tolist(), strict=True)]
-        src = table.column("source")
-        if src.null_count:
-            table = table.set_column(table.schema.get_field_index("source"), "source",
-                                     pc.fill_null(src, origin or source))
-        problems = table_problems(table, source=source, records=names)
-        # every problem in row order, as the rows stand in the file
-        found = sorted([(int(rows[r]), err) for r, err in problems] + cast_problems,
-                       key=lambda item: item[0])
-        for _, err in found:
-            self.problem(err)
-        if problems:
-            keep = np.ones(table.num_rows, dtype=bool)
-            keep[[r for r, _ in problems]] = False
-            table = table.filter(pa.array(keep))
-            rows = rows[keep]
-        ids = table.column("episode_id").to_pylist()
-        return _dataset(table), [f"{e} (row {r})" for e, r in zip(ids, rows, strict=True)]
-
-    def filtered(self, ds: pa.Table,
-                 labels: list[str]) -> tuple[pa.Table, list[str]]:
-        """Rows of a canonical file that belong to the requested config and split."""
-        if (self.config is None and self.split is None) or not len(ds):
-            return ds, labels
-        table = ds
-        mask = pa.array(np.ones(table.num_rows, dtype=bool))
-        for name, want in (("config", self.config), ("split", self.split)):
-            if want is not None:
-                mask = pc.and_(mask, pc.fill_null(pc.equal(table.column(name), want), False))
-        keep = mask.to_numpy(zero_copy_only=False)
-        return _dataset(table.filter(mask)), [lb for lb, k in zip(labels, keep, strict=True) if k]
-
+            parts.append(part)
+        return joined(parts)
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _record_errors(records: list[dict[str, Any]], names: list[str], *, source: str,
-                   check: Any) -> list[tuple[int, EpisodeValidationError]]:
-    """``(position, error)`` of each record ``check`` finds a (field, reason) problem in."""
-    out = []
-    for i, (rec, name) in enumerate(zip(records, names, strict=True)):
-        found = check(rec)
-        if found:
-            out.append((i, EpisodeValidationError(found[1], source=source, record=name,
-                                                  field=found[0] or "(simulation)")))
-    return out
-
-
-def _table_or_none(records: list[dict[str, Any]]) -> pa.Table | None:
-    """The canonical table of ``records``, None when a value does not fit its column."""
-    try:
-        return records_table(records)
-    except (pa.ArrowException, TypeError, ValueError, OverflowError):
-        return None
 
 
 def _known_key(source: str, real: Path, options: dict[str, Any],
@@ -839,13 +600,6 @@ class _Calls:
         self.read = read
 
 
-def _new_contract(reader: Any) -> bool:
-    """Whether ``reader`` is asked ``read(input, ctx)`` (the others: the loader itself)."""
-    from .ingest.registry import UserReader
-
-    return isinstance(reader, UserReader) or getattr(reader, "contract", 1) == 2
-
-
 def _folder_reader(path: Path) -> Any:
     """The first *folder* reader that knows ``path``, else None."""
     return next((r for r in readers.formats("folder") if r.sniff(path)), None)
@@ -863,51 +617,6 @@ def _uncached_file_reader(path: Path) -> Any:
 def _dataset(table: pa.Table) -> pa.Table:
     """Parts are plain Arrow tables until :func:`load_with_report` wraps the whole once."""
     return table
-
-
-def _records_to_dataset(records: list[dict[str, Any]], *, source: str) -> pa.Table:
-    """Build a dataset with the canonical features from checked records."""
-    if not records:
-        return empty_table()
-    try:
-        table = records_table(records)
-    except (pa.ArrowException, TypeError, ValueError, OverflowError) as exc:
-        # Records are type-checked before they get here; name the culprit if one slipped by.
-        for rec in records:
-            problem = record_problem(rec)
-            if problem:
-                raise EpisodeValidationError(problem[1], source=source,
-                                             record=str(rec.get("episode_id")),
-                                             field=problem[0]) from None
-        raise EpisodeValidationError(f"could not build the dataset ({exc})", source=source,
-                                     record=_WHOLE_FILE) from None
-    return _dataset(table)
-
-
-def _canonical_record(obj: Any, *, source: str, where: str) -> dict[str, Any]:
-    """Check one canonical record read from JSON; ``where`` is its position in the file."""
-    if not isinstance(obj, dict):
-        raise EpisodeValidationError(f"expected an episode object, got {_describe(obj)}",
-                                     source=source, record=where, field=_TOP)
-    eid = obj.get("episode_id")
-    record = f"{eid} ({where})" if isinstance(eid, str) and eid else where
-    unknown = [k for k in obj if k not in EPISODE_FEATURES]
-    if unknown:
-        raise EpisodeValidationError(f"unknown field(s) {unknown} (see docs/schema.md)",
-                                     source=source, record=record, field=str(unknown[0]))
-    rec = empty_episode()
-    rec.update(obj)
-    if rec.get("source") is None:
-        rec["source"] = source
-    problem = record_problem(rec) or rule_problem(rec)
-    if problem:
-        raise EpisodeValidationError(problem[1], source=source, record=record, field=problem[0])
-    return rec
-
-
-def _label(rec: dict[str, Any], where: str) -> str:
-    eid = rec.get("episode_id")
-    return f"{eid} ({where})" if isinstance(eid, str) and eid else where
 
 
 def _concat(parts: list[pa.Table]) -> pa.Table:
@@ -1002,10 +711,10 @@ def load_table(table: pa.Table, *, source: str, errors: Literal["raise", "skip"]
     canonical file; ``origin`` fills empty ``source`` values (default: ``source``).
     """
     report = LoadReport()
-    reader = _Reader(errors, report, config=config, split=split, revision=None)
-    good, labels = reader.table(table, source=source, origin=origin)
-    good, _ = reader.filtered(good, labels)
-    return episode_dataset(good), report
+    ctx = ReadContext(errors, ReadOptions(config=config, split=split),
+                      skipped=report.skipped, notes=report.notes)
+    part = table_part(table, ctx, source=source, origin=origin)
+    return episode_dataset(part.table), report
 
 
 def load_data_file(path: str | Path, *, folder: str | Path, config: str, split: str,
@@ -1017,15 +726,16 @@ def load_data_file(path: str | Path, *, folder: str | Path, config: str, split: 
     ``folder`` fills their empty ``source`` values. Used by the scoring engines, which
     score a dataset folder file by file (see :func:`accordkit.engines.plan.plan_work`).
     """
-    from .readers.dataset_folder import DataFile, read_files
+    from .ingest.formats.dataset_card import DataFile, data_file_input, read_data_file
 
     report = LoadReport()
     reader = _Reader(errors, report, config=None, split=None, revision=None, cache=True)
     finished = False
     try:
         with gc_paused():
-            part = read_files(reader, [DataFile(Path(path), config, split)], origin=str(folder))
-            ds = episode_dataset(_drop_duplicates(part, reader))
+            input = data_file_input(DataFile(Path(path), config, split), origin=str(folder))
+            part = reader.guarded(input.name, lambda: reader.run_with(read_data_file, input))
+            ds = episode_dataset(_drop_duplicates(_concat([part]), reader))
         finished = True
     finally:
         reader.finish(warn=finished)

@@ -233,7 +233,7 @@ def test_a_simulation_added_while_a_dir_format_run_is_read_is_not_cached_as_the_
     (run / "simulations" / "s1.json").write_text(json.dumps(_sim("s1")))
     for path in (run / "results.json", run / "simulations" / "s1.json"):
         _age(path)
-    results_mod = sys.modules["accordkit.readers.results"]
+    results_mod = sys.modules["accordkit.ingest.formats.tau2.runs"]
     real_read = results_mod.read_results_dir
 
     def the_run_writes_its_next_simulation(*args, **kw):
@@ -446,7 +446,7 @@ def test_cache_info_and_clear(tmp_path, cache_dir, capsys):
 
 def test_a_dir_format_run_is_one_entry_renewed_when_any_of_its_files_changes(
         tmp_path, cache_dir, monkeypatch):
-    from accordkit.readers import results as results_reader
+    from accordkit.ingest.formats.tau2 import runs as results_reader
 
     from .test_load_errors import _dir_run
 

@@ -658,7 +658,8 @@ def test_typed_batches_are_checked_alike_column_wise_or_record_by_record(
     sims[3]["task_id"] = ""
     sims[40]["task_id"] = ""
     path = _write(tmp_path, _results(*sims))
-    monkeypatch.setattr(sys.modules["accordkit.load"], "_TABLE_CHECKS_FROM_RECORDS",
+    monkeypatch.setattr(sys.modules["accordkit.ingest.formats.tau2.batch"],
+                        "TABLE_CHECKS_FROM_RECORDS",
                         from_records)
     ds, skipped = _skipped(path)
     assert len(ds) == 68

@@ -131,7 +131,10 @@ def test_typed_results_reader_passes_what_it_refuses_to_the_json_reader(tmp_path
     bom = tmp_path / "bom.json"
     bom.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
     typed = next(r for r in readers.formats("file") if r.name == "results-file")
-    assert typed.read(None, bom, bom.read_bytes()) is None
+    from accordkit.ingest.context import ReadContext
+    from accordkit.ingest.inputs import Input
+
+    assert typed.read(Input(name=str(bom), path=str(bom)), ReadContext()) is None
     a = ak.load(plain, cache=False).to_list()
     b = ak.load(bom, cache=False).to_list()
     assert [dict(r, source=None) for r in a] == [dict(r, source=None) for r in b]

@@ -105,8 +105,8 @@ def expand_sources(sources: Sequence[str]) -> list[str]:
 
     A local folder gives the inputs :func:`accordkit.load` reads it by. A dataset folder
     (its ``README.md`` lists ``configs``) gives the data files its card names
-    (:func:`accordkit.readers.dataset_folder.dataset_files`). Any other folder gives what
-    :func:`accordkit.readers.folder.folder_inputs` finds in it: its parquet, JSON and
+    (:func:`accordkit.ingest.formats.dataset_card.dataset_files`). Any other folder gives what
+    :func:`accordkit.ingest.formats.folder.folder_inputs` finds in it: its parquet, JSON and
     JSONL files, sorted by path, a dir-format tau2 run being one input (its metadata file,
     e.g. ``results.json``; its ``simulations/`` files are not inputs of their own). A
     folder with nothing to read stays an input, so that the plan can say so.
@@ -138,8 +138,8 @@ def _expand(sources: Sequence[str], *, split: str | None = None,
         if path.exists():
             path = path.resolve()       # the manifest names inputs from anywhere
         if path.is_dir():
-            from ..readers.dataset_folder import dataset_files, is_dataset_folder
-            from ..readers.folder import folder_inputs
+            from ..ingest.formats.dataset_card import dataset_files, is_dataset_folder
+            from ..ingest.formats.folder import folder_inputs
             from ..schema import EpisodeValidationError
 
             if not is_dataset_folder(path):

@@ -32,7 +32,7 @@ from .columns import cast_table, check_columns, check_table_types, table_problem
 from .context import ReadContext, ReadOptions
 
 __all__ = ["Part", "records_parts", "built_part", "table_part", "selected", "note_unmatched",
-           "canonical_record", "record_errors", "table_or_none", "describe", "concat",
+           "canonical_record", "record_errors", "table_or_none", "describe", "concat", "joined",
            "cast_table", "check_columns", "check_table_types", "table_problems",
            "WHOLE_FILE", "TOP"]
 
@@ -89,6 +89,21 @@ def concat(tables: Iterable[pa.Table | None]) -> pa.Table:
     if not parts:
         return empty_table()
     return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+
+
+#: Parts of one input averaging fewer rows than this (bad records split a file into many
+#: small parts) are joined into one chunk when there are more than :data:`FEW_PARTS`.
+SMALL_PART_ROWS = 64
+FEW_PARTS = 8
+
+
+def joined(parts: Sequence[Part]) -> pa.Table:
+    """The rows of one input's parts as one table; many small parts (a file whose bad
+    records split it) become one chunk, so later column reads do not walk hundreds."""
+    table = concat(p.table for p in parts)
+    if len(parts) > FEW_PARTS and table.num_rows < len(parts) * SMALL_PART_ROWS:
+        table = table.combine_chunks()
+    return table
 
 
 # --------------------------------------------------------------------------- records

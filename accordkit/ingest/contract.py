@@ -25,17 +25,17 @@ become notes of the load.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Protocol, runtime_checkable
 
 import pyarrow as pa
 
 from ..schema import EpisodeValidationError
-from .check import Part, records_parts, table_part
+from .check import TOP, WHOLE_FILE, Part, records_parts, table_part
 from .context import ReadContext
 from .inputs import Input
 
-__all__ = ["Reader", "parts_of"]
+__all__ = ["Reader", "parts_of", "guarded", "whole_file_problem"]
 
 
 @runtime_checkable
@@ -92,3 +92,32 @@ def _noted(items: Iterator[Any], ctx: ReadContext) -> Iterator[Any]:
             except StopIteration:
                 return
         yield item
+
+
+def whole_file_problem(exc: BaseException, name: str) -> EpisodeValidationError:
+    """The problem an exception raised while reading the input ``name`` is: an
+    :class:`~accordkit.schema.EpisodeValidationError` as raised (named after the input when it
+    names no file), anything else a problem of the whole file, so that one unreadable file
+    never stops the others."""
+    if isinstance(exc, EpisodeValidationError):
+        if exc.source is None:
+            return EpisodeValidationError(exc.reason, source=name,
+                                          record=exc.record or WHOLE_FILE, field=exc.field)
+        return exc
+    if isinstance(exc, RecursionError):
+        return EpisodeValidationError("data nested too deeply to read", source=name,
+                                      record=WHOLE_FILE, field=TOP)
+    return EpisodeValidationError(f"could not be read ({type(exc).__name__}: {exc})",
+                                  source=name, record=WHOLE_FILE, field=TOP)
+
+
+def guarded(ctx: ReadContext, name: str, read: Callable[[], Iterable[Part]]) -> list[Part]:
+    """Every part ``read()`` gives, or none when it fails: its failure is then a problem of
+    the input ``name`` (raised or listed by ``ctx``'s policy)."""
+    try:
+        return list(read())
+    except (KeyboardInterrupt, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - nothing may cross into other files
+        ctx.problem(whole_file_problem(exc, name))
+        return []

@@ -40,17 +40,15 @@ __all__ = ["register", "unregister", "registered", "formats", "KINDS", "HEAD_BYT
 #: The built-in entries of each kind, in the order they are asked: (module, class), modules
 #: relative to :mod:`accordkit.ingest.formats` (or absolute, during the move).
 _BUILTIN: dict[str, tuple[tuple[str, str], ...]] = {
-    "folder": (("accordkit.readers.results", "ResultsFolder"),
-               ("accordkit.readers.dataset_folder", "DatasetFolder"),
-               ("accordkit.readers.folder", "Folder")),
+    "document": (),
+    "folder": (("accordkit.ingest.formats.folder", "RunRule"),
+               ("accordkit.ingest.formats.folder", "DatasetFolderRule"),
+               ("accordkit.ingest.formats.folder", "FolderRule")),
     "file": (("accordkit.ingest.formats.parquet", "Parquet"),
-             ("accordkit.readers.results", "ResultsFile"),
-             ("accordkit.readers.json_file", "JsonFile")),
-    "document": (("accordkit.readers.results", "ResultsDocument"),
-                 ("accordkit.readers.taubench", "TaubenchDocument"),
-                 ("accordkit.readers.canonical", "CanonicalDocument")),
-    "run": (("accordkit.readers.results", "ResultsFolder"),),
-    "hub": (("accordkit.readers.hub", "Hub"),),
+             ("accordkit.ingest.formats.tau2", "ResultsFile"),
+             ("accordkit.ingest.formats.json_text", "JsonFile")),
+    "run": (("accordkit.ingest.formats.tau2", "ResultsRun"),),
+    "hub": (("accordkit.ingest.formats.hub", "Hub"),),
 }
 KINDS = tuple(_BUILTIN)
 
@@ -127,6 +125,8 @@ def formats(kind: str) -> list[Any]:
     for ``"file"`` the registered user readers come first."""
     if kind not in _BUILTIN:
         raise ValueError(f"kind must be one of {sorted(_BUILTIN)}, got {kind!r}")
+    if kind == "document":  # the json reader's own list (one home)
+        return import_module("accordkit.ingest.formats.json_text").documents()
     # only this kind's modules are imported: a cached load asks the folder rules alone
     found = [getattr(import_module(module), cls)() for module, cls in _BUILTIN[kind]]
     if kind == "file":

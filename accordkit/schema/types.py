@@ -152,7 +152,7 @@ def check_converted(rec: Any, fail: Callable[[str, str], EpisodeValidationError]
     ``fail(reason, field)`` makes the error naming the adapter's file and record; ``whole``
     is the field named when a rule concerns the record as a whole. ``messages_typed`` says
     the messages were built from values a typed decoder already checked
-    (:mod:`accordkit.adapters.tau2_format`), so their types are not walked again; the
+    (:mod:`accordkit.ingest.formats.tau2.typed`), so their types are not walked again; the
     episode rules still see them.
     """
     problem = (record_problem(dict(rec, messages=None) if messages_typed else rec)

@@ -1,6 +1,6 @@
 """The messages column built from typed simulations is the one ``from_pylist`` builds.
 
-:func:`accordkit.adapters.tau2_columns.messages_column` replaces, for simulations whose
+:func:`accordkit.ingest.formats.tau2.columns.messages_column` replaces, for simulations whose
 messages came from the typed decoder, a dict per message and Arrow's reading of them; and
 the loader then leaves out the message rules, which such messages keep by construction.
 Both claims are checked here: on every released fixture file and on messages made to hold
@@ -18,13 +18,13 @@ import pytest
 
 import accordkit as ak
 from accordkit._internal.arrow import arrow_table
-from accordkit.adapters.tau2 import converted_simulations
-from accordkit.adapters.tau2_columns import TypedMessages, messages_column
-from accordkit.adapters.tau2_format import decode_results
+from accordkit.ingest.formats.tau2.columns import TypedMessages, messages_column
+from accordkit.ingest.formats.tau2.convert import converted_simulations
+from accordkit.ingest.formats.tau2.typed import decode_results
 from accordkit.schema import RULES, rule_problem
 from accordkit.schema.arrow import canonical_schema
 
-from ..test_load_errors import _results, _sim, _write
+from ...test_load_errors import _results, _sim, _write
 
 _MESSAGE_RULES = tuple(r for r in RULES if r.path.startswith("messages"))
 
@@ -113,7 +113,7 @@ def test_load_gives_the_same_table_with_and_without_the_columnar_build(tmp_path,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         columnar = arrow_table(ak.load(path, cache=False))
-        tau2 = __import__("accordkit.adapters.tau2", fromlist=["_"])
+        tau2 = __import__("accordkit.ingest.formats.tau2.convert", fromlist=["_"])
         original = tau2._convert_simulation
         monkeypatch.setattr(tau2, "_convert_simulation",
                             lambda *a, **k: original(*a, **{**k, "columnar": False}))

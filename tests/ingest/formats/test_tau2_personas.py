@@ -1,4 +1,4 @@
-from accordkit.adapters.personas import UNMATCHED, persona_id
+from accordkit.ingest.formats.tau2.personas import UNMATCHED, persona_id
 
 
 def test_raw_id_is_kept():

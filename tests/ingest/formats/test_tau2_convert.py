@@ -1,4 +1,4 @@
-"""tau2-bench / AgentChangeBench results -> canonical episodes (``accordkit.adapters.tau2``)."""
+"""tau2-bench / AgentChangeBench results -> canonical episodes (``accordkit.ingest.formats.tau2.convert``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import accordkit as ak
-from accordkit.adapters.tau2 import is_results_object, results_to_episodes
+from accordkit.ingest.formats.tau2.convert import is_results_object, results_to_episodes
 from accordkit.schema import EpisodeValidationError
 
 
@@ -257,7 +257,7 @@ def test_a_task_without_criteria_has_no_checks_and_an_unknown_task_has_no_criter
     # missing from 'tasks' is a task nobody knows (TSR NaN)
     import warnings
 
-    from ..test_load_errors import _results, _sim, _write
+    from ...test_load_errors import _results, _sim, _write
 
     obj = _results(_sim("known"), _sim("unknown", task_id="gone"))
     obj["tasks"][0]["evaluation_criteria"] = None
@@ -274,7 +274,7 @@ def test_a_task_without_criteria_has_no_checks_and_an_unknown_task_has_no_criter
 def test_records_keep_the_json_rules_the_adapter_promises(acb_dir, tau2_dir):
     """``RULES_KEPT``: every JSON text of every converted record is an object's, so the
     loader may leave those rules out (checked here on the records, messages included)."""
-    from accordkit.adapters.tau2 import RULES_KEPT, iter_episodes
+    from accordkit.ingest.formats.tau2.convert import RULES_KEPT, iter_episodes
     from accordkit.schema import rule_problem
 
     assert RULES_KEPT and all(rule.test == "json_object" for rule in RULES_KEPT)

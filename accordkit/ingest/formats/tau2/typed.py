@@ -17,7 +17,7 @@ The typed path is an accelerator, not a second set of rules: whenever a decoder 
 something (a wrong type, a multi-tool message, bytes that are not UTF-8, a byte-order mark,
 a number out of range), :func:`decode_results` / :func:`decode_messages` return ``None``
 and the caller reads that file or simulation with ``json`` and the general converter in
-:mod:`accordkit.adapters.tau2`, which names the file, record and field of any problem.
+:mod:`accordkit.ingest.formats.tau2.convert`, which names the file, record and field of any problem.
 So the typed path may be stricter than the general one, never more lenient.
 """
 

@@ -8,13 +8,15 @@ hub id.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import pyarrow as pa
-
-from ..ingest.formats.parquet import with_card as with_parts
-from ..schema import EpisodeValidationError
+from ...schema import EpisodeValidationError
+from ..check import Part, table_part
+from ..context import ReadContext
+from ..contract import guarded
+from ..inputs import Input
+from .parquet import with_card
 
 __all__ = ["Hub", "cached_snapshot", "is_hub_id"]
 
@@ -58,43 +60,46 @@ class Hub:
 
     name = "hub"
 
-    def sniff(self, source: str) -> bool:
-        return is_hub_id(source)
+    cached = False
 
-    def read(self, loader: Any, source: str) -> pa.Table:
+    def sniff(self, input: Input) -> bool:
+        return input.kind == "hub"
+
+    def read(self, input: Input, ctx: ReadContext) -> Iterator[Part]:
         import datasets
 
-        from .._internal.arrow import arrow_table
+        from ..._internal.arrow import arrow_table
 
+        source, options = input.name, ctx.options
         if _offline():
             # datasets offline knows neither the configs (it asks for "default") nor the
             # revision (it serves whichever was cached last): read the snapshot of the
             # asked-for commit that huggingface_hub keeps, as a dataset folder
-            snapshot = _offline_snapshot(source, loader.revision)
+            snapshot = _offline_snapshot(source, options.revision)
             if snapshot is not None:
-                return _read_snapshot(loader, source, snapshot)
+                yield from _read_snapshot(ctx, source, snapshot)
+                return
             # no card naming configs (a repository of plain data files): datasets' own
             # cache serves its one "default" config
 
         try:
-            configs = ([loader.config] if loader.config else
-                       datasets.get_dataset_config_names(source, revision=loader.revision))
+            configs = ([options.config] if options.config else
+                       datasets.get_dataset_config_names(source, revision=options.revision))
         except Exception as exc:  # noqa: BLE001 - datasets raises many types here
             raise _hub_error(source, exc) from None
-        parts = []
         for name in configs:
             try:
-                loaded = datasets.load_dataset(source, name, split=loader.split,
-                                               revision=loader.revision)
+                loaded = datasets.load_dataset(source, name, split=options.split,
+                                               revision=options.revision)
             except Exception as exc:  # noqa: BLE001
                 raise _hub_error(source, exc, config=name) from None
-            splits = {loader.split: loaded} if loader.split else dict(loaded)
+            splits = {options.split: loaded} if options.split else dict(loaded)
             for split_name, ds in splits.items():
-                table = with_parts(arrow_table(ds), (name, split_name))
+                table = with_card(arrow_table(ds), (name, split_name))
                 where = f"{source} (config {name}, split {split_name})"
-                parts.append(loader.canonical_table(table, source=where, origin=source,
-                                                    filter_parts=False))
-        return loader.concat(parts)
+                part = table_part(table, ctx, source=where, origin=source, select=False)
+                part.name = where
+                yield part
 
 
 def _offline() -> bool:
@@ -147,7 +152,7 @@ def _offline_snapshot(source: str, revision: str | None) -> Path | None:
     one); so is a snapshot whose card names configs. Without a pin, a dataset never
     downloaded, or one whose card names no configs, is left to ``datasets``.
     """
-    from .dataset_folder import is_dataset_folder
+    from .dataset_card import is_dataset_folder
 
     try:
         snapshot = cached_snapshot(source, revision)
@@ -158,19 +163,25 @@ def _offline_snapshot(source: str, revision: str | None) -> Path | None:
     return snapshot if is_dataset_folder(snapshot) else None
 
 
-def _read_snapshot(loader: Any, source: str, snapshot: Path) -> pa.Table:
+def _read_snapshot(ctx: ReadContext, source: str, snapshot: Path) -> Iterator[Part]:
     """``source`` read offline from its cached snapshot: the files its card names, each with
-    its config and split, and the hub id as the source of rows that name none (as online)."""
-    from .dataset_folder import dataset_files, read_files
+    its config and split, and the hub id as the source of rows that name none (as online).
+    One file that cannot be read is that file's problem; the others still load."""
+    from .dataset_card import data_file_input, dataset_files, read_data_file
 
-    files, problems = dataset_files(snapshot, config=loader.config, split=loader.split)
+    files, problems = dataset_files(snapshot, config=ctx.options.config,
+                                    split=ctx.options.split)
     for problem in problems:
-        loader.problem(EpisodeValidationError(
+        ctx.problem(EpisodeValidationError(
             f"{problem.reason} (in the cached snapshot {snapshot.name[:12]}: only the files "
             "downloaded before are there)", source=source, record="(whole file)",
             field="(dataset)"))
-    return read_files(loader, files, origin=source,
-                      name=lambda path: f"{source} ({path.relative_to(snapshot)})")
+    for file in files:
+        input = data_file_input(file, origin=source,
+                                name=f"{source} ({file.path.relative_to(snapshot)})")
+        for part in guarded(ctx, input.name, lambda input=input: read_data_file(input, ctx)):
+            part.name = input.name
+            yield part
 
 
 def _hub_error(path: str, exc: Exception, config: str | None = None) -> EpisodeValidationError:

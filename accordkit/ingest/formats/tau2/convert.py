@@ -18,17 +18,17 @@ import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from ..schema import RULES, EpisodeValidationError, check_converted, empty_episode
+from ....schema import RULES, EpisodeValidationError, check_converted, empty_episode
+from .columns import TypedMessages
 from .personas import persona_id
-from .tau2_columns import TypedMessages
-from .tau2_format import DecodedSimulation, Message, Results, Simulation, decode_messages
+from .typed import DecodedSimulation, Message, Results, Simulation, decode_messages
 
-__all__ = ["is_results_object", "results_to_episodes", "iter_episodes", "read_results_dir"]
+__all__ = ["is_results_object", "results_to_episodes", "iter_episodes",
+           "converted_simulations", "RULES_KEPT", "TYPED_RULES_KEPT"]
 
 ACB_USER_SIMULATORS = {"banking_user_simulator", "airline_user_simulator", "retail_user_simulator"}
 #: ``termination_reason`` values of a conversation that ended normally (``completed``; spec
@@ -133,7 +133,7 @@ _json_text = _text_encoder()
 #: checked by :func:`_arguments_json` to be the text of one.
 RULES_KEPT = tuple(rule for rule in RULES if rule.test == "json_object")
 #: What records whose messages came typed keep besides: every message rule (see
-#: :mod:`accordkit.adapters.tau2_columns`).
+#: :mod:`accordkit.ingest.formats.tau2.columns`).
 TYPED_RULES_KEPT = RULES_KEPT + tuple(rule for rule in RULES
                                       if rule.path.startswith("messages")
                                       and rule not in RULES_KEPT)
@@ -478,7 +478,7 @@ def iter_episodes(obj: Any, *, source: str) -> Iterator[dict[str, Any] | Episode
     ----------
     obj : dict or Results
         The parsed JSON of a results file, or its typed decoding
-        (:func:`accordkit.adapters.tau2_format.decode_results`).
+        (:func:`accordkit.ingest.formats.tau2.typed.decode_results`).
     source : str
         The file it came from, used in ``source`` and in error messages.
 
@@ -515,8 +515,8 @@ def converted_simulations(obj: Any, *, source: str, shared_criteria: bool = Fals
     ``shared_criteria=True`` the trials of a task share one converted ``criteria`` object
     (converted once), for a caller that turns the records into Arrow at once. With
     ``columnar=True`` a record whose messages came typed holds them as one
-    :class:`~accordkit.adapters.tau2_columns.TypedMessages`, for a caller that builds the
-    messages column with :func:`~accordkit.adapters.tau2_columns.messages_column`.
+    :class:`~accordkit.ingest.formats.tau2.columns.TypedMessages`, for a caller that builds the
+    messages column with :func:`~accordkit.ingest.formats.tau2.columns.messages_column`.
 
     Yields
     ------
@@ -745,86 +745,3 @@ def _task_criteria(task: Mapping[str, Any], ctx: _Context, memo: dict[int, Any])
 def _cost(value: Any, ctx: _Context, field: str) -> float | None:
     v = ctx.expect(value, (int, float), field, "a number")
     return None if v is None else float(v)
-
-
-class _DirResults(dict):
-    """A dir-format run as one results object, with the notes its reading left (``notes``)."""
-
-    notes: list[str]
-
-
-def _read_json(path: Path, *, record: str, notes: list[str]) -> Any:
-    """Parse one JSON file; problems become an error naming the file.
-
-    Lone surrogate escapes are replaced by U+FFFD (as for a single results file), each file
-    that held one adding a note to ``notes``.
-    """
-    from ..readers.json_file import LONE_SURROGATES, replace_lone_surrogates, replaced_note
-
-    try:
-        text, lines = replace_lone_surrogates(path.read_bytes().decode("utf-8-sig"))
-        obj = json.loads(text)
-    except UnicodeDecodeError as exc:
-        reason = f"not a text file: byte {exc.start} is not UTF-8 (a binary file?)"
-    except json.JSONDecodeError as exc:
-        reason = f"invalid or truncated JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-    except RecursionError:
-        reason = "JSON nested too deeply"
-    else:
-        if lines:
-            hit = [] if record == "(whole file)" else [record]  # results.json: any simulation
-            notes.append(replaced_note(str(path), lines, hit, what=LONE_SURROGATES))
-        return obj
-    raise EpisodeValidationError(reason, source=str(path), record=record, field="(top level)")
-
-
-def read_results_dir(path: Path, *, meta: Path | None = None) -> dict[str, Any]:
-    """Read a dir-format tau2 run (``results.json`` + ``simulations/*.json``) into one object.
-
-    ``meta`` is the run's metadata file when it is not ``path / "results.json"`` (a run's
-    metadata may have another name: see :mod:`accordkit.readers.results`).
-
-    A simulation file that cannot be parsed is put in ``simulations`` as the
-    :class:`~accordkit.schema.EpisodeValidationError` describing it (its record is the file
-    name, which is the simulation id), so that :func:`results_to_episodes` can report it
-    alone while the other simulations load.
-
-    Lone surrogate escapes are replaced by U+FFFD; the notes saying where are kept in the
-    returned object's ``notes`` attribute, and :func:`converted_simulations` emits each as a
-    warning (which the loader turns into a note of the load).
-
-    Raises
-    ------
-    EpisodeValidationError
-        When ``results.json`` cannot be read, or ``simulation_index`` and the simulation
-        files disagree.
-    """
-    notes: list[str] = []
-    meta = path / "results.json" if meta is None else meta
-    obj = _read_json(meta, record="(whole file)", notes=notes)
-    if not is_results_object(obj):
-        raise EpisodeValidationError(
-            f"not a tau2 {meta.name}: expected a JSON object with 'info'",
-            source=str(meta), record="(whole file)", field="(top level)")
-    sims: list[Any] = []
-    for sim_path in sorted((path / "simulations").glob("*.json")):
-        try:
-            sims.append(_read_json(sim_path, record=sim_path.stem, notes=notes))
-        except EpisodeValidationError as exc:
-            sims.append(exc)
-    index = obj.get("simulation_index")
-    if isinstance(index, list):
-        want = {str(e.get("id")) for e in index if isinstance(e, Mapping)}
-        have = {str(s.get("id")) if isinstance(s, Mapping) else str(s.record) for s in sims
-                if not isinstance(s, EpisodeValidationError)}
-        have |= {str(s.record) for s in sims if isinstance(s, EpisodeValidationError)}
-        if want != have:
-            missing, extra = sorted(want - have), sorted(have - want)
-            raise EpisodeValidationError(
-                f"simulation_index and simulations/ disagree: missing {missing[:5]}, "
-                f"extra {extra[:5]}", source=str(path), record="(whole file)",
-                field="simulation_index")
-    out = _DirResults(obj)
-    out["simulations"] = sims
-    out.notes = notes
-    return out

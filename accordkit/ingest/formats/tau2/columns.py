@@ -1,7 +1,7 @@
 """Canonical messages of typed tau2 simulations, built column by column.
 
 The loader turns a batch of converted simulations into one Arrow table. For simulations
-whose messages came from the typed decoder (:func:`~accordkit.adapters.tau2_format.
+whose messages came from the typed decoder (:func:`~accordkit.ingest.formats.tau2.typed.
 decode_messages`), building a dict per message and letting Arrow read the dicts back
 (``Table.from_pylist``) is most of the conversion's cost. :class:`TypedMessages` keeps a
 simulation's typed messages with what conversion computed and checked for them (the JSON
@@ -14,7 +14,7 @@ The column equals the one ``from_pylist`` builds from :meth:`TypedMessages.recor
 keep every message rule of :data:`accordkit.schema.RULES` by construction: the decoder
 allows only the four roles and requires a tool call's name, positions are the message
 indices, ``kind`` is null, and each arguments text is either written by ``json`` from an
-object or was checked to be the text of one (:func:`accordkit.adapters.tau2._arguments_json`).
+object or was checked to be the text of one (:func:`accordkit.ingest.formats.tau2.convert._arguments_json`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .tau2_format import Message
+from .typed import Message
 
 __all__ = ["TypedMessages", "messages_column"]
 
@@ -75,7 +75,7 @@ class TypedMessages:
 
 @cache
 def _message_type() -> pa.DataType:
-    from ..schema.arrow import canonical_schema
+    from ....schema.arrow import canonical_schema
 
     return canonical_schema().field("messages").type
 

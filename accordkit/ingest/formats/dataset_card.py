@@ -1,4 +1,4 @@
-"""A local dataset folder in hub layout: data files named by the configs of its card.
+"""A dataset folder in hub layout: the data files its card names, and reading one of them.
 
 Only a ``README.md`` whose YAML header lists ``configs`` makes a folder a dataset folder; the
 folder then gives the same dataset as its copy on the hub. Each config's files are found as
@@ -14,18 +14,20 @@ folder changed; one bad file is one problem.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-
-from ..schema import EpisodeValidationError
+from ...schema import EpisodeValidationError
+from ..check import Part
+from ..context import ReadContext
+from ..inputs import Card, Input
 from .canonical import read_canonical_text
+from .parquet import read_parquet
 
-__all__ = ["DatasetFolder", "DataFile", "card_configs", "data_files", "dataset_files",
-           "is_dataset_folder", "read_data_file", "read_files"]
+__all__ = ["DataFile", "card_configs", "data_files", "dataset_files", "is_dataset_folder",
+           "read_data_file", "data_file_input"]
 
 _WHOLE_FILE = "(whole file)"
 _CARD = "README.md"
@@ -33,36 +35,6 @@ _CARD = "README.md"
 #: format a pattern matches is left out (the hub reads one format per dataset, and leaves
 #: out the files of other formats).
 _READ_AS = {".parquet": "parquet", ".jsonl": "json", ".json": "json"}
-
-
-class DatasetFolder:
-    """A folder whose dataset card names configs and their files."""
-
-    name = "dataset-folder"
-
-    def sniff(self, path: Path) -> bool:
-        return is_dataset_folder(path)
-
-    def read(self, loader: Any, path: Path) -> pa.Table:
-        files, problems = dataset_files(path, config=loader.config, split=loader.split)
-        for problem in problems:
-            loader.problem(problem)
-        return read_files(loader, files, origin=str(path))
-
-
-def read_files(loader: Any, files: Sequence[DataFile], *, origin: str,
-               name: Callable[[Path], str] = str) -> pa.Table:
-    """The data files of a dataset folder, as one table: each read by its own format with
-    the config and split its card gives it, ``origin`` filling empty ``source`` values.
-
-    One file that cannot be read is that file's problem, under ``name(path)``; the others
-    still load. The one way a card's files are read: by the folder reader, the scoring
-    engines (one file at a time) and the hub reader offline (a cached snapshot).
-    """
-    return loader.concat([
-        loader.guarded(name(f.path), lambda f=f: read_data_file(
-            loader, f.path, origin=origin, parts=(f.config, f.split)))
-        for f in files])
 
 
 @dataclass(frozen=True)
@@ -78,9 +50,8 @@ def dataset_files(path: Path, *, config: str | None = None, split: str | None = 
                   ) -> tuple[list[DataFile], list[EpisodeValidationError]]:
     """The data files a dataset folder's card names: the one rule for what it holds.
 
-    Used by its reader and by the scoring plan (:func:`accordkit.engines.plan.plan_work`),
-    so that ``accordkit.load(folder)`` and ``accordkit score folder`` read the same files
-    with the same ``config`` and ``split``.
+    Used by the plan (:mod:`accordkit.ingest.plan`) for ``accordkit.load(folder)`` and
+    ``accordkit score folder`` alike, and by the hub reader offline (a cached snapshot).
 
     Parameters
     ----------
@@ -143,18 +114,22 @@ def is_dataset_folder(path: Path) -> bool:
     return path.is_dir() and _card_header(path) is not None
 
 
-def read_data_file(loader: Any, path: Path, *, origin: str,
-                   parts: tuple[str, str]) -> pa.Table:
-    """One data file of a dataset folder, read by its own format; ``parts`` = the (config,
-    split) its card gives it, ``origin`` the folder."""
-    if _READ_AS[_suffix(path)] == "parquet":
-        from ..ingest.formats.parquet import read_parquet
-        from ..ingest.inputs import Card, Input
+def read_data_file(input: Input, ctx: ReadContext) -> Iterator[Part]:
+    """One data file of a dataset folder (``input.card`` holds its config, split and
+    folder), read by its own format, known by its name's ending."""
+    if _READ_AS[_suffix(Path(str(input.path)))] == "parquet":
+        yield read_parquet(input, ctx)
+    else:
+        yield from read_canonical_text(input, ctx)
 
-        return loader.run_with(read_parquet, Input(name=str(path), path=str(path),
-                                                   card=Card(parts[0], parts[1], origin),
-                                                   origin=origin))
-    return read_canonical_text(loader, path, origin=origin, parts=parts)
+
+def data_file_input(file: DataFile, *, origin: str, name: str | None = None,
+                    source: str = "") -> Input:
+    """The input of one data file of a dataset folder: ``origin`` (the folder, or a hub id)
+    fills its rows' empty ``source`` values; ``name`` is how reports name it (default: its
+    path)."""
+    return Input(name=name or str(file.path), path=str(file.path), source=source or origin,
+                 card=Card(file.config, file.split, origin), origin=origin)
 
 
 def _suffix(path: Path) -> str:

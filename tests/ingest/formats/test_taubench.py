@@ -1,4 +1,4 @@
-"""τ-bench (v1) result files -> canonical episodes (``accordkit.adapters.taubench``)."""
+"""τ-bench (v1) result files -> canonical episodes (``accordkit.ingest.formats.taubench``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 import accordkit as ak
-from accordkit.adapters.taubench import (
+from accordkit.ingest.formats.taubench import (
     RUN_ERROR,
     guess_domain,
     is_run_py_name,
@@ -20,7 +20,7 @@ from accordkit.adapters.taubench import (
 )
 from accordkit.schema import EpisodeValidationError
 
-from ..conftest import FIXTURES, _need
+from ...conftest import FIXTURES, _need
 
 NAME = "airline_gpt-4o_3tasks_4trials.json"
 

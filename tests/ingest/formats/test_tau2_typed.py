@@ -18,13 +18,13 @@ from hypothesis import strategies as st
 
 import accordkit as ak
 from accordkit._internal.arrow import arrow_table
-from accordkit.adapters import tau2_format
-from accordkit.readers import results as results_reader
+from accordkit.ingest.formats import tau2 as results_reader
+from accordkit.ingest.formats.tau2 import typed as tau2_format
 
-from ..test_load_errors import _results, _sim, _write
-from ..test_load_fuzz import SETTINGS, _mutate, seeds  # noqa: F401 - seeds is a fixture
+from ...test_load_errors import _results, _sim, _write
+from ...test_load_fuzz import SETTINGS, _mutate, seeds  # noqa: F401 - seeds is a fixture
 
-TAU2 = sys.modules["accordkit.adapters.tau2"]
+TAU2 = sys.modules["accordkit.ingest.formats.tau2.convert"]
 
 
 def _outcome(path, *, typed: bool, monkeypatch) -> tuple:

@@ -39,13 +39,17 @@ import json
 import math
 import re
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
 
-from ..schema import EpisodeValidationError, check_converted, empty_episode
+from ...schema import EpisodeValidationError, check_converted, empty_episode
+from ..check import Part, built_part
+from ..context import ReadContext
+from ..inputs import Input
+from .text import note_replaced
 
 __all__ = ["looks_like_taubench", "read_taubench", "metadata_from_filename", "guess_domain",
            "is_run_py_name", "run_id", "RUN_ERROR", "METADATA_KEYS"]
@@ -483,3 +487,38 @@ def read_taubench(obj: Any, *, source: str, errors: Literal["raise", "skip"] = "
                 raise
             out.append(exc)
     return out
+
+
+class TaubenchDocument:
+    """A parsed τ-bench result list (read by the ``json`` reader); the load's ``metadata=``
+    fills what the file does not name.
+
+    A τ-bench list is recognised by its content. An empty list ``[]`` has none, so it is
+    claimed (:meth:`claims_empty`) only when its file name follows τ-bench ``run.py``'s
+    pattern, which is what ``run.py`` writes for an empty task range; it loads as 0 episodes,
+    with a note.
+    """
+
+    name = "taubench"
+
+    def sniff(self, obj: Any) -> bool:
+        return looks_like_taubench(obj)
+
+    def claims_empty(self, source: str) -> bool:
+        """Whether an empty JSON list read from ``source`` is a τ-bench run (by its name)."""
+        return is_run_py_name(source)
+
+    def read(self, obj: Any, input: Input, ctx: ReadContext,
+             bad_lines: Sequence[int]) -> Iterator[Part]:
+        source = input.name
+        items = read_taubench(obj, source=source, errors="skip", metadata=ctx.options.metadata)
+        for err in (i for i in items if isinstance(i, EpisodeValidationError)):
+            ctx.problem(err)
+        records = [i for i in items if isinstance(i, dict)]
+        part = built_part(records, [str(r["episode_id"]) for r in records], source=source)
+        if not obj:
+            ctx.note(f"{source}: an empty τ-bench result list (run.py writes [] for an empty "
+                     "task range or a run stopped before its first task ended): 0 episodes")
+        if bad_lines:
+            note_replaced(ctx, source, bad_lines, part.table)
+        yield part

@@ -1,29 +1,26 @@
-"""Any other text file: decoded as UTF-8, parsed as JSON, then given to the *document*
-readers (results object, τ-bench list, canonical episodes); JSON Lines when it is not one
-JSON document, or when a ``.jsonl`` file holds one object on one line (its record is
-``line 1``). The last file reader asked: a file nothing else reads ends here, with an error
-that says what was found.
+"""Text of JSON and JSON Lines files: decoded as UTF-8, parsed, and what was replaced on the way.
+
+A few bytes that are not UTF-8 are replaced by U+FFFD and noted with the records they hit,
+instead of losing the whole file; lone UTF-16 surrogate escapes (a cut emoji) likewise. NUL
+bytes or many bad bytes mean a binary file, which is an error of the whole file.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import warnings
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
-from ..schema import EpisodeValidationError
-from .canonical import looks_like_jsonl, read_jsonl
+from ...schema import EpisodeValidationError
+from ..check import TOP, WHOLE_FILE
+from ..context import ReadContext
 
-__all__ = ["JsonFile", "decode_text", "parse_text", "JSON_LINES", "replace_lone_surrogates",
-           "note_replaced", "replaced_note", "LONE_SURROGATES"]
+__all__ = ["decode_text", "parse_text", "JSON_LINES", "replace_lone_surrogates", "note_replaced",
+           "replaced_note", "LONE_SURROGATES", "looks_like_jsonl"]
 
-_WHOLE_FILE = "(whole file)"
-_TOP = "(top level)"
 #: Share of bytes that may be invalid UTF-8 before a file is taken for a binary file.
 _MAX_BAD_BYTES = 0.01
 _ESCAPED = re.compile("[\udc80-\udcff]")
@@ -35,67 +32,6 @@ _SURROGATE_ESCAPE = re.compile(
 #: What :func:`replace_lone_surrogates` replaces, as the notes of a load name it.
 LONE_SURROGATES = ("lone UTF-16 surrogate escapes (\\ud800-\\udfff without their pair, "
                    "e.g. a cut emoji)")
-
-
-class JsonFile:
-    """JSON or JSON Lines text."""
-
-    name = "json"
-    cached = True
-
-    def sniff(self, path: Path, head: bytes) -> bool:
-        return True
-
-    def read(self, loader: Any, path: Path, data: bytes) -> pa.Table:
-        source = str(path)
-        text, bad_lines = decode_text(data, source=source)
-        text, lone_lines = replace_lone_surrogates(text)
-        table = self._read_text(loader, text, source, bad_lines)
-        if lone_lines:
-            note_replaced(loader, source, lone_lines, table, what=LONE_SURROGATES)
-        return table
-
-    @staticmethod
-    def _read_text(loader: Any, text: str, source: str, bad_lines: list[int]) -> pa.Table:
-        from . import formats
-
-        obj = parse_text(text, source=source)
-        if obj is JSON_LINES:
-            return read_jsonl(loader, text, source, bad_lines=bad_lines)
-        documents = formats("document")
-        # A .jsonl file of one record parses as one JSON document; its record is still
-        # "line 1", as in any other JSON Lines file.
-        one_line = (isinstance(obj, dict) and source.lower().endswith(".jsonl")
-                    and "\n" not in text.strip())
-        for document in documents:
-            if document.sniff(obj) and not (one_line and document.name == "canonical"):
-                return _read_document(document, loader, obj, source, bad_lines)
-        if one_line:
-            return read_jsonl(loader, text, source, bad_lines=bad_lines)
-        if isinstance(obj, list) and not obj:
-            # An empty list is no format's by content; a reader may claim it by file name.
-            for document in documents:
-                claims = getattr(document, "claims_empty", None)
-                if claims is not None and claims(source):
-                    return _read_document(document, loader, obj, source, bad_lines)
-        hint = ("; an empty list is read as a τ-bench run of 0 episodes only when its file "
-                "name follows τ-bench run.py's pattern" if obj == [] else "")
-        raise EpisodeValidationError(
-            "not a results file or canonical episodes: expected a tau2/AgentChangeBench results "
-            "object ({info, tasks, simulations}) or episode records with 'benchmark' and "
-            f"'episode_id' (found {_describe(obj)}{hint})", source=source, record=_WHOLE_FILE,
-            field=_TOP)
-
-
-def _read_document(document: Any, loader: Any, obj: Any, source: str,
-                   bad_lines: list[int]) -> pa.Table:
-    """``document.read(...)``, with the warnings it emits kept as notes of the load (so a
-    report run stays quiet, and a cached load reports them again)."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        table = document.read(loader, obj, source, bad_lines)
-    loader.report.notes.extend(str(w.message) for w in caught)
-    return table
 
 
 #: What :func:`parse_text` gives for text that is not one JSON document but JSON Lines.
@@ -112,8 +48,8 @@ def parse_text(text: str, *, source: str) -> Any:
         (naming the line and column where it breaks), or is nested too deeply.
     """
     if not text.strip():
-        raise EpisodeValidationError("empty file", source=source, record=_WHOLE_FILE,
-                                     field=_TOP)
+        raise EpisodeValidationError("empty file", source=source, record=WHOLE_FILE,
+                                     field=TOP)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -121,10 +57,10 @@ def parse_text(text: str, *, source: str) -> Any:
             return JSON_LINES
         raise EpisodeValidationError(
             f"invalid or truncated JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}",
-            source=source, record=_WHOLE_FILE, field=_TOP) from None
+            source=source, record=WHOLE_FILE, field=TOP) from None
     except RecursionError:
         raise EpisodeValidationError("JSON nested too deeply", source=source,
-                                     record=_WHOLE_FILE, field=_TOP) from None
+                                     record=WHOLE_FILE, field=TOP) from None
 
 
 def decode_text(data: bytes, *, source: str) -> tuple[str, list[int]]:
@@ -142,12 +78,12 @@ def decode_text(data: bytes, *, source: str) -> tuple[str, list[int]]:
         if b"\x00" in data or len(bad) > max(1, _MAX_BAD_BYTES * len(data)):
             raise EpisodeValidationError(
                 f"not a text file: byte {exc.start} is not UTF-8 (a binary file?)",
-                source=source, record=_WHOLE_FILE, field=_TOP) from None
+                source=source, record=WHOLE_FILE, field=TOP) from None
         lines = sorted({text.count("\n", 0, pos) + 1 for pos in bad})
         return _ESCAPED.sub("\ufffd", text), lines
     if "\x00" in text:
         raise EpisodeValidationError("not a text file: it holds NUL bytes (a binary file?)",
-                                     source=source, record=_WHOLE_FILE, field=_TOP)
+                                     source=source, record=WHOLE_FILE, field=TOP)
     return text, []
 
 
@@ -205,14 +141,14 @@ def replaced_note(source: str, lines: Sequence[int], records: Sequence[str] = ()
     return f"{source}: {what} were replaced by U+FFFD ({where}){hit}"
 
 
-def note_replaced(loader: Any, source: str, lines: Sequence[int],
+def note_replaced(ctx: ReadContext, source: str, lines: Sequence[int],
                   table: pa.Table | None = None, *, records: Sequence[str] = (),
                   what: str = "bytes that are not UTF-8") -> None:
     """Report text replaced by U+FFFD (by default bytes that were not UTF-8) with the records
     it hit (``records``, or the episodes of ``table`` whose text holds U+FFFD)."""
     if table is not None:
         records = _records_with_replacement(table)
-    loader.report.notes.append(replaced_note(source, lines, records, what=what))
+    ctx.note(replaced_note(source, lines, records, what=what))
 
 
 def _records_with_replacement(table: pa.Table) -> list[str]:
@@ -224,10 +160,22 @@ def _records_with_replacement(table: pa.Table) -> list[str]:
     return out
 
 
-def _describe(obj: Any) -> str:
-    if isinstance(obj, dict):
-        keys = list(obj)[:6]
-        return f"an object with keys {keys}" + (" ..." if len(obj) > 6 else "")
-    if isinstance(obj, list):
-        return f"a list of {len(obj)} item(s)"
-    return f"{type(obj).__name__} {obj!r:.40}"
+def looks_like_jsonl(text: str) -> bool:
+    """Several lines, one of them a whole JSON object starting in the first column.
+
+    Every line is tried, so a JSONL file whose first lines are broken is still read as
+    JSONL (with those lines reported); lines are split on "\\n" only, as :func:`read_jsonl`
+    does. Indented lines are left out: they are the inside of a pretty-printed document.
+    """
+    lines = [line for line in text.split("\n") if line.strip()]
+    if len(lines) < 2:
+        return False
+    for line in lines:
+        if not line.startswith("{"):
+            continue
+        try:
+            if isinstance(json.loads(line), dict):
+                return True
+        except (json.JSONDecodeError, RecursionError):
+            continue
+    return False
