@@ -588,7 +588,8 @@ def fetch_episodes(store: str | Path, episode_ids: Sequence[str]) -> Any:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from .load import load, load_table
+    from .ingest.read import load_table
+    from .load import load
 
     store = Path(store)
     manifest = read_manifest(store)

@@ -155,22 +155,23 @@ def test_a_file_a_registered_reader_finds_changed_is_not_cached_under_its_old_by
     path.write_text(old)
     for p in (first, path):
         os.utime(p, (1.6e9, 1.6e9))  # old: their digests may be remembered
-    load_mod = importlib.import_module("accordkit.load")
-    real_parse = load_mod._Reader.text_file
+    load_mod = importlib.import_module("accordkit.ingest.read")
+    real_parse = load_mod.Reading._text
 
-    def rewrite_while_parsing(self, data, source):
-        out = real_parse(self, data, source)
+    def rewrite_while_parsing(self, input):
+        source = input.name
+        out = real_parse(self, input)
         if source.endswith("a.json"):  # another process replaces u.json meanwhile
             assert read_ahead_done.wait(10), "u.json is read ahead while a.json is parsed"
             (tmp_path / "u.tmp").write_text(new)
             os.replace(tmp_path / "u.tmp", path)
         return out
 
-    monkeypatch.setattr(load_mod._Reader, "text_file", rewrite_while_parsing)
+    monkeypatch.setattr(load_mod.Reading, "_text", rewrite_while_parsing)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert list(ak.load([first, path])["episode_id"]) == ["tiny/a1", "tiny/v2"]
-    monkeypatch.setattr(load_mod._Reader, "text_file", real_parse)
+    monkeypatch.setattr(load_mod.Reading, "_text", real_parse)
     (tmp_path / "u.tmp").write_text(old)
     os.replace(tmp_path / "u.tmp", path)
     os.utime(path, (1.6e9, 1.6e9))

@@ -86,24 +86,24 @@ def _load_batch(item: WorkItem, *, errors: str, metadata: Mapping[str, Any] | No
 
     ``load_options`` (``revision``, ``split``) are :func:`accordkit.load`'s.
     """
+    from ..ingest.read import load_table
     from ..load import load_with_report
 
     options = dict(load_options or {})
     card = item.card
     if item.kind == "parquet":
-        from ..load import load_table
-
         table = _open_parquet(item.source).read_row_groups(list(item.row_groups))
         table, origin, split = _with_card(table, card, split=options.get("split"))
         ds, report = load_table(table, source=item.source, errors=errors, split=split,
                                 origin=origin)
         return ds, report
     if card is not None:
-        from ..load import load_data_file
+        from ..ingest.formats.dataset_card import DataFile, data_file_input
+        from ..ingest.read import load_input
 
-        ds, report = load_data_file(item.source, folder=card.folder, config=card.config,
-                                    split=card.split, errors=errors)
-        return ds, report
+        input = data_file_input(DataFile(Path(item.source), card.config, card.split),
+                                origin=card.folder)
+        return load_input(input, errors=errors)
     if is_url(item.source):
         import fsspec
 
@@ -245,7 +245,7 @@ def _parquet_modes(item: WorkItem, *, split: str | None) -> Any:
     import pandas as pd
     import pyarrow as pa
 
-    from ..load import load_table
+    from ..ingest.read import load_table
     from ..metrics.compare_modes import COMPARE_COLUMNS, compare_modes
 
     inputs = item.files()

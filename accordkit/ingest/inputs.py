@@ -71,6 +71,8 @@ class Problem(msgspec.Struct, frozen=True):
     field: str = "(top level)"
     #: the name of the error class (``SourceNotFoundError`` for a path that does not exist)
     kind: str = "EpisodeValidationError"
+    #: the file the problem names, when not the input (a dataset folder's card)
+    source: str | None = None
 
 
 class Input(msgspec.Struct, frozen=True, kw_only=True):
@@ -175,7 +177,7 @@ class Input(msgspec.Struct, frozen=True, kw_only=True):
             cls: type[EpisodeValidationError] = SourceNotFoundError
         else:
             cls = EpisodeValidationError
-        return cls(problem.reason, source=self.name, record=problem.record,
+        return cls(problem.reason, source=problem.source or self.name, record=problem.record,
                    field=problem.field)
 
     # ------------------------------------------------------------------ one form

@@ -1,4 +1,7 @@
-"""What a folder holds: the plan's rules for local paths.
+"""What a local path holds: the plan's rules (:mod:`accordkit.ingest.plan`), asked in order.
+
+Each rule has ``name``, ``sniff(path)`` and ``inputs(path, ...)``: the inputs the path
+stands for.
 
 :func:`folder_inputs` is the one rule for what a plain folder holds: every ``.json``,
 ``.jsonl`` and ``.parquet`` file below it (hidden ones left out), in name order, a dir-format
@@ -9,10 +12,16 @@ folders not inputs of their own.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
-from .tau2.runs import RESULTS_JSON, RUN_FOLDERS, claims, has_claimant, run_files
+import msgspec
+
+from ...schema import EpisodeValidationError
+from ..context import ReadOptions
+from ..inputs import Input, Problem
+from .tau2.runs import RESULTS_JSON, RUN_FOLDERS, claims, has_claimant
 
 __all__ = ["folder_inputs", "DATA_SUFFIXES", "RunRule", "DatasetFolderRule", "FolderRule",
            "is_whole_run"]
@@ -65,7 +74,8 @@ def is_whole_run(folder: Path) -> bool:
 
 class RunRule:
     """A dir-format tau2 run: its folder (holding nothing else) or a file that claims a
-    sibling ``simulations/`` folder. One input, read by the ``results-folder`` reader."""
+    sibling ``simulations/`` folder. One input, read by the ``results-folder`` reader and
+    named by the run's folder, whatever its metadata file is called."""
 
     name = "results-folder"
 
@@ -74,25 +84,17 @@ class RunRule:
             return is_whole_run(path)
         return claims(path)
 
-    @staticmethod
-    def run(path: Path) -> tuple[Path, Path]:
-        """The run's folder (its name) and metadata file."""
+    def inputs(self, path: Path, *, source: str, **_: Any) -> list[Input]:
         folder = path if path.is_dir() else path.parent
-        return folder, (folder / RESULTS_JSON if path.is_dir() else path)
-
-    def read(self, loader: Any, path: Path) -> Any:
-        from ...ingest.inputs import Input
-        from .tau2 import ResultsRun
-
-        folder, meta = self.run(path)
-        run = Input(kind="run", name=str(folder), path=str(meta))
-        return loader.cached_files(str(folder), lambda: run_files(meta),
-                                   lambda reader: reader.run(ResultsRun(), run))
+        meta = folder / RESULTS_JSON if path.is_dir() else path
+        return [Input(kind="run", name=str(folder), path=str(meta),
+                      real=os.path.realpath(meta), source=source)]
 
 
 class DatasetFolderRule:
-    """A folder whose dataset card names configs: the data files the card names, each an
-    input with the config and split the card gives it (:mod:`.dataset_card`)."""
+    """A folder whose dataset card names configs: the card's problems (a config or split
+    that matches no file), then the data files the card names, each an input with the
+    config and split the card gives it (:mod:`.dataset_card`)."""
 
     name = "dataset-folder"
 
@@ -101,38 +103,34 @@ class DatasetFolderRule:
 
         return is_dataset_folder(path)
 
-    def read(self, loader: Any, path: Path) -> Any:
-        from .dataset_card import data_file_input, dataset_files, read_data_file
+    def inputs(self, path: Path, *, options: ReadOptions, source: str, **_: Any) -> list[Input]:
+        from ..plan import problem_input
+        from .dataset_card import data_file_input, dataset_files
 
-        files, problems = dataset_files(path, config=loader.config, split=loader.split)
-        for problem in problems:
-            loader.problem(problem)
-        tables = []
+        try:
+            files, problems = dataset_files(path, config=options.config, split=options.split)
+        except EpisodeValidationError as exc:   # an unknown config or split, a bad card
+            return [problem_input(exc, name=str(path), source=source)]
+        out = [problem_input(p, name=str(path), source=source) for p in problems]
         for file in files:
-            input = data_file_input(file, origin=str(path))
-            tables.append(loader.guarded(
-                input.name, lambda input=input: loader.run_with(read_data_file, input)))
-        return loader.concat(tables)
+            input = data_file_input(file, origin=str(path), source=source)
+            out.append(msgspec.structs.replace(input, real=os.path.realpath(file.path)))
+        return out
 
 
 class FolderRule:
     """Any other folder: every ``.json``, ``.jsonl`` and ``.parquet`` file below it (hidden
-    ones left out), in name order, each an input of its own (one bad file is one problem)."""
+    ones left out), in name order, each an input of its own (one bad file is one problem;
+    a run's metadata file is known by the folder beside it)."""
 
     name = "folder"
 
     def sniff(self, path: Path) -> bool:
         return path.is_dir()
 
-    def read(self, loader: Any, path: Path) -> Any:
-        from ...schema import EpisodeValidationError
-
+    def inputs(self, path: Path, *, source: str, plan_path: Any, **_: Any) -> list[Input]:
         files = folder_inputs(path)
         if not files:
-            raise EpisodeValidationError("no .parquet, .json, .jsonl file in this folder",
-                                         source=str(path), record="(whole file)",
-                                         field="(folder)")
-        # each by loader.path: a run's metadata file is known by the folder beside it
-        loader.read_ahead(files)
-        return loader.concat([loader.guarded(str(p), lambda p=p: loader.path(p))
-                              for p in files])
+            return [Input(kind="problem", name=str(path), source=source, problem=Problem(
+                "no .parquet, .json, .jsonl file in this folder", "(whole file)", "(folder)"))]
+        return [i for f in files for i in plan_path(f)]

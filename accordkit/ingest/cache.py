@@ -85,7 +85,7 @@ def cache_key(data: bytes | None, *, path: str, options: dict[str, Any],
     ``digest`` is the sha256 of the content when it is known already (see
     :func:`file_digest`); then ``data`` may be None.
     """
-    from .schema import SCHEMA_VERSION
+    from ..schema import SCHEMA_VERSION
 
     h = hashlib.sha256()
     h.update(digest if digest is not None else hashlib.sha256(data).digest())
@@ -340,7 +340,7 @@ def read_file(key: str) -> CacheFile | None:
     """The cache file under ``key``, memory-mapped; None when absent, unreadable or foreign."""
     import pyarrow as pa
 
-    from .schema.arrow import canonical_schema
+    from ..schema.arrow import canonical_schema
 
     path = _path_for(key)
     if not path.is_file():
@@ -408,7 +408,7 @@ def store_file(key: str, entries: Sequence[tuple[str, CacheEntry]], *,
     """
     import pyarrow as pa
 
-    from .schema.arrow import empty_table
+    from ..schema.arrow import empty_table
 
     path = _path_for(key)
     meta: dict[str, Any] = {

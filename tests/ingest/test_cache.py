@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 import accordkit as ak
-from accordkit import cache as cache_mod
 from accordkit._internal.arrow import arrow_table
 from accordkit.cli import main
+from accordkit.ingest import cache as cache_mod
 
-from .test_load_errors import _results, _sim, _write
+from ..test_load_errors import _results, _sim, _write
 
 
 @pytest.fixture
@@ -32,15 +32,16 @@ def cache_dir(tmp_path, monkeypatch):
 @pytest.fixture
 def reads(monkeypatch):
     """Counts the files really decoded (a cache hit decodes nothing)."""
-    reader = sys.modules["accordkit.load"]._Reader
-    real = reader.text_file
+    reader = sys.modules["accordkit.ingest.read"].Reading
+    real = reader._text
     seen: list[str] = []
 
-    def spy(self, data, source):
+    def spy(self, input):
+        source = input.name
         seen.append(source)
-        return real(self, data, source)
+        return real(self, input)
 
-    monkeypatch.setattr(reader, "text_file", spy)
+    monkeypatch.setattr(reader, "_text", spy)
     return seen
 
 
@@ -148,19 +149,20 @@ def test_a_file_read_ahead_is_judged_fresh_by_when_it_was_read(tmp_path, cache_d
     first = _write(tmp_path, _results(_sim("s1")), "a.json")
     _age(first)
     fresh = _write(tmp_path, _results(_sim("s2")), "b.json")  # written just now
-    load_mod = sys.modules["accordkit.load"]
+    load_mod = sys.modules["accordkit.ingest.read"]
     shift = [0.0]
     monkeypatch.setattr(cache_mod, "time",
                         types.SimpleNamespace(time=lambda: time.time() + shift[0]))
-    real_parse = load_mod._Reader.text_file
+    real_parse = load_mod.Reading._text
 
-    def slow_parse(self, data, source):
+    def slow_parse(self, input):
+        source = input.name
         if source.endswith("a.json"):
             assert read_ahead_done.wait(10), "b.json is read ahead while a.json is parsed"
             shift[0] = 60.0  # a parse of a minute: b.json's turn comes much later
-        return real_parse(self, data, source)
+        return real_parse(self, input)
 
-    monkeypatch.setattr(load_mod._Reader, "text_file", slow_parse)
+    monkeypatch.setattr(load_mod.Reading, "_text", slow_parse)
     assert _load([first, fresh])[0]["episode_id"] == ["tau2/s1", "tau2/s2"]
     assert cache_mod.known_digest(cache_mod.real_path(first)) is not None
     assert cache_mod.known_digest(cache_mod.real_path(fresh)) is None
@@ -179,18 +181,19 @@ def test_a_link_repointed_during_a_load_never_pairs_one_files_stat_with_anothers
     _load(one)  # its digest remembered: the link is not read ahead, but in its turn
     link = tmp_path / "link.json"
     link.symlink_to(one)
-    load_mod = sys.modules["accordkit.load"]
-    real_parse = load_mod._Reader.text_file
+    load_mod = sys.modules["accordkit.ingest.read"]
+    real_parse = load_mod.Reading._text
 
-    def repoint_while_parsing(self, data, source):
+    def repoint_while_parsing(self, input):
+        source = input.name
         if source.endswith("a.json"):  # stands for another process
             link.unlink()
             link.symlink_to(two)
-        return real_parse(self, data, source)
+        return real_parse(self, input)
 
-    monkeypatch.setattr(load_mod._Reader, "text_file", repoint_while_parsing)
+    monkeypatch.setattr(load_mod.Reading, "_text", repoint_while_parsing)
     _load([first, link])
-    monkeypatch.setattr(load_mod._Reader, "text_file", real_parse)
+    monkeypatch.setattr(load_mod.Reading, "_text", real_parse)
     link.unlink()
     link.symlink_to(one)  # t1.json itself never changed
     assert _load(link)[0]["episode_id"] == ["tau2/t1"]
@@ -207,17 +210,18 @@ def test_a_link_whose_first_target_is_gone_is_read_where_it_leads_now(
     _load(one)
     link = tmp_path / "link.json"
     link.symlink_to(one)
-    load_mod = sys.modules["accordkit.load"]
-    real_parse = load_mod._Reader.text_file
+    load_mod = sys.modules["accordkit.ingest.read"]
+    real_parse = load_mod.Reading._text
 
-    def repoint_and_remove(self, data, source):
+    def repoint_and_remove(self, input):
+        source = input.name
         if source.endswith("a.json"):
             link.unlink()
             link.symlink_to(two)
             one.unlink()
-        return real_parse(self, data, source)
+        return real_parse(self, input)
 
-    monkeypatch.setattr(load_mod._Reader, "text_file", repoint_and_remove)
+    monkeypatch.setattr(load_mod.Reading, "_text", repoint_and_remove)
     assert _load([first, link])[0]["episode_id"] == ["tau2/s1", "tau2/t2"]
 
 
@@ -273,7 +277,7 @@ def test_the_digests_of_a_folders_files_are_one_memo_written_once(tmp_path, cach
         _age(path)
     writes = []
     real = cache_mod.write_digests
-    monkeypatch.setattr(sys.modules["accordkit.load"], "write_digests",
+    monkeypatch.setattr(sys.modules["accordkit.ingest.read"], "write_digests",
                         lambda memos: writes.append(len(memos)) or real(memos))
     _load(paths)
     assert writes == [6], "three digests and where each entry is, written once at the end"
@@ -448,7 +452,7 @@ def test_a_dir_format_run_is_one_entry_renewed_when_any_of_its_files_changes(
         tmp_path, cache_dir, monkeypatch):
     from accordkit.ingest.formats.tau2 import runs as results_reader
 
-    from .test_load_errors import _dir_run
+    from ..test_load_errors import _dir_run
 
     run = _dir_run(tmp_path, _sim("a"), _sim("b", trial=1))
     built: list[str] = []
@@ -478,7 +482,7 @@ def test_a_dir_format_run_is_one_entry_renewed_when_any_of_its_files_changes(
 
 
 def test_a_cached_dir_format_run_reports_its_problems_again(tmp_path, cache_dir):
-    from .test_load_errors import _dir_run
+    from ..test_load_errors import _dir_run
 
     run = _dir_run(tmp_path, _sim("a"), _sim("b", trial=1))
     sim_file = run / "simulations" / "b.json"
@@ -509,7 +513,7 @@ def test_a_load_of_several_files_is_served_by_one_entry(tmp_path, cache_dir, fil
     assert len(_entries(cache_dir)) == 1, "one cache file: both files' entries and the load's"
     opened: list[str] = []
     real = cache_mod.read_file
-    monkeypatch.setattr(sys.modules["accordkit.load"], "read_file",
+    monkeypatch.setattr(sys.modules["accordkit.ingest.read"], "read_file",
                         lambda key: opened.append(key) or real(key))
     second, report2, caught2 = _load([a, b])
     assert sorted(file_reads) == ["a.json", "b.json"], "the second load reads neither file"
@@ -599,20 +603,20 @@ def test_a_file_listed_twice_and_changed_between_reads_is_not_kept_as_one_load(
     c = _write(tmp_path, _results(_sim("c1")), "c.json")
     for path in (a, c):
         _age(path)
-    reader = sys.modules["accordkit.load"]._Reader
-    real = reader.file
+    reader = sys.modules["accordkit.ingest.read"].Reading
+    real = reader._file
 
-    def file_then_change_a(self, path):
-        out = real(self, path)
-        if path == a and not getattr(self, "_changed", False):
+    def file_then_change_a(self, input):
+        out = real(self, input)
+        if input.name == str(a) and not getattr(self, "_changed", False):
             self._changed = True
             _write(tmp_path, _results(_sim("new1")), "a.json")
             _age(a)
         return out
 
-    monkeypatch.setattr(reader, "file", file_then_change_a)
+    monkeypatch.setattr(reader, "_file", file_then_change_a)
     assert _load([a, c, a])[0]["episode_id"] == ["tau2/old1", "tau2/c1", "tau2/new1"]
-    monkeypatch.setattr(reader, "file", real)
+    monkeypatch.setattr(reader, "_file", real)
     assert _load([a, c, a])[0]["episode_id"] == ["tau2/new1", "tau2/c1"]
 
 
@@ -636,7 +640,7 @@ def test_a_file_that_fails_to_read_ahead_is_read_where_it_is_used(tmp_path, cach
     def fail(path, cache):
         raise OSError("the disk hiccupped")
 
-    monkeypatch.setattr(sys.modules["accordkit.load"], "_read_and_hash", fail)
+    monkeypatch.setattr(sys.modules["accordkit.ingest.read"], "_read_and_hash", fail)
     got, report2, _ = _load([a, b])
     assert arrow_table(got).equals(arrow_table(expected)) and report2 == report1
     b.unlink()  # a file gone: its problem is the loader's own, naming it
