@@ -54,7 +54,7 @@ _EXPORTS = {
     "pass_hat_k": "accordkit.metrics.passk",
     "pass_hat_k_tasks": "accordkit.metrics.passk",
     "compare_modes": "accordkit.metrics.compare_modes",
-    "write_scores": "accordkit.store",
+    "write_scores": "accordkit.engines",
     "read_scores": "accordkit.store",
     "read_modes": "accordkit.store",
     # judges

@@ -3,7 +3,8 @@
 An :class:`Input` is one thing a reader reads: a file (or an fsspec URL), a dir-format tau2
 run (its metadata file with the ``simulations/`` beside it), a hub dataset, or a problem the
 plan found (a missing path, a folder with nothing to read, a dataset card naming no file).
-It is a frozen ``msgspec`` struct, so a work item holding it travels whole between
+It is a frozen ``msgspec`` struct (this module imports neither ``datasets`` nor the schema: a
+score store's reader asks :func:`is_url` of its inputs), so a work item holding it travels whole between
 processes and through Ray (:meth:`Input.encode`, :meth:`Input.decode`).
 
 Names are kept as the user gave them: ``name`` is the path given (a file found inside a
@@ -17,11 +18,12 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import msgspec
 
-from ..schema import EpisodeValidationError
+if TYPE_CHECKING:  # the schema imports datasets: not needed to name or plan inputs
+    from ..schema import EpisodeValidationError
 
 __all__ = ["Input", "Card", "Problem", "HEAD_BYTES", "is_url", "local_path"]
 
@@ -168,8 +170,17 @@ class Input(msgspec.Struct, frozen=True, kw_only=True):
         """This input holding ``data``, its file's bytes as read."""
         return msgspec.structs.replace(self, data=data)
 
+    @classmethod
+    def for_problem(cls, err: EpisodeValidationError, *, name: str, source: str) -> Input:
+        """A problem input for ``err`` (which keeps naming its own file, when it names one)."""
+        return cls(kind="problem", name=name, source=source, problem=Problem(
+            err.reason, err.record or _WHOLE_FILE, err.field or "(top level)",
+            kind=type(err).__name__, source=err.source))
+
     def error(self) -> EpisodeValidationError:
         """The plan's problem with this input as the error a load raises or records."""
+        from ..schema import EpisodeValidationError
+
         problem = self.problem or Problem("no problem")
         if problem.kind == "SourceNotFoundError":
             from .report import SourceNotFoundError

@@ -24,8 +24,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..schema import EpisodeValidationError
-from .check import TOP, WHOLE_FILE
+from .check import WHOLE_FILE
 from .context import ReadOptions
 from .formats.folder import DATA_SUFFIXES
 from .inputs import Input, Problem, is_url, local_path
@@ -125,14 +124,7 @@ def _problem_input(name: str, exc: BaseException, *, source: str) -> Input:
     from .contract import whole_file_problem
 
     err = whole_file_problem(exc, name)
-    return problem_input(err, name=name, source=source)
-
-
-def problem_input(err: EpisodeValidationError, *, name: str, source: str) -> Input:
-    """A problem input for ``err`` (which keeps naming its own file, when it names one)."""
-    return Input(kind="problem", name=name, source=source, problem=Problem(
-        err.reason, err.record or WHOLE_FILE, err.field or TOP,
-        kind=type(err).__name__, source=err.source))
+    return Input.for_problem(err, name=name, source=source)
 
 
 def read_once(inputs: Sequence[Input]) -> list[int]:

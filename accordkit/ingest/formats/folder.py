@@ -104,14 +104,13 @@ class DatasetFolderRule:
         return is_dataset_folder(path)
 
     def inputs(self, path: Path, *, options: ReadOptions, source: str, **_: Any) -> list[Input]:
-        from ..plan import problem_input
         from .dataset_card import data_file_input, dataset_files
 
         try:
             files, problems = dataset_files(path, config=options.config, split=options.split)
         except EpisodeValidationError as exc:   # an unknown config or split, a bad card
-            return [problem_input(exc, name=str(path), source=source)]
-        out = [problem_input(p, name=str(path), source=source) for p in problems]
+            return [Input.for_problem(exc, name=str(path), source=source)]
+        out = [Input.for_problem(p, name=str(path), source=source) for p in problems]
         for file in files:
             input = data_file_input(file, origin=str(path), source=source)
             out.append(msgspec.structs.replace(input, real=os.path.realpath(file.path)))
