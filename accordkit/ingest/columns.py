@@ -296,6 +296,10 @@ def _any_breaks(rule: Rule, values: pa.Array) -> bool:
         return known + (values.null_count if rule.null_ok else 0) < n
     if rule.test == "finite":
         return bool(pc.any(pc.invert(pc.is_finite(values))).as_py())
+    if rule.test == "in_range":
+        low, high = pc.min_max(values).values() if values.null_count < n else (None, None)
+        return low is not None and (low.as_py() < rule.bounds[0]
+                                    or high.as_py() > rule.bounds[1])
     return bool(_rule_mask(rule, values).any())
 
 
@@ -317,6 +321,9 @@ def _rule_mask(rule: Rule, values: pa.Array) -> np.ndarray:
     if rule.test == "finite":
         numbers = pc.fill_null(values, 0.0).to_numpy(zero_copy_only=False).astype(float)
         return ~np.isfinite(numbers)
+    if rule.test == "in_range":
+        numbers = pc.fill_null(values, rule.bounds[0]).to_numpy(zero_copy_only=False)
+        return (numbers < rule.bounds[0]) | (numbers > rule.bounds[1])
     if rule.test == "json_object":
         bad_values = [v for v in pc.unique(values.drop_null()).to_pylist() if rule.fails(v)]
         if not bad_values:

@@ -13,7 +13,7 @@ from typing import Any
 
 from datasets import List, Value
 
-from ..names import BENCHMARKS, DYNAMICS, KINDS, ROLES
+from ..names import BENCHMARKS, DYNAMICS, KINDS, REWARD_RANGE, ROLES
 from .features import EPISODE_FEATURES, REQUIRED_TEXT, EpisodeValidationError
 
 __all__ = ["Rule", "RULES", "rule_problem", "named_path", "json_object_problem",
@@ -86,17 +86,21 @@ class Rule:
     test : str
         ``required`` (non-empty text), ``one_of`` (a value of ``allowed``; null only when
         ``null_ok``), ``non_empty`` (a list with items), ``present`` (not null), ``finite``
-        (no NaN or infinity) or ``json_object`` (the JSON text of an object; null allowed).
+        (no NaN or infinity), ``in_range`` (a number within ``bounds``; null allowed) or
+        ``json_object`` (the JSON text of an object; null allowed).
     allowed : tuple of str
         The values ``one_of`` accepts.
     null_ok : bool
         Whether ``one_of`` accepts null.
+    bounds : tuple of float
+        ``(low, high)`` of ``in_range``, both included.
     """
 
     path: str
     test: str
     allowed: tuple[str, ...] = ()
     null_ok: bool = False
+    bounds: tuple[float, float] = (0.0, 0.0)
 
     def fails(self, value: Any) -> bool:
         """Whether ``value`` (of a record that has the schema's types) breaks the rule."""
@@ -110,6 +114,9 @@ class Rule:
             return value is None
         if self.test == "finite":
             return isinstance(value, float) and not math.isfinite(value)
+        if self.test == "in_range":
+            return isinstance(value, int | float) and not (
+                self.bounds[0] <= value <= self.bounds[1])
         if self.test == "json_object":
             return isinstance(value, str) and json_object_problem(value) is not None
         raise ValueError(f"unknown rule test {self.test!r}")  # pragma: no cover
@@ -128,6 +135,9 @@ class Rule:
                    f"{self.allowed}{tail}"
         if self.test == "finite":
             return f"expected a finite number, got {value!r}"
+        if self.test == "in_range":
+            return (f"expected a {field} in [{self.bounds[0]:g}, {self.bounds[1]:g}] (the "
+                    f"range of every benchmark's {field}), got {value!r:.40}")
         if self.test == "json_object":
             return str(json_object_problem(value))
         return _MESSAGES[self.path]
@@ -170,6 +180,7 @@ RULES: tuple[Rule, ...] = (
     Rule("preferences[].dynamic", "one_of", DYNAMICS),
     Rule("preferences[].name", "required"),
     *(Rule(path, "finite") for path in _float_paths(EPISODE_FEATURES)),
+    Rule("reward", "in_range", bounds=REWARD_RANGE),
     Rule("messages[].tool_calls[].arguments_json", "json_object"),
     Rule("criteria.actions[].arguments_json", "json_object"),
     Rule("criteria.action_sets[].allowed_tools[].params_json", "json_object"),

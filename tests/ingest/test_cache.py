@@ -557,7 +557,7 @@ def test_a_changed_file_or_order_is_not_served_by_the_load_entry(tmp_path, cache
 
 def test_a_load_with_problems_or_duplicates_is_not_stored_as_one_entry(tmp_path, cache_dir):
     a, b = _two_files(tmp_path)
-    bad = _write(tmp_path, _results(_sim("c1", trial=None), _sim("c2")), "c.json")
+    bad = _write(tmp_path, _results(_sim("c1", trial="x"), _sim("c2")), "c.json")
     same = _write(tmp_path, _results(_sim("a1"), _sim("a2")), "d.json")
     for path in (bad, same):
         _age(path)
@@ -650,7 +650,7 @@ def test_a_file_that_fails_to_read_ahead_is_read_where_it_is_used(tmp_path, cach
 
 def test_no_reading_thread_outlives_a_load(tmp_path, cache_dir):
     a, b = _two_files(tmp_path)
-    bad = _write(tmp_path, _results(_sim("c1", trial=None)), "c.json")
+    bad = _write(tmp_path, _results(_sim("c1", trial="x")), "c.json")
     with pytest.raises(ak.EpisodeValidationError):
         ak.load([bad, a, b])  # stops at the first file, with the second read ahead
     _load([a, b])

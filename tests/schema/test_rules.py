@@ -61,6 +61,7 @@ MUTATIONS = {
     "turn": lambda r: r["messages"][1:] and r["messages"][1].update(turn_idx=None),
     "kind": lambda r: r["messages"] and r["messages"][0].update(kind="chat"),
     "reward": lambda r: r.update(reward=math.nan),
+    "reward range": lambda r: r.update(reward=1e308),
     "cost": lambda r: r.update(agent_cost=-math.inf),
     "tsr": lambda r: r.update(tsr_details=dict(r["tsr_details"] or {}, action=math.inf)),
     "call name": lambda r: [m.update(tool_calls=[dict(c, name=None) for c in m["tool_calls"]])
@@ -78,7 +79,7 @@ def test_every_rule_test_is_known_and_paths_are_columns():
     from accordkit.schema import EPISODE_FEATURES
 
     assert {r.test for r in RULES} <= {"required", "one_of", "non_empty", "present", "finite",
-                                       "json_object"}
+                                       "in_range", "json_object"}
     assert {r.path.split(".")[0].removesuffix("[]") for r in RULES} <= set(EPISODE_FEATURES)
 
 

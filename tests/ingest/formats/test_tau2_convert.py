@@ -290,3 +290,87 @@ def test_records_keep_the_json_rules_the_adapter_promises(acb_dir, tau2_dir):
                 assert rule_problem(rec, rules=RULES_KEPT) is None, (path.name, rec["episode_id"])
                 n += 1
     assert n > 40
+
+
+# --------------------------------------------------------------------------- issue 32, 35
+
+
+def test_a_single_task_runner_file_with_null_trials_is_read_numbered_in_file_order(tmp_path):
+    """tau2's single-task runner writes ``"trial": null`` on every simulation (issue 32):
+    the trials are numbered within their task in file order, with a note."""
+    from ...test_load_errors import _results as results
+    from ...test_load_errors import _sim as sim
+
+    sims = [sim("a", trial=None), sim("b", trial=None, task_id="t2"), sim("c", trial=None),
+            sim("d", trial=None)]
+    task2 = {"id": "t2", "user_scenario": {"persona": None, "instructions": "Other."},
+             "evaluation_criteria": {"actions": [], "communicate_info": []}}
+    obj = results(*sims)
+    obj["tasks"].append(task2)
+    path = tmp_path / "single_task_runner.json"
+    path.write_text(json.dumps(obj, indent=2))
+    for cache in (False, True, True):               # afresh, then filling and from the cache
+        ds, report = ak.load_with_report(path, cache=cache)
+        assert report.skipped == []
+        assert list(zip(ds["episode_id"], ds["task_id"], ds["rollout"], strict=True)) == [
+            ("tau2/a", "t1", 0), ("tau2/b", "t2", 0), ("tau2/c", "t1", 1), ("tau2/d", "t1", 2)]
+        (note,) = [n for n in report.notes if "no trial" in n]
+        assert note.startswith(f"{path}: 4 simulation(s) have no trial")
+    # the scores see them as the trials they are (pass^k counts per task)
+    assert sorted(ak.score(ak.load(path))["rollout"]) == [0, 0, 1, 2]
+
+
+def test_null_trials_skip_the_numbers_of_their_tasks_other_trials(tmp_path):
+    from ...test_load_errors import _results as results
+    from ...test_load_errors import _sim as sim
+
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps(results(sim("a", trial=None), sim("b", trial=0),
+                                       sim("c", trial=None))))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert ak.load(path, cache=False)["rollout"] == [1, 0, 2]
+
+
+@pytest.mark.parametrize("reward", [1e308, -0.5, 1.5])
+def test_a_reward_outside_the_benchmarks_range_is_a_problem_naming_it(tmp_path, reward):
+    """A reward of 1e308 used to load silently (a mean of 9e306, issue 35)."""
+    from ...test_load_errors import _results as results
+    from ...test_load_errors import _sim as sim
+
+    bad = sim("bad", reward_info={"reward": reward, "reward_basis": ["DB"],
+                                  "reward_breakdown": {"DB": 1.0}})
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(results(sim("ok"), bad)))
+    with pytest.raises(ak.EpisodeValidationError) as exc:
+        ak.load(path, cache=False)
+    err = exc.value
+    assert (err.source, err.record, err.field) == (str(path), "bad", "reward_info.reward")
+    assert "expected a reward in [0, 1]" in err.reason and repr(reward)[:6] in err.reason
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ds, report = ak.load_with_report(path, errors="skip", cache=False)
+    assert ds["episode_id"] == ["tau2/ok"]
+    assert [(s.record, s.field) for s in report.skipped] == [("bad", "reward_info.reward")]
+
+
+def test_a_canonical_reward_outside_the_range_is_a_problem_of_its_record(tmp_path):
+    from ...test_load_canonical import _ep, _jsonl
+
+    src = _jsonl(tmp_path / "eps.jsonl", [_ep(0, reward=1.0), _ep(1, reward=1e308)])
+    with pytest.raises(ak.EpisodeValidationError) as exc:
+        ak.load(src, cache=False)
+    assert (exc.value.record, exc.value.field) == ("e1 (line 2)", "reward")
+    assert "expected a reward in [0, 1]" in exc.value.reason
+
+
+def test_the_field_map_is_data_naming_canonical_columns_and_source_fields():
+    from accordkit.ingest.formats.tau2.convert import FIELDS, SCOPES
+
+    assert len({f.column for f in FIELDS}) == len(FIELDS)
+    assert {f.column for f in FIELDS} <= set(ak.EPISODE_FEATURES)
+    assert {f.scope for f in FIELDS} <= set(SCOPES)
+    by_column = {f.column: f.field for f in FIELDS}
+    assert by_column["agent_model"] == "info.agent_info.llm"
+    assert by_column["reward"] == "reward_info.reward"
+    assert by_column["goals"] == "task.user_scenario.goal_shifts.goals"

@@ -363,3 +363,11 @@ def test_lone_surrogate_in_a_taubench_file_is_noted(tmp_path):
     assert ds[0]["messages"][2]["content"] == "Done \ufffd"
     assert len(report.notes) == 1 and "lone UTF-16 surrogate" in report.notes[0]
     assert report.notes[0].endswith(f"record(s) affected: {ds[0]['episode_id']}")
+
+
+def test_a_taubench_reward_outside_the_range_is_a_problem_naming_it(tmp_path):
+    """Issue 35: a reward of 1e308 is its record's problem, not a mean of 9e306."""
+    path = _write(tmp_path, _tiny_run(1e308), "gpt-4o-airline.json")
+    ds, report = ak.load_with_report(path, errors="skip", cache=False)
+    assert len(ds) == 0 and [s.field for s in report.skipped] == ["reward", "reward"]
+    assert "expected a reward in [0, 1]" in report.skipped[0].reason

@@ -16,12 +16,14 @@ import json
 import math
 import warnings
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 import msgspec
 
+from ....names import REWARD_RANGE
 from ....schema import RULES, EpisodeValidationError, check_converted, empty_episode
 from .columns import TypedMessages
 from .personas import persona_id
@@ -552,8 +554,14 @@ def converted_simulations(obj: Any, *, source: str, shared_criteria: bool = Fals
                                  "an integer")
     benchmark = "agentchangebench" if _is_acb(info, tasks) else "tau2"
     task_for = _task_lookup(tasks, sims, source)
+    numbered = null_trials(sims)
+    if numbered:
+        warnings.warn(
+            f"{source}: {len(numbered)} simulation(s) have no trial (tau2's single-task runner "
+            "leaves it null); they are numbered within their task in file order",
+            stacklevel=2)
     #: each task's converted criteria, shared by the records of its trials
-    criteria: dict[int, Any] | None = {} if shared_criteria else None
+    criteria: dict[Any, Any] | None = {} if shared_criteria else None
     for i, sim in enumerate(sims):
         if isinstance(sim, EpisodeValidationError):  # an unreadable dir-format sim file
             yield str(sim.record), sim, False
@@ -565,7 +573,7 @@ def converted_simulations(obj: Any, *, source: str, shared_criteria: bool = Fals
             rec, typed = _convert_simulation(sim, task_for.get(i), ctx, benchmark=benchmark,
                                              domain=domain, agent=agent, user=user,
                                              num_trials=num_trials, criteria=criteria,
-                                             columnar=columnar)
+                                             columnar=columnar, trial=numbered.get(i))
         except EpisodeValidationError as exc:
             yield ctx.record, exc, False
         except RecursionError:
@@ -579,17 +587,137 @@ def converted_simulations(obj: Any, *, source: str, shared_criteria: bool = Fals
             yield ctx.record, rec, typed
 
 
+# --------------------------------------------------------------------------- the field map
+
+
+@dataclass(frozen=True)
+class Field:
+    """One canonical column filled from a simulation, declared as data.
+
+    Attributes
+    ----------
+    column : str
+        The canonical column (:data:`accordkit.schema.EPISODE_FEATURES`).
+    scope : str
+        Where ``key`` is looked up: a key of :data:`SCOPES` (the simulation, its
+        ``reward_info``, its task, the file's ``info.agent_info`` ...).
+    key : str
+        The key within the scope (``""``: the scope's object itself).
+    convert : callable
+        ``convert(value, ctx, field)``: the column's value, or an error naming ``field`` (the
+        scope's prefix and the key, as problems name it).
+    per_task : bool
+        Made once per task definition and shared by the task's trials.
+    """
+
+    column: str
+    scope: str
+    key: str
+    convert: Callable[[Any, _Context, str], Any]
+    per_task: bool = False
+
+    @property
+    def field(self) -> str:
+        return SCOPES[self.scope] + self.key if self.key else SCOPES[self.scope].rstrip(".")
+
+
+#: How problems name each scope of :class:`Field`: the prefix of its fields.
+SCOPES = {
+    "simulation": "",
+    "reward_info": "reward_info.",
+    "reward_info.info": "reward_info.info.",
+    "task": "task.",
+    "user_scenario": "task.user_scenario.",
+    "goal_shifts": "task.user_scenario.goal_shifts.",
+    "agent": "info.agent_info.",
+    "user": "info.user_info.",
+}
+
+
+def _number(value: Any, ctx: _Context, field: str) -> float | None:
+    v = ctx.expect(value, (int, float), field, "a number")
+    return None if v is None else float(v)
+
+
+def _reward(value: Any, ctx: _Context, field: str) -> float | None:
+    """The reward, a number within the benchmark's range (tau2 and AgentChangeBench rewards
+    lie in [0, 1]: :data:`accordkit.names.REWARD_RANGE`)."""
+    reward = _number(value, ctx, field)
+    low, high = REWARD_RANGE
+    if reward is not None and not low <= reward <= high:
+        raise ctx.error(f"expected a reward in [{low:g}, {high:g}] (the range of tau2 and "
+                        f"AgentChangeBench rewards), got {value!r:.40}", field)
+    return reward
+
+
+def _object_json(value: Any, ctx: _Context, field: str) -> str | None:
+    ctx.expect(value, (Mapping,), field, "an object")
+    return None if value is None else _json_text(value)
+
+
+def _integer(value: Any, ctx: _Context, field: str) -> int | None:
+    return ctx.expect(value, (int,), field, "an integer")
+
+
+def _whole_json(value: Any, ctx: _Context, field: str) -> str | None:
+    return _json_text(value) if value else None
+
+
+def _verdicts(reward_info: Mapping[str, Any], ctx: _Context, field: str) -> Any:
+    """The NL-assertion verdicts: ``reward_info.nl_assertions``, else the stored TSR
+    details' ``nl_assertion_details`` (AgentChangeBench)."""
+    verdicts = reward_info.get("nl_assertions")
+    info = reward_info.get("info") or {}
+    if verdicts is None and info.get("tsr_details"):
+        return _nl_verdicts(info["tsr_details"].get("nl_assertion_details"), ctx,
+                            "reward_info.info.tsr_details.nl_assertion_details")
+    return _nl_verdicts(verdicts, ctx, "reward_info.nl_assertions")
+
+
+def _criteria(value: Any, ctx: _Context, field: str) -> Any:
+    return _convert_criteria(value, ctx)
+
+
+#: The simple columns of a simulation's record, in the order they are checked (the first
+#: problem found is the one reported). Identity, messages and persona are made apart (see
+#: :func:`_convert_simulation`); ``completed`` follows ``termination_reason``.
+FIELDS: tuple[Field, ...] = (
+    Field("reward", "reward_info", "reward", _reward),
+    Field("reward_breakdown_json", "reward_info", "reward_breakdown", _object_json),
+    Field("tsr_details", "reward_info.info", "tsr_details",
+          lambda v, ctx, f: _tsr_details(v, ctx)),
+    Field("agent_model", "agent", "llm", _text),
+    Field("method", "agent", "implementation", _text),
+    Field("user_model", "user", "llm", _text),
+    Field("user_implementation", "user", "implementation", _text),
+    Field("seed", "simulation", "seed", lambda v, ctx, f: _seed(v, ctx)),
+    Field("instructions", "user_scenario", "instructions", lambda v, ctx, f: _instructions(v),
+          per_task=True),
+    Field("goals", "goal_shifts", "goals", _str_list, per_task=True),
+    Field("required_shifts", "goal_shifts", "required_shifts", _integer),
+    Field("criteria", "task", "evaluation_criteria", _criteria, per_task=True),
+    Field("termination_reason", "simulation", "termination_reason", _text),
+    Field("reward_basis", "reward_info", "reward_basis", _str_list),
+    Field("nl_verdicts", "reward_info", "", _verdicts),
+    Field("gsrt_judge", "reward_info.info", "gsrt_v2", lambda v, ctx, f: _gsrt_judge(v, ctx)),
+    Field("reward_info_json", "reward_info", "", _whole_json),
+    Field("agent_cost", "simulation", "agent_cost", _number),
+    Field("user_cost", "simulation", "user_cost", _number),
+)
+
+
 def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, domain: str,
                         agent: Mapping[str, Any], user: Mapping[str, Any],
-                        num_trials: Any, criteria: dict[int, Any] | None = None,
-                        columnar: bool = False) -> tuple[dict[str, Any], bool]:
+                        num_trials: Any, criteria: dict[Any, Any] | None = None,
+                        columnar: bool = False, trial: int | None = None,
+                        ) -> tuple[dict[str, Any], bool]:
     """One simulation's canonical record, and whether its messages came typed.
 
-    ``criteria`` memoizes what is made of a task (converted evaluation criteria, persona,
-    instructions, goals) by task object: the trials of a task share them; a task whose
-    values fail is converted, and fails, again for each trial.
-    ``columnar``: typed messages stay one :class:`TypedMessages` (see
-    :func:`converted_simulations`).
+    ``criteria`` memoizes what is made of a task (the :data:`FIELDS` made ``per_task`` and
+    its persona) by task object: the trials of a task share them; a task whose values fail
+    is converted, and fails, again for each trial. ``columnar``: typed messages stay one
+    :class:`TypedMessages` (see :func:`converted_simulations`). ``trial`` numbers a
+    simulation whose ``trial`` is null (see :func:`null_trials`).
     """
     if not isinstance(sim, Simulation):
         ctx.expect(sim, (Mapping,), "(simulation)", "a simulation object", optional=False)
@@ -600,11 +728,68 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
     if isinstance(task_id, bool) or not isinstance(task_id, str | int):
         raise ctx.error(f"expected a task id, got {task_id!r:.40}", "task_id")
     task_id = str(task_id)
-    trial = sim.get("trial")
-    if trial is None:
-        raise ctx.error("missing required value", "trial")
-    if isinstance(trial, bool) or not isinstance(trial, int):
-        raise ctx.error(f"expected an integer trial, got {trial!r:.40}", "trial")
+    rollout = sim.get("trial")
+    if rollout is None:
+        if trial is None:
+            raise ctx.error("missing required value", "trial")
+        rollout = trial
+    if isinstance(rollout, bool) or not isinstance(rollout, int):
+        raise ctx.error(f"expected an integer trial, got {rollout!r:.40}", "trial")
+    flat, typed = _messages(sim, ctx, columnar=columnar)
+    reward_info = sim.get("reward_info")
+    ctx.expect(reward_info, (Mapping,), "reward_info", "an object")
+    reward_info = reward_info or {}
+    ri_info = reward_info.get("info") or {}
+    ctx.expect(ri_info, (Mapping,), "reward_info.info", "an object")
+    if task is not None:
+        ctx.expect(task, (Mapping,), "task", "a task object")
+    task = task or {}
+    scenario = task.get("user_scenario") or {}
+    ctx.expect(scenario, (Mapping,), "task.user_scenario", "an object")
+    shifts = scenario.get("goal_shifts") or {}
+    ctx.expect(shifts, (Mapping,), "task.user_scenario.goal_shifts", "an object")
+    memo = {} if criteria is None else criteria
+    persona_text = _text(scenario.get("persona"), ctx, "task.user_scenario.persona")
+    persona = _per_task(memo, task, "persona",
+                        lambda: persona_id(persona_text, domain=domain, task_id=task_id))
+    scopes = {"simulation": sim, "reward_info": reward_info, "reward_info.info": ri_info,
+              "task": task, "user_scenario": scenario, "goal_shifts": shifts,
+              "agent": agent, "user": user}
+    task_set = _task_set(task_id) if benchmark == "agentchangebench" else None
+    rec = empty_episode()
+    rec.update(
+        benchmark=benchmark, domain=domain, task_id=task_id, task_set=task_set,
+        scenario_id=(f"agentchangebench/{domain}/{task_set}/{task_id}"
+                     if benchmark == "agentchangebench" else f"tau2/{domain}/{task_id}"),
+        rollout=rollout, episode_id=f"{benchmark}/{sim_id}", persona=persona,
+        persona_text=None if persona_text is None or persona_text.strip() == persona
+        else persona_text,
+        source=ctx.source, messages=flat, num_trials=num_trials)
+    for field in FIELDS:
+        rec[field.column] = _field_value(field, scopes, ctx, memo, task)
+    # tau2's notion of a finished conversation (spec section 11), not AcCoRD's outcome; only
+    # AcCoRD rows reach the AcCoRD metrics that read it (accordkit.score dispatches by benchmark)
+    ending = rec["termination_reason"]
+    rec["completed"] = None if ending is None else ending in COMPLETED_REASONS
+    return rec, typed
+
+
+def _field_value(field: Field, scopes: Mapping[str, Any], ctx: _Context,
+                 memo: dict[Any, Any], task: Mapping[str, Any]) -> Any:
+    """The value of one :class:`Field` of a simulation."""
+    if field.scope == "task" and not task:
+        return None  # no task definition: no criteria (not empty ones)
+    where = scopes[field.scope]
+    value = where.get(field.key) if field.key else where
+
+    def make() -> Any:
+        return field.convert(value, ctx, field.field)
+
+    return _per_task(memo, task, field.column, make) if field.per_task else make()
+
+
+def _messages(sim: Any, ctx: _Context, *, columnar: bool) -> tuple[Any, bool]:
+    """A simulation's canonical messages, and whether they came typed."""
     messages = sim.get("messages")
     if isinstance(messages, msgspec.Raw) and len(messages) == 4 and messages == _NULL:
         messages = None  # the typed decoder keeps a stored null as its raw bytes
@@ -624,85 +809,41 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
         raise ctx.error("empty conversation: no messages", "messages")
     if typed is not None:
         flat = _typed_messages(typed, ctx)
-        if not columnar:
-            flat = flat.records()
-    else:
-        flat = []
-        for idx, msg in enumerate(messages):
-            flat.extend(_convert_message(msg, idx, ctx))
-    reward_info = sim.get("reward_info")
-    ctx.expect(reward_info, (Mapping,), "reward_info", "an object")
-    reward_info = reward_info or {}
-    ri_info = reward_info.get("info") or {}
-    ctx.expect(ri_info, (Mapping,), "reward_info.info", "an object")
-    if task is not None:
-        ctx.expect(task, (Mapping,), "task", "a task object")
-    task = task or {}
-    scenario = task.get("user_scenario") or {}
-    ctx.expect(scenario, (Mapping,), "task.user_scenario", "an object")
-    shifts = scenario.get("goal_shifts") or {}
-    ctx.expect(shifts, (Mapping,), "task.user_scenario.goal_shifts", "an object")
-    memo = {} if criteria is None else criteria
-    persona_text = _text(scenario.get("persona"), ctx, "task.user_scenario.persona")
-    persona = _per_task(memo, task, "persona",
-                        lambda: persona_id(persona_text, domain=domain, task_id=task_id))
-    task_set = _task_set(task_id) if benchmark == "agentchangebench" else None
-    scenario_id = (f"agentchangebench/{domain}/{task_set}/{task_id}"
-                   if benchmark == "agentchangebench" else f"tau2/{domain}/{task_id}")
-    reward = ctx.expect(reward_info.get("reward"), (int, float), "reward_info.reward", "a number")
-    breakdown = reward_info.get("reward_breakdown")
-    ctx.expect(breakdown, (Mapping,), "reward_info.reward_breakdown", "an object")
-    tsr = _tsr_details(ri_info.get("tsr_details"), ctx)
-    verdicts = reward_info.get("nl_assertions")
-    if verdicts is None and ri_info.get("tsr_details"):
-        verdicts = ri_info["tsr_details"].get("nl_assertion_details")
-        field = "reward_info.info.tsr_details.nl_assertion_details"
-    else:
-        field = "reward_info.nl_assertions"
-    rec = empty_episode()
-    rec.update(
-        benchmark=benchmark,
-        domain=domain,
-        scenario_id=scenario_id,
-        task_id=task_id,
-        task_set=task_set,
-        rollout=trial,
-        episode_id=f"{benchmark}/{sim_id}",
-        agent_model=_text(agent.get("llm"), ctx, "info.agent_info.llm"),
-        method=_text(agent.get("implementation"), ctx, "info.agent_info.implementation"),
-        user_model=_text(user.get("llm"), ctx, "info.user_info.llm"),
-        user_implementation=_text(user.get("implementation"), ctx,
-                                  "info.user_info.implementation"),
-        persona=persona,
-        persona_text=None if persona_text is None or persona_text.strip() == persona
-        else persona_text,
-        source=ctx.source,
-        seed=_seed(sim.get("seed"), ctx),
-        instructions=_per_task(memo, task, "instructions",
-                               lambda: _instructions(scenario.get("instructions"))),
-        messages=flat,
-        goals=_per_task(memo, task, "goals", lambda: _str_list(
-            shifts.get("goals"), ctx, "task.user_scenario.goal_shifts.goals")),
-        required_shifts=ctx.expect(shifts.get("required_shifts"), (int,),
-                                   "task.user_scenario.goal_shifts.required_shifts", "an integer"),
-        num_trials=num_trials,
-        criteria=_task_criteria(task, ctx, memo),
-        termination_reason=_text(sim.get("termination_reason"), ctx, "termination_reason"),
-        reward=None if reward is None else float(reward),
-        reward_basis=_str_list(reward_info.get("reward_basis"), ctx, "reward_info.reward_basis"),
-        reward_breakdown_json=None if breakdown is None else _json_text(breakdown),
-        nl_verdicts=_nl_verdicts(verdicts, ctx, field),
-        tsr_details=tsr,
-        gsrt_judge=_gsrt_judge(ri_info.get("gsrt_v2"), ctx),
-        reward_info_json=_json_text(reward_info) if reward_info else None,
-        agent_cost=_cost(sim.get("agent_cost"), ctx, "agent_cost"),
-        user_cost=_cost(sim.get("user_cost"), ctx, "user_cost"),
-    )
-    # tau2's notion of a finished conversation (spec section 11), not AcCoRD's outcome; only
-    # AcCoRD rows reach the AcCoRD metrics that read it (accordkit.score dispatches by benchmark)
-    ending = rec["termination_reason"]
-    rec["completed"] = None if ending is None else ending in COMPLETED_REASONS
-    return rec, typed is not None
+        return (flat if columnar else flat.records()), True
+    out: list[dict[str, Any]] = []
+    for idx, msg in enumerate(messages):
+        out.extend(_convert_message(msg, idx, ctx))
+    return out, False
+
+
+def null_trials(sims: Sequence[Any]) -> dict[int, int]:
+    """Trials for the simulations whose ``trial`` is null, by position: numbered within their
+    task in file order (0, 1, ...), skipping the numbers other simulations of the task hold.
+
+    tau2 declares ``trial`` optional, and its single-task runner leaves it null on every
+    simulation (spec ``tau2-format.md`` section 5).
+
+    Examples
+    --------
+    >>> null_trials([{"task_id": "1", "trial": None}, {"task_id": "1", "trial": 0},
+    ...              {"task_id": "1", "trial": None}, {"task_id": 2, "trial": None}])
+    {0: 1, 2: 2, 3: 0}
+    """
+    taken: dict[str, set[Any]] = defaultdict(set)
+    for sim in sims:
+        if isinstance(sim, Mapping | Simulation) and sim.get("trial") is not None:
+            taken[str(sim.get("task_id"))].add(sim.get("trial"))
+    out: dict[int, int] = {}
+    next_of: dict[str, int] = defaultdict(int)
+    for i, sim in enumerate(sims):
+        if not isinstance(sim, Mapping | Simulation) or sim.get("trial") is not None:
+            continue
+        task = str(sim.get("task_id"))
+        n = next_of[task]
+        while n in taken[task]:
+            n += 1
+        out[i], next_of[task] = n, n + 1
+    return out
 
 
 def _seed(value: Any, ctx: _Context) -> int | None:
@@ -727,21 +868,7 @@ def _per_task(memo: dict[Any, Any], task: Mapping[str, Any], name: str,
     fails fails again, naming each of its simulations)."""
     if not task:  # no task (a fresh empty mapping, whose id may be reused)
         return make()
-    key = (id(task), name)
+    key = (id(task), name)  # tasks live as long as the object being converted
     if key not in memo:
         memo[key] = make()
     return memo[key]
-
-
-def _task_criteria(task: Mapping[str, Any], ctx: _Context, memo: dict[int, Any]) -> Any:
-    if not task:  # no task (a fresh empty mapping, whose id may be reused)
-        return None
-    key = id(task)  # tasks live as long as the object being converted
-    if key not in memo:
-        memo[key] = _convert_criteria(task.get("evaluation_criteria"), ctx)
-    return memo[key]
-
-
-def _cost(value: Any, ctx: _Context, field: str) -> float | None:
-    v = ctx.expect(value, (int, float), field, "a number")
-    return None if v is None else float(v)
