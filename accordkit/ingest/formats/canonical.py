@@ -27,7 +27,7 @@ from .text import (
 )
 
 __all__ = ["CanonicalDocument", "is_canonical", "read_jsonl", "read_canonical_text",
-           "document_items"]
+           "document_items", "read_items"]
 
 
 def is_canonical(obj: Any) -> bool:
@@ -46,7 +46,7 @@ class CanonicalDocument:
 
     def read(self, obj: Any, input: Input, ctx: ReadContext,
              bad_lines: Sequence[int]) -> Iterator[Part]:
-        parts = list(_read_items(document_items(obj), input, ctx))
+        parts = list(read_items(document_items(obj), input, ctx))
         if bad_lines:
             note_replaced(ctx, input.name, bad_lines, _joined(parts))
         yield from parts
@@ -63,7 +63,7 @@ def document_items(obj: Any) -> Iterator[tuple[str, Any]]:
     return ((f"item {i}", o) for i, o in enumerate(obj if isinstance(obj, list) else [obj]))
 
 
-def _read_items(items: Iterable[tuple[str, Any]], input: Input, ctx: ReadContext) -> Iterator[Part]:
+def read_items(items: Iterable[tuple[str, Any]], input: Input, ctx: ReadContext) -> Iterator[Part]:
     """Records ``(position, object)`` of a canonical text file -> checked parts.
 
     A data file of a dataset folder (``input.card``) sets the config and split of every
@@ -129,7 +129,7 @@ def read_jsonl(text: str, input: Input, ctx: ReadContext, *,
     """The episodes of a JSON Lines text, ``ctx.options.batch_rows`` records per part."""
     bad = set(bad_lines)
     replaced: list[str] = []
-    yield from _read_items(_jsonl_items(text, ctx, input.name, bad, replaced), input, ctx)
+    yield from read_items(_jsonl_items(text, ctx, input.name, bad, replaced), input, ctx)
     if bad:
         note_replaced(ctx, input.name, sorted(bad), records=replaced)
 
@@ -162,7 +162,7 @@ def read_canonical_text(input: Input, ctx: ReadContext) -> Iterator[Part]:
                 raise EpisodeValidationError(
                     f"expected episode objects, found {type(obj).__name__}", source=source,
                     record=WHOLE_FILE, field=TOP)
-            parts = list(_read_items(document_items(obj), input, ctx))
+            parts = list(read_items(document_items(obj), input, ctx))
             if bad_lines:
                 note_replaced(ctx, source, bad_lines, _joined(parts))
     if parts is None:

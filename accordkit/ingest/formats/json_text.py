@@ -50,6 +50,11 @@ class JsonFile:
         return True
 
     def read(self, input: Input, ctx: ReadContext) -> Iterator[Part]:
+        if input.data is None and _large(input):
+            streamed = _streamed(input, ctx)
+            if streamed is not None:
+                yield from streamed
+                return
         text, bad_lines = decode_text(input.read_bytes(), source=input.name)
         text, lone_lines = replace_lone_surrogates(text)
         parts = list(_read_text(text, input, ctx, bad_lines))
@@ -101,3 +106,96 @@ def _read_document(document: Any, obj: Any, input: Input, ctx: ReadContext,
     with ctx.warnings_as_notes():
         parts = list(document.read(obj, input, ctx, bad_lines))
     yield from parts
+
+
+# --------------------------------------------------------------------------- large files
+
+#: A file of more than this many bytes, read without its bytes held already (a scoring
+#: engine's large input), is read a record at a time when it is plain text: JSON Lines line
+#: by line, a JSON array of canonical episodes item by item.
+STREAM_BYTES = 64 << 20
+
+
+def _large(input: Input) -> bool:
+    local = input.local
+    try:
+        return local is not None and local.stat().st_size > STREAM_BYTES
+    except OSError:
+        return False
+
+
+def _streamed(input: Input, ctx: ReadContext) -> Iterator[Part] | None:
+    """A large plain-text file's parts, read a record at a time; None when it is not one this
+    way reads (not plain text, not JSON Lines nor a JSON array of canonical episodes): it is
+    then read whole."""
+    from .text import jsonl_file, plain_text_file
+
+    with input.open() as fh:
+        if not plain_text_file(fh):
+            return None
+        fh.seek(0)
+        if jsonl_file(fh):
+            return _jsonl_parts(input, ctx)
+        fh.seek(0)
+        if fh.read(4096).lstrip(b"\xef\xbb\xbf").lstrip()[:1] == b"[":
+            return _array_parts(input, ctx)
+    return None
+
+
+def _jsonl_parts(input: Input, ctx: ReadContext) -> Iterator[Part]:
+    """A plain-text JSON Lines file, line by line: ``ctx.options.batch_rows`` records per part."""
+    import json
+
+    from .canonical import read_items
+
+    source = input.name
+
+    def items() -> Iterator[tuple[str, Any]]:
+        with input.open() as fh:
+            for n, raw in enumerate(fh, start=1):
+                line = raw.decode("utf-8-sig" if n == 1 else "utf-8").rstrip("\n")
+                if not line.strip():
+                    continue
+                try:
+                    yield f"line {n}", json.loads(line)
+                except (json.JSONDecodeError, RecursionError) as exc:
+                    reason = (f"invalid JSON ({exc.msg}, column {exc.colno})"
+                              if isinstance(exc, json.JSONDecodeError)
+                              else "JSON nested too deeply")
+                    ctx.problem(EpisodeValidationError(reason, source=source,
+                                                       record=f"line {n}", field=TOP))
+                except ValueError as exc:  # e.g. an integer of more than 4300 digits
+                    ctx.problem(EpisodeValidationError(f"invalid JSON ({exc})", source=source,
+                                                       record=f"line {n}", field=TOP))
+
+    yield from read_items(items(), input, ctx)
+
+
+def _array_parts(input: Input, ctx: ReadContext) -> Iterator[Part] | None:
+    """A plain-text JSON array of canonical episodes, item by item: the array is split into
+    its items' undecoded bytes (``msgspec``), each decoded when its batch comes. None when it
+    is not such an array (a τ-bench list, an array that is not JSON): read whole."""
+    import json
+
+    import msgspec
+
+    from .canonical import is_canonical, read_items
+
+    data = input.read_bytes()
+    try:
+        raws = msgspec.json.decode(data, type=list[msgspec.Raw])
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        return None
+    first = next((json.loads(bytes(r)) for r in raws[:1]), None)
+    if not is_canonical(first):
+        return None
+
+    def items() -> Iterator[tuple[str, Any]]:
+        for i, raw in enumerate(raws):
+            try:
+                yield f"item {i}", json.loads(bytes(raw))
+            except (ValueError, RecursionError) as exc:  # pragma: no cover - msgspec parsed it
+                ctx.problem(EpisodeValidationError(f"invalid JSON ({exc})", source=input.name,
+                                                   record=f"item {i}", field=TOP))
+
+    return read_items(items(), input, ctx)

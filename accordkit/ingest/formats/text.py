@@ -19,7 +19,8 @@ from ..check import TOP, WHOLE_FILE
 from ..context import ReadContext
 
 __all__ = ["decode_text", "parse_text", "JSON_LINES", "replace_lone_surrogates", "note_replaced",
-           "replaced_note", "LONE_SURROGATES", "looks_like_jsonl"]
+           "replaced_note", "LONE_SURROGATES", "looks_like_jsonl", "is_utf8", "plain_text_file",
+           "jsonl_file"]
 
 #: Share of bytes that may be invalid UTF-8 before a file is taken for a binary file.
 _MAX_BAD_BYTES = 0.01
@@ -179,3 +180,61 @@ def looks_like_jsonl(text: str) -> bool:
         except (json.JSONDecodeError, RecursionError):
             continue
     return False
+
+
+def is_utf8(data: bytes | memoryview, *, chunk: int = 1 << 20) -> bool:
+    """Whether ``data`` is valid UTF-8, checked a chunk at a time (no full-size copy)."""
+    import codecs
+
+    if isinstance(data, bytes) and data.isascii():
+        return True
+    view = memoryview(data)
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        for start in range(0, view.nbytes, chunk):
+            decoder.decode(view[start:start + chunk])
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def plain_text_file(fh: Any, *, chunk: int = 8 << 20) -> bool:
+    """Whether an open binary file holds plain UTF-8 text: valid UTF-8, no NUL byte, no
+    escaped UTF-16 surrogate (nothing :func:`decode_text` or :func:`replace_lone_surrogates`
+    would replace or refuse), read a chunk at a time. Such a file can be read a record at a
+    time; any other is read whole, where what is wrong with it is noted or reported."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    tail = b""
+    try:
+        while block := fh.read(chunk):
+            if b"\x00" in block:
+                return False
+            window = tail + block
+            if b"\\ud" in window or b"\\uD" in window:
+                return False
+            tail = block[-5:]
+            decoder.decode(block)
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def jsonl_file(fh: Any) -> bool:
+    """Whether an open binary file is JSON Lines by its first lines: a whole JSON object on
+    the first, and another line that is not blank after it."""
+    import json
+
+    first = fh.readline()
+    second = fh.readline()
+    while second and not second.strip():
+        second = fh.readline()
+    if not second or first.lstrip(b"\xef\xbb\xbf").lstrip()[:1] != b"{":
+        return False
+    try:
+        return isinstance(json.loads(first.decode("utf-8-sig")), dict)
+    except (ValueError, RecursionError):
+        return False

@@ -111,9 +111,23 @@ def test_bytes_that_are_not_utf8_go_the_general_way(tmp_path, monkeypatch):
 
 
 def test_utf8_check_reads_in_chunks():
+    from accordkit.ingest.formats.text import is_utf8
+
     text = ("é" * 10).encode()
-    assert tau2_format._is_utf8(text, chunk=3)  # a character split across chunks
-    assert not tau2_format._is_utf8(text[:-1], chunk=3)  # truncated at the end
+    assert is_utf8(text, chunk=3)  # a character split across chunks
+    assert not is_utf8(text[:-1], chunk=3)  # truncated at the end
+
+
+def test_a_plain_text_file_is_told_a_chunk_at_a_time():
+    import io
+
+    from accordkit.ingest.formats.text import plain_text_file
+
+    text = ('{"a": "é"}\n' * 10).encode()
+    assert plain_text_file(io.BytesIO(text), chunk=4)
+    assert not plain_text_file(io.BytesIO(text[:-4]), chunk=4)          # cut inside an "é"
+    assert not plain_text_file(io.BytesIO(text + b"\x00"), chunk=4)     # a NUL byte
+    assert not plain_text_file(io.BytesIO(b'{"a": "\\ud83d"}' * 3), chunk=5)  # an escape
 
 
 def test_messages_stay_undecoded_until_asked_in_two_steps(tmp_path, monkeypatch):

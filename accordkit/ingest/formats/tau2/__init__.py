@@ -29,7 +29,7 @@ from typing import Any
 from ...check import Part, concat
 from ...context import ReadContext
 from ...inputs import Input
-from ..text import note_replaced
+from ..text import jsonl_file, note_replaced
 from .batch import results_parts
 from .convert import is_results_object
 from .runs import check_owner, read_run
@@ -48,6 +48,10 @@ class ResultsFile:
         return input.head().lstrip()[:1] == b"{"
 
     def read(self, input: Input, ctx: ReadContext) -> Iterator[Part] | None:
+        if input.data is None and input.local is not None:
+            with input.open() as fh:
+                if jsonl_file(fh):   # a large JSON Lines file, read line by line: not ours
+                    return None
         typed = decode_results(input.read_bytes())
         return None if typed is None else results_parts(typed, ctx, source=input.name)
 

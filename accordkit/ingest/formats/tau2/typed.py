@@ -23,10 +23,11 @@ So the typed path may be stricter than the general one, never more lenient.
 
 from __future__ import annotations
 
-import codecs
 from typing import Any, Literal
 
 import msgspec
+
+from ..text import is_utf8
 
 __all__ = ["Results", "DecodedResults", "Simulation", "DecodedSimulation", "Message", "ToolCall",
            "decode_results", "decode_messages", "ONE_PASS_BYTES"]
@@ -115,28 +116,13 @@ _DECODED = msgspec.json.Decoder(DecodedResults)
 _MESSAGES = msgspec.json.Decoder(list[Message])
 
 
-def _is_utf8(data: bytes | memoryview, *, chunk: int = 1 << 20) -> bool:
-    """Whether ``data`` is valid UTF-8, checked a chunk at a time (no full-size copy)."""
-    if isinstance(data, bytes) and data.isascii():
-        return True
-    view = memoryview(data)
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    try:
-        for start in range(0, view.nbytes, chunk):
-            decoder.decode(view[start:start + chunk])
-        decoder.decode(b"", final=True)
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
 def decode_results(data: bytes | memoryview) -> Results | None:
     """Decode a results file, or None when the typed decoder refuses it.
 
     ``None`` also covers files that are not results objects at all; the caller then reads
     the file the general way, which says what is wrong with it.
     """
-    if not _is_utf8(data):
+    if not is_utf8(data):
         return None  # messages are sliced undecoded: check the bytes up front
     results = None
     if len(data) <= ONE_PASS_BYTES:
