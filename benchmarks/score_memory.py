@@ -31,8 +31,9 @@ import platform
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from scale import QUIET_SPEED_SECONDS, machine_speed
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(os.environ.get("ACCORDKIT_SHARED", REPO.parent / "shared")) / "fixtures"
@@ -53,15 +54,6 @@ print(json.dumps({{"seconds": time.perf_counter() - t0, "rss_kb": _hwm_kb(),
                   "episodes": manifest["episodes"],
                   "failed": manifest["failed_inputs"], "code": accordkit.__file__}}))
 """
-
-
-def speed_seconds() -> float:
-    """A fixed pure-Python loop: the machine's speed when the run was made."""
-    t0 = time.perf_counter()
-    total = 0
-    for i in range(20_000_000):
-        total += i % 7
-    return time.perf_counter() - t0
 
 
 def _episodes(n_bytes: int) -> list[dict]:
@@ -119,7 +111,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     rows = []
-    speed = [speed_seconds()]
+    speed = [machine_speed()]
     with tempfile.TemporaryDirectory(prefix="accordkit-memory-") as tmp:
         inputs = make_inputs(Path(tmp), args.mb)
         for name, path in inputs.items():
@@ -130,7 +122,7 @@ def main() -> None:
                              f"{got['rss_kb'] / 1e3:,.0f} MB",
                              f"{got['rss_kb'] * 1e3 / size:.1f}x", f"{got['seconds']:.1f} s"))
                 print(rows[-1], got["failed"], got["code"], flush=True)
-    speed.append(speed_seconds())
+    speed.append(machine_speed())
     lines = [
         f"### {args.label}",
         "",
@@ -138,7 +130,7 @@ def main() -> None:
         f"{platform.machine()}, Python {platform.python_version()}. Code: `{args.code}`. "
         f"Command: `HF_HUB_OFFLINE=1 python benchmarks/score_memory.py --mb {args.mb}`. "
         f"Machine speed: a fixed Python loop took {speed[0]:.2f} s before and "
-        f"{speed[1]:.2f} s after (quiet: about 1.3 s).",
+        f"{speed[1]:.2f} s after ({QUIET_SPEED_SECONDS} s when this VM is quiet).",
         "",
         "| input | size | --batch-size | episodes | peak RSS | peak / size | time |",
         "|---|---:|---:|---:|---:|---:|---:|",
