@@ -44,7 +44,7 @@ Examples
 
 from __future__ import annotations
 
-from ..ingest.contract import Reader
-from ..ingest.registry import HEAD_BYTES, formats, register, registered, unregister
+from .ingest.contract import Reader
+from .ingest.registry import HEAD_BYTES, formats, register, registered, unregister
 
 __all__ = ["Reader", "register", "unregister", "registered", "formats", "HEAD_BYTES"]
