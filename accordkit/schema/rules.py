@@ -8,7 +8,6 @@ import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from datasets import List, Value
@@ -222,9 +221,16 @@ def _finder(steps: list[str], fails: Callable[[Any], bool]) -> Finder:
     return find
 
 
-@cache
+#: id of a rule -> (the rule, its finder): compiled once; keyed by id, since hashing a
+#: frozen dataclass (all its fields) on every look-up cost more than the look-up's work
+_FINDERS: dict[int, tuple[Rule, Finder]] = {}
+
+
 def _compiled(rule: Rule) -> Finder:
-    return _finder(rule.path.split("."), rule.fails)
+    found = _FINDERS.get(id(rule))
+    if found is None or found[0] is not rule:
+        found = _FINDERS[id(rule)] = (rule, _finder(rule.path.split("."), rule.fails))
+    return found[1]
 
 
 def named_path(path: str, positions: Sequence[int]) -> str:

@@ -21,6 +21,7 @@ import msgspec
 from ...schema import EpisodeValidationError
 from ..context import ReadOptions
 from ..inputs import Input, Problem
+from .dataset_card import data_file_input, dataset_files, is_dataset_folder
 from .tau2.runs import RESULTS_JSON, RUN_FOLDERS, claims, has_claimant
 
 __all__ = ["folder_inputs", "DATA_SUFFIXES", "RunRule", "DatasetFolderRule", "FolderRule",
@@ -99,12 +100,9 @@ class DatasetFolderRule:
     name = "dataset-folder"
 
     def sniff(self, path: Path) -> bool:
-        from .dataset_card import is_dataset_folder
-
         return is_dataset_folder(path)
 
     def inputs(self, path: Path, *, options: ReadOptions, source: str, **_: Any) -> list[Input]:
-        from .dataset_card import data_file_input, dataset_files
 
         try:
             files, problems = dataset_files(path, config=options.config, split=options.split)

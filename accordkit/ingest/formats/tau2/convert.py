@@ -590,6 +590,19 @@ def converted_simulations(obj: Any, *, source: str, shared_criteria: bool = Fals
 # --------------------------------------------------------------------------- the field map
 
 
+#: How problems name each scope of :class:`Field`: the prefix of its fields.
+SCOPES = {
+    "simulation": "",
+    "reward_info": "reward_info.",
+    "reward_info.info": "reward_info.info.",
+    "task": "task.",
+    "user_scenario": "task.user_scenario.",
+    "goal_shifts": "task.user_scenario.goal_shifts.",
+    "agent": "info.agent_info.",
+    "user": "info.user_info.",
+}
+
+
 @dataclass(frozen=True)
 class Field:
     """One canonical column filled from a simulation, declared as data.
@@ -608,6 +621,8 @@ class Field:
         scope's prefix and the key, as problems name it).
     per_task : bool
         Made once per task definition and shared by the task's trials.
+    field : str
+        How problems name it (set from ``scope`` and ``key``).
     """
 
     column: str
@@ -615,23 +630,11 @@ class Field:
     key: str
     convert: Callable[[Any, _Context, str], Any]
     per_task: bool = False
+    field: str = ""
 
-    @property
-    def field(self) -> str:
-        return SCOPES[self.scope] + self.key if self.key else SCOPES[self.scope].rstrip(".")
-
-
-#: How problems name each scope of :class:`Field`: the prefix of its fields.
-SCOPES = {
-    "simulation": "",
-    "reward_info": "reward_info.",
-    "reward_info.info": "reward_info.info.",
-    "task": "task.",
-    "user_scenario": "task.user_scenario.",
-    "goal_shifts": "task.user_scenario.goal_shifts.",
-    "agent": "info.agent_info.",
-    "user": "info.user_info.",
-}
+    def __post_init__(self) -> None:
+        prefix = SCOPES[self.scope]
+        object.__setattr__(self, "field", prefix + self.key if self.key else prefix.rstrip("."))
 
 
 def _number(value: Any, ctx: _Context, field: str) -> float | None:
@@ -777,15 +780,17 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
 def _field_value(field: Field, scopes: Mapping[str, Any], ctx: _Context,
                  memo: dict[Any, Any], task: Mapping[str, Any]) -> Any:
     """The value of one :class:`Field` of a simulation."""
-    if field.scope == "task" and not task:
-        return None  # no task definition: no criteria (not empty ones)
     where = scopes[field.scope]
     value = where.get(field.key) if field.key else where
-
-    def make() -> Any:
+    if not field.per_task:
         return field.convert(value, ctx, field.field)
-
-    return _per_task(memo, task, field.column, make) if field.per_task else make()
+    if not task:
+        # no task definition: no criteria (not empty ones); the task's other values made
+        return None if field.scope == "task" else field.convert(value, ctx, field.field)
+    key = (id(task), field.column)  # tasks live as long as the object being converted
+    if key not in memo:
+        memo[key] = field.convert(value, ctx, field.field)
+    return memo[key]
 
 
 def _messages(sim: Any, ctx: _Context, *, columnar: bool) -> tuple[Any, bool]:
