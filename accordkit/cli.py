@@ -120,6 +120,8 @@ def _cmd_score(args: argparse.Namespace) -> int:
     """Score sources; bad input is one line on stderr and exit status 1, not a traceback."""
     from pathlib import Path
 
+    from ._internal.redact import redact_sources
+
     modes = {"tcrr_mode": args.tcrr_mode, "action_mode": args.action_mode,
              "shop_type_gate": args.shop_type_gate}
     if args.num_proc < 1 or args.batch_size < 1:
@@ -146,8 +148,8 @@ def _cmd_score(args: argparse.Namespace) -> int:
         ds = load(args.sources, errors=args.errors or "raise", revision=args.revision,
                   split=args.split)
     except (EpisodeValidationError, OSError, ValueError) as exc:
-        print(f"accordkit score: error: {exc} (--errors skip scores the good records and "
-              "lists the bad ones)", file=sys.stderr)
+        print(f"accordkit score: error: {redact_sources(str(exc))} (--errors skip scores the "
+              "good records and lists the bad ones)", file=sys.stderr)
         return 1
     verdicts = None
     if args.verdicts:
@@ -181,6 +183,7 @@ def _missing(sources: Sequence[str]) -> list[str]:
 
 
 def _score_to_store(args: argparse.Namespace, modes: dict) -> int:
+    from ._internal.redact import redact_sources
     from .engines import score_to_store
     from .engines.run import RayUnreachableError, StoreBusyError
     from .store import IncompleteStoreError
@@ -200,7 +203,7 @@ def _score_to_store(args: argparse.Namespace, modes: dict) -> int:
                                   split=args.split)
     except (FileExistsError, StoreBusyError, IncompleteStoreError, RayUnreachableError,
             ImportError, ValueError) as exc:
-        print(f"accordkit score: error: {exc}", file=sys.stderr)
+        print(f"accordkit score: error: {redact_sources(str(exc))}", file=sys.stderr)
         return 1
     n_in = len(manifest["inputs"])
     print(f"scored {manifest['episodes']} episodes from {n_in} input(s) in "

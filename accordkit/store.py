@@ -33,6 +33,8 @@ __all__ = [
     "LEVEL_DIRS",
     "InputRecord",
     "IncompleteStoreError",
+    "StoreIntegrityError",
+    "RepeatedEpisodesError",
     "PartialStoreWarning",
     "StoreChangedWarning",
     "scored_inputs",
@@ -224,9 +226,19 @@ def write_part(out: str | Path, level: str, frame: Any, *, input_index: int,
 def write_manifest(out: str | Path, inputs: Sequence[InputRecord], *,
                    modes: Mapping[str, Any], engine: str, extra: Mapping[str, Any] | None = None,
                    ) -> Path:
-    """Write ``manifest.json`` last: from then on the store is complete."""
-    from . import __version__
+    """Write ``manifest.json`` last: from then on the store is complete.
 
+    It records each part's sha256 and row count: what a reader checks the parts against
+    (``episodes``, the episodes the inputs gave, must be the rows of the episode parts).
+
+    Credentials in source URLs (user info, secret query values) are not written
+    (:func:`accordkit._internal.redact.redact_sources`): a store is meant to be shared.
+    """
+    from . import __version__
+    from ._internal.redact import redact_sources
+
+    rows = {level: {p.name: _part_rows(p) for p in sorted((Path(out) / d).glob("*.parquet"))}
+            for level, d in PART_DIRS.items()}
     manifest = {
         "store_version": STORE_VERSION,
         "accordkit_version": __version__,
@@ -237,12 +249,14 @@ def write_manifest(out: str | Path, inputs: Sequence[InputRecord], *,
         "sha256": {level: {p.name: file_sha256(p)
                            for p in sorted((Path(out) / d).glob("*.parquet"))}
                    for level, d in PART_DIRS.items()},
+        "rows": rows,
         "inputs": [asdict(r) for r in inputs],
         "episodes": sum(r.episodes for r in inputs),
         "skipped": sum(r.skipped for r in inputs),
         "failed_inputs": sum(r.error is not None for r in inputs),
         **dict(extra or {}),
     }
+    manifest = redact_sources(manifest)
     path = Path(out) / "manifest.json"
     atomic_write_bytes(path, (json.dumps(manifest, indent=1) + "\n").encode("utf-8"))
     return path
@@ -306,24 +320,123 @@ def _manifest_problem(manifest: Mapping[str, Any]) -> str | None:
     return None
 
 
+class StoreIntegrityError(IncompleteStoreError):
+    """A store's manifest and its parts disagree (a damaged or hand-edited store): its rows
+    would be wrong, so nothing is read. The message names the store, the part and the
+    check that failed."""
+
+
+class RepeatedEpisodesError(StoreIntegrityError):
+    """A store holds one episode more than once: every table would count it twice."""
+
+
+def _part_rows(path: Path) -> int:
+    """Rows of a parquet part, from its footer (the data is not read)."""
+    import pyarrow.parquet as pq
+
+    return int(pq.ParquetFile(path).metadata.num_rows)
+
+
+@lru_cache(maxsize=8192)
+def _part_facts(path: str, size: int, mtime_ns: int, inode: int) -> tuple[str, int]:
+    """sha256 and row count of a part, remembered for the process while its size, time
+    and inode stay the same (a store is checked on every read, and read often)."""
+    return file_sha256(Path(path)), _part_rows(Path(path))
+
+
+def _check_part_name(store: Path, level: str, name: Any) -> None:
+    """:class:`StoreIntegrityError` unless ``name`` is a plain parquet file name (no folder,
+    no ``..``, not absolute, not hidden): a part lives in its level's own folder."""
+    if not isinstance(name, str) or not name or name in (".", "..") or "/" in name \
+            or "\\" in name or name.startswith(".") or not name.endswith(".parquet") \
+            or Path(name).is_absolute():
+        raise StoreIntegrityError(
+            f"score store {store}, {level} part {name!r}: not a plain part name inside "
+            f"{store / PART_DIRS[level]} (a path out of the store, or not a parquet part); "
+            "refused")
+
+
+def _checked_part(store: Path, level: str, name: Any, manifest: Mapping[str, Any]) -> Path:
+    """The path of part ``name`` of ``level``, after checking that it is a plain file name
+    inside the level's own folder, present, and of the digest and row count the manifest
+    records."""
+    folder = store / PART_DIRS[level]
+    where = f"score store {store}, {level} part {name!r}"
+    _check_part_name(store, level, name)
+    path = folder / name
+    try:
+        real = path.resolve(strict=True)
+    except OSError:
+        raise StoreIntegrityError(f"{where}: listed in manifest.json but missing; score "
+                                  "again") from None
+    if real.parent != folder.resolve() or not real.is_file():
+        raise StoreIntegrityError(f"{where}: a link or name leading out of {folder}; refused")
+    digest = (manifest.get("sha256") or {}).get(level, {}).get(name)
+    if not isinstance(digest, str):
+        raise StoreIntegrityError(f"{where}: manifest.json records no sha256 for it, so its "
+                                  "content cannot be checked; refused")
+    st = real.stat()
+    actual, rows = _part_facts(str(real), st.st_size, st.st_mtime_ns, st.st_ino)
+    if actual != digest:
+        raise StoreIntegrityError(f"{where}: sha256 differs from manifest.json (the part was "
+                                  "changed or swapped after it was written); score again")
+    recorded = (manifest.get("rows") or {}).get(level, {}).get(name)
+    if recorded is not None and recorded != rows:
+        raise StoreIntegrityError(f"{where}: holds {rows} rows, manifest.json says "
+                                  f"{recorded}; refused")
+    return real
+
+
 def _parts(store: Path, level: str, manifest: Mapping[str, Any]) -> list[Path]:
-    names: list[str] = list(manifest.get("levels", {}).get(level, []))
-    parts = [store / PART_DIRS[level] / n for n in names]
-    missing = [p for p in parts if not p.is_file()]
-    if missing:
-        raise IncompleteStoreError(f"{store}: {len(missing)} part(s) listed in manifest.json "
-                                   f"are missing, e.g. {missing[0]}")
-    sums = manifest.get("sha256", {}).get(level, {})
-    for p in parts:
-        if p.name in sums and file_sha256(p) != sums[p.name]:
-            raise IncompleteStoreError(f"{p}: sha256 differs from manifest.json (the table "
-                                       "changed after it was written); score again")
-    if sums and set(sums) != set(names):
-        raise IncompleteStoreError(
-            f"{store}: manifest.json lists {len(parts)} {level} part(s) and the digests of "
-            f"{len(sums)} (a part was left out of its list, or the manifest was edited); "
-            "score again")
+    """The parts of ``level``, each checked (:func:`_checked_part`), listed once, and as
+    many rows in all as the manifest says (:class:`StoreIntegrityError` otherwise)."""
+    names = list(manifest.get("levels", {}).get(level, []))
+    for name in names:
+        _check_part_name(store, level, name)
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise StoreIntegrityError(f"score store {store}, {level} part {twice[0]!r}: listed "
+                                  "more than once in manifest.json; refused")
+    sums = (manifest.get("sha256") or {}).get(level, {})
+    unlisted = sorted(set(sums) - set(names))
+    if unlisted:
+        raise StoreIntegrityError(
+            f"score store {store}, {level} part {unlisted[0]!r}: manifest.json lists "
+            f"{len(names)} {level} part(s) and the digests of {len(sums)} (a part was left "
+            "out of its list, or the manifest was edited); score again")
+    parts = [_checked_part(store, level, n, manifest) for n in names]
+    if level == "episode":
+        rows = sum(_part_facts(str(p), p.stat().st_size, p.stat().st_mtime_ns,
+                               p.stat().st_ino)[1] for p in parts)
+        if rows != manifest.get("episodes"):
+            raise StoreIntegrityError(
+                f"score store {store}, episode level: its parts hold {rows} episodes, "
+                f"manifest.json says {manifest.get('episodes')}; refused")
     return parts
+
+
+def _check_unique_episodes(store: Path, parts: Sequence[Path], ids: Any) -> None:
+    """:class:`StoreIntegrityError` naming an episode the episode level holds twice, and
+    the parts holding it (``ids``: the level's ``episode_id`` values, parts in order)."""
+    import pandas as pd
+
+    ids = pd.Series(ids)
+    dup = ids.duplicated(keep=False)
+    if not dup.any():
+        return
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    first = ids[dup].iloc[0]
+    holders = [p.name for p in parts if pc.any(pc.equal(
+        pq.read_table(p, columns=["episode_id"]).column("episode_id"), first)).as_py()]
+    raise RepeatedEpisodesError(
+        f"score store {store}: episode {first!r} is in it more than once (parts "
+        f"{', '.join(holders)}; {int(ids[dup].nunique())} episode(s) in all), and every "
+        "table would count it twice: the same episode in several inputs, such as "
+        "checkpoints of one run, or a manifest listing another store's parts; report from "
+        "the sources instead (accordkit report --source ...), which merges the copies as "
+        "ak.load does")
 
 
 def read_scores(store: str | Path, *, level: str | None = "episode",
@@ -363,7 +476,13 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     Raises
     ------
     IncompleteStoreError
-        Not a finished store, a part missing, or a part changed since it was written.
+        Not a finished store, or a part missing.
+    StoreIntegrityError
+        The manifest and the parts disagree, whatever ``check_inputs`` says: a part name
+        that is not a plain name inside the level's folder (``..``, an absolute path, a
+        link out), a part listed twice or without its sha256, a part whose sha256 or row
+        count differs from the manifest, an episode count other than the parts hold, or
+        (:class:`RepeatedEpisodesError`) an episode in the store twice.
 
     Warns
     -----
@@ -408,7 +527,10 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     if columns is not None:
         want = list(dict.fromkeys([*ID_COLUMNS, *columns, *ORDER_COLUMNS]))
     if categorical:
-        return _read_categorical(parts, want)
+        frame = _read_categorical(parts, want)
+        if level == "episode":
+            _check_unique_episodes(store, parts, frame["episode_id"])
+        return frame
     frames = []
     for p in parts:
         table = pq.read_table(p)
@@ -431,6 +553,8 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
         if frame[col].dtype == object:       # a column one family lacks: None, as ak.score
             frame[col] = frame[col].where(frame[col].notna(), None)
     frame = frame.sort_values(list(ORDER_COLUMNS), kind="stable").reset_index(drop=True)
+    if level == "episode":
+        _check_unique_episodes(store, parts, frame["episode_id"])
     return frame.drop(columns=list(ORDER_COLUMNS))
 
 
@@ -538,6 +662,23 @@ def read_modes(store: str | Path) -> Any:
     return frame.drop(columns=list(ORDER_COLUMNS))
 
 
+def _warn_if_changed(store: Path, manifest: Mapping[str, Any], indexes: Sequence[int]) -> None:
+    """Warn (:class:`StoreChangedWarning`) of each of these inputs whose file is not the one
+    scored (its sha256 differs from the manifest's), before its transcripts are shown."""
+    import warnings
+
+    checked = {r["index"]: c for r, c in zip(manifest["inputs"], scored_inputs(manifest),
+                                                strict=True)}
+    changed = [checked[i]["source"] for i in indexes if checked.get(i, {}).get("changed")]
+    if changed:
+        warnings.warn(StoreChangedWarning(
+            f"{len(changed)} input(s) of the score store {store} are not the file(s) it scored "
+            f"(their sha256 differs from manifest.json: {', '.join(changed[:3])}"
+            f"{' ...' if len(changed) > 3 else ''}): the conversations shown are read from "
+            "the files as they are now, and may not be the ones the scores describe"),
+            stacklevel=3)
+
+
 def fetch_episodes(store: str | Path, episode_ids: Sequence[str]) -> Any:
     """The canonical episodes with these ids, read from the inputs the store was scored from.
 
@@ -545,10 +686,20 @@ def fetch_episodes(store: str | Path, episode_ids: Sequence[str]) -> Any:
     (a filter pushed down to the parquet reader): a report page that shows three
     conversations out of a million episodes reads three episodes' worth of transcripts.
 
+    Before an input's transcripts are read, its file is checked against the sha256 the
+    store recorded (a file of the same size and time is trusted, any other hashed once per
+    process): a file that changed, or a manifest pointing at another file, is said with a
+    :class:`StoreChangedWarning`.
+
     Returns
     -------
     datasets.Dataset
         In the order of ``episode_ids`` (ids not in the store are left out).
+
+    Warns
+    -----
+    StoreChangedWarning
+        When an input read is not the file that was scored.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -569,6 +720,7 @@ def fetch_episodes(store: str | Path, episode_ids: Sequence[str]) -> Any:
                             hits.column("_input").to_pylist(), strict=True):
             where.setdefault(int(idx), []).append(eid)
     sources = {r["index"]: r["source"] for r in manifest["inputs"]}
+    _warn_if_changed(store, manifest, sorted(where))
     tables = []
     for idx, ids in sorted(where.items()):
         src = sources[idx]

@@ -78,3 +78,13 @@ def read_ahead_done(monkeypatch: pytest.MonkeyPatch):
 
     monkeypatch.setattr(load_mod, "_read_and_hash", read_and_hash)
     return done
+
+
+@pytest.fixture(scope="session")
+def hostile_report(tmp_path_factory, tau2_dir, sample_dir) -> Path:
+    """A report built from result files whose every name is a script and whose domain is a
+    path out of the report (tests/payloads.py); shared by the report and browser tests."""
+    from tests.payloads import hostile_report as build
+
+    return build(tmp_path_factory.mktemp("hostile"),
+                 template=tau2_dir / "airline_grok-3_4tasks_4trials.json", sample=sample_dir)

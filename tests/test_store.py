@@ -23,6 +23,12 @@ def sample(sample_dir):
     return ak.load([str(sample_dir / "accord"), str(sample_dir / "goalshift")])
 
 
+def _halves(ds):
+    """The input records of :func:`_store_by_halves`' store, with their episode counts."""
+    n = len(ds)
+    return [InputRecord(0, "a", episodes=n // 2), InputRecord(1, "b", episodes=n - n // 2)]
+
+
 def _store_by_halves(tmp_path, ds, level):
     """Write ds's scores as parts of two inputs, second half first (workers finish in any
     order), and return the store."""
@@ -37,7 +43,7 @@ def _store_by_halves(tmp_path, ds, level):
 @pytest.mark.parametrize("level", ["episode", "preference", "shift"])
 def test_round_trip_equals_ak_score(tmp_path, sample, level):
     store = _store_by_halves(tmp_path, sample, level)
-    write_manifest(store, [InputRecord(0, "a"), InputRecord(1, "b")], modes={}, engine="test")
+    write_manifest(store, _halves(sample), modes={}, engine="test")
     got = read_scores(store, level=level)
     want = ak.score(sample, level=level)
     assert list(got.columns) == list(want.columns)
@@ -47,7 +53,7 @@ def test_round_trip_equals_ak_score(tmp_path, sample, level):
 
 def test_column_selection_keeps_ids(tmp_path, sample):
     store = _store_by_halves(tmp_path, sample, "episode")
-    write_manifest(store, [], modes={}, engine="test")
+    write_manifest(store, _halves(sample), modes={}, engine="test")
     got = read_scores(store, columns=["task_score"])
     assert list(got.columns) == [*ak.ID_COLUMNS, "task_score"]
 
@@ -96,7 +102,7 @@ def _as_text(frame: pd.DataFrame) -> pd.DataFrame:
 @pytest.mark.parametrize("level", ["episode", "preference", "shift"])
 def test_categorical_read_has_the_same_values_with_sorted_categories(tmp_path, sample, level):
     store = _store_by_halves(tmp_path, sample, level)
-    write_manifest(store, [InputRecord(0, "a"), InputRecord(1, "b")], modes={}, engine="test")
+    write_manifest(store, _halves(sample), modes={}, engine="test")
     got = read_scores(store, level=level, categorical=True)
     want = read_scores(store, level=level)
     assert list(got.columns) == list(want.columns)

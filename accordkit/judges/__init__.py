@@ -6,7 +6,7 @@ detection). See ``docs/judges.md``.
 """
 
 from .cache import CacheNotWritableError
-from .merge import MergeConflictError, merge_caches, merge_verdicts
+from .merge import IncompleteMergeError, MergeConflictError, merge_caches, merge_verdicts
 from .parse import gsrt_struct
 from .pricing import UnknownPriceWarning
 from .registry import JUDGES, get_judge
@@ -29,6 +29,7 @@ __all__ = [
     "VERDICT_COLUMNS",
     "JudgeRun",
     "MergeConflictError",
+    "IncompleteMergeError",
     "UnknownPriceWarning",
     "agreement",
     "arun_judge",

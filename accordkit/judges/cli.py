@@ -57,6 +57,11 @@ def run(args: argparse.Namespace) -> int:
     write_verdicts(result.verdicts, args.output)
     s = result.summary()
     cost = "unknown (no price)" if math.isnan(result.cost_usd) else f"${result.cost_usd:.4f}"
+    if s["n_uncounted"]:     # billed by the provider, though no cost could be recorded
+        guess = s["uncounted_cost_usd"]
+        about = "an unknown amount" if math.isnan(guess) else f"about ${guess:.4f}"
+        cost += (f" recorded, plus {about} estimated for {s['n_uncounted']} answer(s) whose "
+                 "token usage the server reported as invalid (charged to --max-cost)")
     skipped = ", ".join(f"{n} {why}" for why, n in s["n_skipped"].items() if n) or "none"
     print(f"{s['judge']} · {s['model']}: {s['n_items']} items from {s['n_episodes']} episodes "
           f"(skipped: {skipped})\n"
@@ -121,7 +126,9 @@ def register_merge(subparsers: argparse._SubParsersAction) -> None:
         "judge-merge", help="combine the verdict files (and caches) of sharded judge runs",
         description="Combine verdict files of `accordkit judge --shard I/N` runs (or of "
         "re-runs) into one, and optionally their caches into one folder. Refuses, and "
-        "writes nothing, when two runs answered the same request differently. Also "
+        "writes nothing, when two runs answered the same request differently, or when the "
+        "files are not the whole of one job (a shard missing, shards of different splits, "
+        "files of another judge, model or set of episodes) unless --allow-partial. Also "
         "reachable as `accordkit judge merge ...`.")
     m.add_argument("verdicts", nargs="+", metavar="VERDICTS.parquet")
     m.add_argument("-o", "--output", required=True, metavar="MERGED.parquet",
@@ -129,6 +136,9 @@ def register_merge(subparsers: argparse._SubParsersAction) -> None:
     m.add_argument("--caches", nargs="+", action="extend",
                    metavar="DIR", help="cache folders to combine")
     m.add_argument("--into", metavar="DIR", help="cache folder receiving --caches")
+    m.add_argument("--allow-partial", action="store_true",
+                   help="merge files that are not the whole of one judge job (the merged "
+                   "table then lacks the items of the missing shards)")
     m.set_defaults(func=run_merge)
 
 
@@ -141,7 +151,7 @@ def run_merge(args: argparse.Namespace) -> int:
         print("accordkit judge merge: error: --caches and --into go together", file=sys.stderr)
         return 1
     try:
-        merged = merge_verdicts(args.verdicts)
+        merged = merge_verdicts(args.verdicts, allow_partial=args.allow_partial)
         counts = merge_caches(args.caches, args.into) if args.caches else None
     except (MergeConflictError, ValueError, FileNotFoundError) as exc:
         print(f"accordkit judge merge: error: {exc}", file=sys.stderr)

@@ -170,6 +170,10 @@ class DispatchStats:
     store_error: str | None = None
     #: Set when a capped run had to stop: the cost of a reply could not be known.
     halt: str | None = None
+    #: Answers whose reported token usage was invalid (negative, fractional, ...): no cost
+    #: is recorded for them, but the provider billed them; this is their local estimate.
+    n_uncounted: int = 0
+    uncounted_cost: float = 0.0
 
 
 async def _request_one(call: JudgeCall, key: str, *, model: str, api_base: str | None,
@@ -221,6 +225,8 @@ async def _request_one(call: JudgeCall, key: str, *, model: str, api_base: str |
             if est is None and price is not None:
                 stats.halt = ("the server reported invalid token usage and the tokens could "
                               "not be counted locally")
+            stats.n_uncounted += 1
+            stats.uncounted_cost += est if est is not None else math.nan
             stats.cost += wasted
             return {"error": redact(f"UsageError: {exc}")[:500],
                     "charged_usd": est if est is not None else math.nan, "wasted_usd": wasted}

@@ -4,6 +4,13 @@ Shards of one job share nothing while they run; merging their verdict files and 
 gives what one run would have given. Two answers to the same request that disagree are a
 conflict and are refused, never resolved silently: a row left with a transport error in one
 file and a verdict in another keeps the verdict (the error only means "not answered yet").
+
+Each verdict file says which job it is a shard of (:func:`accordkit.judges.verdicts.judge_job`:
+judge, model, a digest of the job's requests, ``i/n``). A merge that would not give the
+whole job — a shard missing, shards of different splits, a file of another judge, model or
+set of episodes, a file that names no job — is refused unless asked for
+(``allow_partial``), so that a table missing a quarter of its items never passes for a
+complete one.
 """
 
 from __future__ import annotations
@@ -17,73 +24,107 @@ import pandas as pd
 
 from .._internal.files import atomic_write_bytes
 from .cache import JudgeCache, entry_is_sound
+from .verdicts import (
+    REQUEST_COLUMNS,
+    MergeConflictError,
+    check_verdicts,
+    combine_verdicts,
+    read_verdicts,
+)
 
-__all__ = ["merge_verdicts", "merge_caches", "MergeConflictError", "REQUEST_COLUMNS"]
-
-#: Columns that identify one judged item (one row of a verdict table).
-REQUEST_COLUMNS = ("episode_id", "judge", "judge_model", "prompt_id", "prompt_version",
-                   "item", "turn_idx")
-
-
-class MergeConflictError(ValueError):
-    """Two runs answered the same request differently; ``.conflicts`` lists them."""
-
-    def __init__(self, conflicts: Sequence[str]) -> None:
-        self.conflicts = list(conflicts)
-        head = "\n".join(f"  - {c}" for c in self.conflicts[:10])
-        more = f"\n  ... and {len(self.conflicts) - 10} more" if len(self.conflicts) > 10 else ""
-        super().__init__(f"{len(self.conflicts)} conflicting verdict(s); nothing was "
-                         f"merged:\n{head}{more}")
+__all__ = ["merge_verdicts", "merge_caches", "MergeConflictError", "IncompleteMergeError",
+           "REQUEST_COLUMNS"]
 
 
-def merge_verdicts(tables: Iterable[pd.DataFrame | str | Path]) -> pd.DataFrame:
-    """One verdict table from several (shards of one job, or re-runs).
+class IncompleteMergeError(ValueError):
+    """The verdict files are not the whole of one judge job (a shard missing, shards of
+    different splits, or files of other jobs); ``allow_partial=True`` merges them anyway."""
+
+
+def merge_verdicts(tables: Iterable[pd.DataFrame | str | Path], *,
+                   allow_partial: bool = False) -> pd.DataFrame:
+    """One verdict table from the shards of one judge job (or from re-runs of it).
 
     Parameters
     ----------
     tables : iterable of DataFrame or path
         Verdict tables or parquet files (:func:`accordkit.judges.write_verdicts`).
+    allow_partial : bool
+        Merge even when the tables are not the whole of one job: a shard missing, shards
+        of different splits (``1/2`` with ``1/3``), files of another judge, model or set
+        of episodes, or a file that does not say which job it belongs to (written by hand
+        or by an older accordkit). Without it, each of these is refused.
 
     Returns
     -------
     pandas.DataFrame
         Each item once, sorted by the request columns; an item answered in one table and
-        left with an error in another keeps its answer.
+        left with an error in another keeps its answer. When the tables are one whole job,
+        ``attrs["judge_job"]`` describes it (as a single run's table does).
 
     Raises
     ------
+    IncompleteMergeError
+        When the tables are not the whole of one job and ``allow_partial`` is false.
     MergeConflictError
         When an item has two different verdicts.
     """
-    from .verdicts import VERDICT_COLUMNS, check_verdicts, read_verdicts
-
-    frames = [read_verdicts(t) if isinstance(t, str | Path) else check_verdicts(t)
-              for t in tables]
+    frames, names = [], []
+    for i, t in enumerate(tables):
+        if isinstance(t, str | Path):
+            frames.append(read_verdicts(t))
+            names.append(str(t))
+        else:
+            job = t.attrs.get("judge_job")
+            frame = check_verdicts(t)
+            if job is not None:
+                frame.attrs["judge_job"] = job
+            frames.append(frame)
+            names.append(f"table {i + 1}")
     if not frames:
         raise ValueError("nothing to merge: give at least one verdict table")
-    allv = pd.concat(frames, ignore_index=True)
-    keys = list(REQUEST_COLUMNS)
-    answered = allv[allv["error"].isna()]
-    # one number per request (a null turn, as in GSRT rows, is a value of its own)
-    item = answered.groupby(keys, dropna=False, sort=True).ngroup()
-    per_item = answered["verdict"].groupby(item).nunique(dropna=False)
-    bad = per_item[per_item > 1]
-    if len(bad):
-        conflicts = []
-        for number in bad.index:
-            rows = answered[item == number]
-            rec = rows.iloc[0]
-            seen = sorted(rows["verdict"].astype(str).unique())
-            turn = "none" if pd.isna(rec["turn_idx"]) else rec["turn_idx"]
-            conflicts.append(f"episode {rec['episode_id']}, item {rec['item']}, turn "
-                             f"{turn}, {rec['judge']} · {rec['judge_model']}: "
-                             f"{' vs '.join(v[:60] for v in seen)}")
-        raise MergeConflictError(conflicts)
-    # answers first, then errors: drop_duplicates keeps an answer over an error
-    order = allv.assign(_err=allv["error"].notna()).sort_values("_err", kind="stable")
-    merged = order.drop_duplicates(keys, keep="first").drop(columns="_err")
-    merged = merged.sort_values(keys, kind="stable", na_position="first")
-    return check_verdicts(merged.reset_index(drop=True)[list(VERDICT_COLUMNS)])
+    whole = _whole_job(frames, names)
+    if isinstance(whole, str):
+        if not allow_partial:
+            raise IncompleteMergeError(f"{whole}; nothing was merged (--allow-partial / "
+                                       "allow_partial=True merges them anyway)")
+        whole = None
+    merged = combine_verdicts(frames)
+    if whole is not None:
+        merged.attrs["judge_job"] = whole
+    return merged
+
+
+def _whole_job(frames: Sequence[pd.DataFrame], names: Sequence[str]) -> dict[str, Any] | str:
+    """The job that ``frames`` make whole, or why they do not."""
+    jobs = [f.attrs.get("judge_job") for f in frames]
+    unnamed = [n for n, job in zip(names, jobs, strict=True) if not job]
+    if unnamed:
+        return (f"{unnamed[0]} does not say which judge job it belongs to (written by hand "
+                "or by an older accordkit), so whether the merge is complete cannot be told")
+    by_id = {(j["judge"], j["model"], j["requests_sha256"]): j for j in jobs}
+    if len(by_id) > 1:
+        seen = sorted(f"{j['judge']} · {j['model']} ({j['requests']} requests)"
+                      for j in by_id.values())
+        return f"the files belong to {len(by_id)} different judge jobs: {'; '.join(seen)}"
+    job = jobs[0]
+    shards = [j["shard"] for j in jobs]
+    whole = {**job, "shard": None}
+    if any(s is None for s in shards):       # an unsharded run holds every request
+        return whole
+    splits = sorted({n for _, n in shards})
+    if len(splits) > 1:
+        return ("the files are shards of different splits of the job ("
+                + ", ".join(f"{i}/{n}" for i, n in sorted(map(tuple, shards))) + ")")
+    n = splits[0]
+    have = {i for i, _ in shards}
+    missing = [i for i in range(1, n + 1) if i not in have]
+    if missing:
+        got = sum(next(j.get("shard_requests", 0) for j in jobs if j["shard"][0] == i)
+                  for i in have)
+        return (f"shard(s) {', '.join(f'{i}/{n}' for i in missing)} of the job are missing: "
+                f"the files hold {got} of its {job['requests']} requests")
+    return whole
 
 
 def _read(path: Path) -> dict[str, Any] | None:

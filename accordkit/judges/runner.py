@@ -47,7 +47,7 @@ from .dispatch import DispatchStats, execute
 from .pricing import Price, resolve_price
 from .registry import get_judge
 from .retry import RetryPolicy
-from .verdicts import VERDICT_COLUMNS, judge_costs, verdict_frame
+from .verdicts import VERDICT_COLUMNS, judge_costs, judge_job, verdict_frame
 
 __all__ = ["judge", "run_judge", "arun_judge", "JudgeRun", "build_calls",
            "DEFAULT_PARAMS", "JudgeCacheWarning"]
@@ -102,6 +102,12 @@ class JudgeRun:
         the next run requests them again).
     n_estimated : int
         Answers whose token counts were counted locally (the server reported none).
+    n_uncounted : int
+        Answers whose reported token usage was invalid (negative, fractional, not a
+        number): they are errors with no cost, yet the provider billed them.
+    uncounted_cost_usd : float
+        The local estimate of what those answers cost (charged to ``max_cost``; NaN when
+        it could not be counted), not part of ``cost_usd``.
     """
 
     verdicts: pd.DataFrame = field(repr=False)
@@ -119,6 +125,8 @@ class JudgeRun:
     price: Price | None
     n_unstored: int = 0
     n_estimated: int = 0
+    n_uncounted: int = 0
+    uncounted_cost_usd: float = 0.0
 
     @property
     def exit_code(self) -> int:
@@ -138,7 +146,8 @@ class JudgeRun:
                 "n_calls": self.n_calls, "n_attempts": self.n_attempts,
                 "n_errors": self.n_errors, "n_invalid": self.n_invalid,
                 "cost_usd": self.cost_usd, "n_unstored": self.n_unstored,
-                "n_estimated": self.n_estimated, "exit_code": self.exit_code}
+                "n_estimated": self.n_estimated, "n_uncounted": self.n_uncounted,
+                "uncounted_cost_usd": self.uncounted_cost_usd, "exit_code": self.exit_code}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -205,11 +214,13 @@ def _judge_iv(*, judge: str, model: str, concurrency: int, timeout: float, max_a
     return spec
 
 
-#: Header names (and nested keys) that carry credentials: ``Authorization``, ``X-Auth``,
-#: ``X-Auth-Token``, ``api-key`` (Azure), ``x-api-key``, ``Ocp-Apim-Subscription-Key``,
-#: cookies.
-_SECRET_HEADER = re.compile(r"(^|_)auth(orization)?($|_)|api_?key|subscription_key|cookie",
-                            re.IGNORECASE)
+#: Header names (and nested keys) that carry credentials: ``Authorization``,
+#: ``Proxy-Authorization``, ``Authentication``, ``X-Auth``, ``X-Auth-Token``,
+#: ``X-Authenticate``, ``api-key`` (Azure), ``x-api-key``, ``Ocp-Apim-Subscription-Key``,
+#: cookies (not ``author`` or ``authority``).
+_SECRET_HEADER = re.compile(
+    r"(^|_)auth(orization|entication|enticate|n|z)?($|_)|api_?key|subscription_key|cookie",
+    re.IGNORECASE)
 #: Values that are credentials whatever their key is called: an HTTP authorization value,
 #: or a provider key (``sk-...``, as OpenAI's, Anthropic's and many proxies' keys begin).
 _SECRET_VALUE = re.compile(r"^\s*((bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}"
@@ -423,6 +434,7 @@ async def arun_judge(
     cache = JudgeCache(cache_dir if cache_dir is not None else default_cache_dir())
     calls, n_episodes, skipped = build_calls(_episodes(ds), spec, skip_stored=skip_stored)
     keys = [cache_key(c, model=model, params=params) for c in calls]
+    job = judge_job(judge=judge, model=model, keys=keys, shard=shard)
     if shard is not None:
         mine = [in_shard(k, shard) for k in keys]
         calls = [c for c, m in zip(calls, mine, strict=True) if m]
@@ -469,8 +481,10 @@ async def arun_judge(
         n_attempts=stats.n_attempts, n_errors=n_errors,
         n_invalid=int((verdicts["verdict"] == "invalid").sum()),
         cost_usd=stats.cost, price=price, n_unstored=stats.n_unstored,
-        n_estimated=stats.n_estimated)
+        n_estimated=stats.n_estimated, n_uncounted=stats.n_uncounted,
+        uncounted_cost_usd=stats.uncounted_cost)
     verdicts.attrs["judge_run"] = run.summary()
+    verdicts.attrs["judge_job"] = {**job, "shard_requests": len(unique)}
     return run
 
 

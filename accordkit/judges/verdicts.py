@@ -55,7 +55,52 @@ __all__ = [
     "nl_verdicts_from_verdicts",
     "attach_verdicts",
     "EPISODE_FIELDS",
+    "combine_verdicts",
+    "MergeConflictError",
+    "REQUEST_COLUMNS",
+    "judge_job",
 ]
+
+#: Columns that identify one judged item (one row of a verdict table).
+REQUEST_COLUMNS = ("episode_id", "judge", "judge_model", "prompt_id", "prompt_version",
+                   "item", "turn_idx")
+#: The parquet metadata key of the judge job a verdict file belongs to (see
+#: :func:`judge_job`).
+JOB_METADATA_KEY = b"accordkit.judge_job"
+
+
+class MergeConflictError(ValueError):
+    """Two runs answered the same request differently; ``.conflicts`` lists them."""
+
+    def __init__(self, conflicts: Sequence[str]) -> None:
+        self.conflicts = list(conflicts)
+        head = "\n".join(f"  - {c}" for c in self.conflicts[:10])
+        more = f"\n  ... and {len(self.conflicts) - 10} more" if len(self.conflicts) > 10 else ""
+        super().__init__(f"{len(self.conflicts)} conflicting verdict(s); nothing was "
+                         f"merged:\n{head}{more}")
+
+
+def judge_job(*, judge: str, model: str, keys: Iterable[str],
+              shard: tuple[int, int] | None) -> dict[str, Any]:
+    """What identifies one judge job and the share of it a run did (kept with its verdict
+    table, in ``attrs["judge_job"]`` and in the parquet file's metadata).
+
+    ``requests`` counts the job's distinct requests (all shards together) and
+    ``requests_sha256`` names them (a digest of their sorted cache keys), so shards of one
+    job can be told from shards of another and a merge can tell whether one is missing.
+
+    Examples
+    --------
+    >>> job = judge_job(judge="gsrt", model="m", keys=["b", "a", "a"], shard=(1, 2))
+    >>> job["requests"], job["shard"], len(job["requests_sha256"])
+    (2, [1, 2], 16)
+    """
+    import hashlib
+
+    unique = sorted(set(keys))
+    digest = hashlib.sha256("\n".join(unique).encode("utf-8")).hexdigest()[:16]
+    return {"judge": judge, "model": model, "requests": len(unique),
+            "requests_sha256": digest, "shard": None if shard is None else list(shard)}
 
 VERDICT_DTYPES: dict[str, str] = {
     "episode_id": "string",
@@ -175,13 +220,38 @@ def write_verdicts(frame: pd.DataFrame, path: str | Path) -> Path:
     >>> write_verdicts(empty_verdicts(), "/tmp/v.parquet").name      # doctest: +SKIP
     'v.parquet'
     """
+    import pyarrow.parquet as pq
+
     path = Path(path)
+    job = frame.attrs.get("judge_job")
     out = check_verdicts(frame, where=str(path))
+    table = pa.Table.from_pandas(out, preserve_index=False)
+    if job:   # which judge job (and shard of it) these verdicts are: judge merge checks it
+        meta = dict(table.schema.metadata or {})
+        meta[JOB_METADATA_KEY] = json.dumps(job, sort_keys=True).encode("utf-8")
+        table = table.replace_schema_metadata(meta)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    out.to_parquet(tmp, index=False, compression="zstd")
+    pq.write_table(table, tmp, compression="zstd")
     tmp.replace(path)
     return path
+
+
+def _read_one(path: Path) -> pd.DataFrame:
+    """One verdict file, checked, with its judge job (if it names one) in ``attrs``."""
+    import pyarrow.parquet as pq
+
+    if not path.is_file():
+        raise FileNotFoundError(f"no verdict file at {path}")
+    table = pq.read_table(path)
+    frame = check_verdicts(table.to_pandas(), where=str(path))
+    raw = (table.schema.metadata or {}).get(JOB_METADATA_KEY)
+    if raw is not None:
+        try:
+            frame.attrs["judge_job"] = json.loads(raw)
+        except ValueError:
+            raise ValueError(f"{path}: its judge job metadata is not JSON") from None
+    return frame
 
 
 def read_verdicts(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
@@ -202,21 +272,54 @@ def read_verdicts(paths: str | Path | Iterable[str | Path]) -> pd.DataFrame:
     >>> v = read_verdicts("data/sample/verdicts/usersim_tests.parquet")   # doctest: +SKIP
     """
     items = [paths] if isinstance(paths, str | Path) else list(paths)
-    frames = []
-    for p in items:
-        p = Path(p)
-        if not p.is_file():
-            raise FileNotFoundError(f"no verdict file at {p}")
-        frames.append(check_verdicts(pd.read_parquet(p), where=str(p)))
+    frames = [_read_one(Path(p)) for p in items]
     if not frames:
         return empty_verdicts()
+    if len(frames) == 1:
+        return frames[0]
     both = pd.concat(frames, ignore_index=True)
     key = ["episode_id", "judge", "judge_model", "item", "turn_idx"]
-    if len(frames) > 1 and both.duplicated(key).any():
-        from .merge import merge_verdicts
-
-        return merge_verdicts(frames)
+    if both.duplicated(key).any():
+        return combine_verdicts(frames)
     return check_verdicts(both, where="combined verdict files")
+
+
+def combine_verdicts(frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """The rule by which verdict tables that answer the same requests combine: each item
+    once, an answer over an error, identical answers once, two different answers a
+    conflict. (:func:`accordkit.judges.merge_verdicts` checks first that the tables are
+    the complete shards of one job.)
+
+    Raises
+    ------
+    MergeConflictError
+        When an item has two different verdicts.
+    """
+    if not frames:
+        raise ValueError("nothing to merge: give at least one verdict table")
+    allv = pd.concat([check_verdicts(f) for f in frames], ignore_index=True)
+    keys = list(REQUEST_COLUMNS)
+    answered = allv[allv["error"].isna()]
+    # one number per request (a null turn, as in GSRT rows, is a value of its own)
+    item = answered.groupby(keys, dropna=False, sort=True).ngroup()
+    per_item = answered["verdict"].groupby(item).nunique(dropna=False)
+    bad = per_item[per_item > 1]
+    if len(bad):
+        conflicts = []
+        for number in bad.index:
+            rows = answered[item == number]
+            rec = rows.iloc[0]
+            seen = sorted(rows["verdict"].astype(str).unique())
+            turn = "none" if pd.isna(rec["turn_idx"]) else rec["turn_idx"]
+            conflicts.append(f"episode {rec['episode_id']}, item {rec['item']}, turn "
+                             f"{turn}, {rec['judge']} · {rec['judge_model']}: "
+                             f"{' vs '.join(v[:60] for v in seen)}")
+        raise MergeConflictError(conflicts)
+    # answers first, then errors: drop_duplicates keeps an answer over an error
+    order = allv.assign(_err=allv["error"].notna()).sort_values("_err", kind="stable")
+    merged = order.drop_duplicates(keys, keep="first").drop(columns="_err")
+    merged = merged.sort_values(keys, kind="stable", na_position="first")
+    return check_verdicts(merged.reset_index(drop=True)[list(VERDICT_COLUMNS)])
 
 
 def judge_costs(verdicts: pd.DataFrame) -> pd.DataFrame:

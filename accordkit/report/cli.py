@@ -9,10 +9,14 @@ __all__ = ["register"]
 
 def _run(args: argparse.Namespace) -> int:
     import sys
-    from pathlib import Path
 
     from ..store import IncompleteStoreError
-    from .outdir import ReportBusyError, ReportIncompleteError
+    from .outdir import (
+        ReportBusyError,
+        ReportIncompleteError,
+        UnsafeOutputError,
+        check_output_folder,
+    )
     from .runner import (
         RepeatedEpisodesError,
         SkippedRecordsError,
@@ -21,14 +25,22 @@ def _run(args: argparse.Namespace) -> int:
         wanted_notebooks,
     )
 
+    if args.scores:     # not a store: said first, whatever else is wrong
+        from ..store import read_manifest
+
+        try:
+            read_manifest(args.scores)
+        except IncompleteStoreError as exc:
+            print(f"accordkit report: {exc}", file=sys.stderr)
+            return 1
     try:
         params = _parameters(args)
         wanted_notebooks(args.notebooks, params)
         if args.jobs < 1:
             raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
-        if Path(args.out).exists() and not Path(args.out).is_dir():
-            raise ValueError(f"--out {args.out} exists and is not a folder")
-    except ValueError as exc:  # a usage error: one line, nothing run
+        check_output_folder(args.out, inputs=[*(args.source or ()), *(args.verdicts or ()),
+                                              *([args.scores] if args.scores else [])])
+    except (ValueError, NotADirectoryError) as exc:  # a usage error: one line, nothing run
         print(f"accordkit report: error: {exc}", file=sys.stderr)
         return 64
     missing = _missing_sources(args.source or ())
@@ -58,6 +70,9 @@ def _run(args: argparse.Namespace) -> int:
     except RepeatedEpisodesError as exc:
         print(f"accordkit report: error: {exc}", file=sys.stderr)
         return 1
+    except UnsafeOutputError as exc:   # --out changed between the check and the lock
+        print(f"accordkit report: error: {exc}", file=sys.stderr)
+        return 64
     except (ReportBusyError, ReportIncompleteError, IncompleteStoreError) as exc:
         print(f"accordkit report: {exc}", file=sys.stderr)
         return 1

@@ -15,9 +15,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from .filenames import run_folder
 from .headline import headline_numbers
 from .notebooks import NOTEBOOKS, InputFacts
 from .outdir import write_text_checked
+from .pages import content_security_policy
 from .provenance import provenance_line
 
 __all__ = ["write_index", "display_path"]
@@ -114,7 +116,7 @@ def _thumbnails(out: Path, results: Sequence, *, multi: bool) -> str:
     for r in results:
         if r.status != "ok" or not r.html:
             continue
-        prefix = f"{r.run}/" if multi else ""
+        prefix = f"{run_folder(r.run)}/" if multi else ""
         pngs = [f for f in r.outputs if f.endswith(".png")][:THUMBNAILS_PER_NOTEBOOK]
         for png in pngs:
             name = Path(png).stem
@@ -134,7 +136,7 @@ def _notebook_rows(results: Sequence, *, multi: bool) -> str:
     descriptions = {n.name: n.description for n in NOTEBOOKS}
     rows = []
     for r in results:
-        prefix = f"{r.run}/" if multi else ""
+        prefix = f"{run_folder(r.run)}/" if multi else ""
         name = _link(prefix + r.html, r.title) if r.html else html.escape(r.title)
         files = " ".join(_link(prefix + f, Path(f).name) for f in r.outputs)
         if r.ipynb:
@@ -232,11 +234,13 @@ def write_index(out: Path, results: Sequence, *, runs: Sequence[str], sources: S
         also stored in ``results.json``.
     """
     multi = len(runs) > 1
-    prov_path = out / ("provenance.json" if not multi else f"{runs[0]}/provenance.json")
+    prov_path = out / ("provenance.json" if not multi else f"{run_folder(runs[0])}/provenance.json")
     prov = json.loads(prov_path.read_text()) if prov_path.exists() else {}
     headline: list[dict[str, Any]] = []
     for run in runs:
-        rows = headline_numbers(out / run if multi else out, prefix=f"{run}/" if multi else "")
+        folder = run_folder(run)
+        rows = headline_numbers(out / folder if multi else out,
+                                prefix=f"{folder}/" if multi else "")
         for row in rows:
             row["run"] = run
         headline += rows
@@ -250,7 +254,9 @@ def write_index(out: Path, results: Sequence, *, runs: Sequence[str], sources: S
                    if n_failed else "")
     n_bad = sum(int(e.get("skipped", 0)) for e in (skipped or ()))
     page = f"""<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>accordkit report</title>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{html.escape(content_security_policy())}">
+<title>accordkit report</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>{_CSS}</style></head><body>
 <h1>accordkit report</h1>

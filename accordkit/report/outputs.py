@@ -4,10 +4,16 @@ A notebook creates one :class:`ReportOutputs` and hands it every table and figur
 tables are written as CSV (with a ``.provenance.json`` sidecar), Markdown and LaTeX, and
 returned as HTML for display; figures are written as PNG and SVG with the provenance line
 in their metadata.
+
+Everything here treats names and values from the data (models, domains, task ids, tool
+names) as hostile: every cell, header, caption and attribute of the HTML it returns is
+escaped, and file names are :func:`safe_file_name` slugs, checked to stay inside their
+folder.
 """
 
 from __future__ import annotations
 
+import html as _html
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -18,9 +24,27 @@ from typing import Any
 import pandas as pd
 
 from ..tables import format_table, interval_caption
+from .filenames import UnsafeOutputPathError, safe_file_name
 from .provenance import provenance_line
 
-__all__ = ["ReportOutputs"]
+__all__ = ["ReportOutputs", "escaped_frame_html"]
+
+def escaped_frame_html(frame: pd.DataFrame, *, caption: str = "", precision: int = 3,
+                       na_rep: str = "–") -> str:
+    """A frame as an HTML table whose every cell, header, index label and caption is
+    escaped (values from the data are text, never markup).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> page = escaped_frame_html(pd.DataFrame({"<b>m</b>": ["<img src=x onerror=alert(1)>"]}))
+    >>> "<img" in page, "&lt;img src=x onerror=alert(1)&gt;" in page, "&lt;b&gt;m" in page
+    (False, True, True)
+    """
+    styler = frame.style.format(precision=precision, na_rep=na_rep, escape="html")
+    styler = styler.format_index(escape="html", axis=0).format_index(escape="html", axis=1)
+    styler = styler.hide(axis="index").set_caption(_html.escape(caption))
+    return styler.to_html()
 
 
 class _HTML:
@@ -73,9 +97,13 @@ class ReportOutputs:
         return provenance_line(self.provenance) if self.provenance else ""
 
     def _stem(self, kind: str, name: str) -> Path:
+        """Where the files of output ``name`` go, without their suffix (see
+        :func:`safe_file_name`); ``UnsafeOutputPathError`` if that left the folder."""
         folder = self.figures_dir if kind == "figures" else self.out_dir / kind
-        path = folder / f"{self.notebook}__{name}"
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path = folder / f"{safe_file_name(self.notebook)}__{safe_file_name(name)}"
+        folder.mkdir(parents=True, exist_ok=True)
+        if path.resolve().parent != folder.resolve():
+            raise UnsafeOutputPathError(f"output {name!r} would be written outside {folder}")
         return path
 
     def table(self, summary: pd.DataFrame, name: str, *, rows: str | Sequence[str],
@@ -96,7 +124,9 @@ class ReportOutputs:
         tex = format_table(summary, fmt="latex", caption=text, **kwargs)
         html = format_table(summary, fmt="html", caption=text, **kwargs)
         stem.with_suffix(".md").write_text(md.rstrip("\n") + "\n", encoding="utf-8")
-        stem.with_suffix(".tex").write_text(f"% {self.line}\n{tex}", encoding="utf-8")
+        # a comment line: a line break in a source name must not end it
+        comment = " ".join(self.line.splitlines())
+        stem.with_suffix(".tex").write_text(f"% {comment}\n{tex}", encoding="utf-8")
         self.written += [stem.with_suffix(s) for s in (".csv", ".md", ".tex")]
         return _HTML(self._wrap_table(html, name, stem.with_suffix(".csv")))
 
@@ -105,8 +135,10 @@ class ReportOutputs:
         from .headline import table_anchor
 
         rel = os.path.relpath(csv, self.out_dir).replace(os.sep, "/")
-        return (f'<div class="ak-table" data-ak-table="{name}" '
-                f'id="{table_anchor(self.notebook, name)}" data-csv="{rel}">{html}</div>')
+        esc = _html.escape
+        return (f'<div class="ak-table" data-ak-table="{esc(name)}" '
+                f'id="{esc(table_anchor(self.notebook, safe_file_name(name)))}" '
+                f'data-csv="{esc(rel)}">{html}</div>')
 
     def frame(self, frame: pd.DataFrame, name: str, *, caption: str = "",
               max_rows: int = 1000) -> _HTML:
@@ -117,11 +149,9 @@ class ReportOutputs:
             json.dumps({"caption": caption, "provenance": self.provenance}, indent=1,
                        default=str), encoding="utf-8")
         self.written.append(stem.with_suffix(".csv"))
-        shown = frame.head(max_rows)
         more = f" (first {max_rows} of {len(frame)} rows)" if len(frame) > max_rows else ""
-        styler = shown.style.format(precision=3, na_rep="–").hide(axis="index")
-        styler = styler.set_caption(f"{caption}{more}")
-        return _HTML(self._wrap_table(styler.to_html(), name, stem.with_suffix(".csv")))
+        body = escaped_frame_html(frame.head(max_rows), caption=f"{caption}{more}")
+        return _HTML(self._wrap_table(body, name, stem.with_suffix(".csv")))
 
     def figure(self, fig: Any, name: str, *, data: pd.DataFrame | None = None,
                alt: str | None = None) -> None:
@@ -152,7 +182,7 @@ class ReportOutputs:
             csv = stem.with_suffix(".csv")
             data.to_csv(csv, index=False)
             self.written.append(csv)
-        _show_figure(fig, paths[0], anchor=f"fig-{self.notebook}__{name}",
+        _show_figure(fig, paths[0], anchor=f"fig-{stem.name}",
                      csv=None if csv is None else
                      os.path.relpath(csv, self.out_dir).replace(os.sep, "/"),
                      alt=alt or _figure_title(fig) or name.replace("_", " "))
@@ -178,11 +208,11 @@ def _show_figure(fig: Any, png: Path, *, anchor: str, csv: str | None, alt: str)
     if get_ipython() is None:
         return
     import base64
-    import html as _html
 
     import matplotlib.pyplot as plt
 
     data = base64.b64encode(png.read_bytes()).decode("ascii")
+    anchor = _html.escape(anchor)
     link = (f'<figcaption class="ak-downloads"><a href="{_html.escape(csv)}" download>'
             "data behind this figure (CSV)</a></figcaption>" if csv else "")
     display(HTML(f'<figure class="ak-figure" id="{anchor}" style="margin:0">'

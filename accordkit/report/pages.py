@@ -10,7 +10,13 @@ a CDN, warnings wherever a cell printed them. :func:`finish_page` rewrites it, o
 * tables get sticky headers; a table longer than ``page_rows`` rows is paged, sortable
   and filterable by a small script embedded in the page (no network, no dependency);
 * any ``<script src=...>`` pointing off the machine is removed: a report opens offline
-  with no failed request and no console error.
+  with no failed request and no console error;
+* nothing in the page body runs: every script, frame, object and embed the notebook's
+  outputs held is removed, and so is every event-handler attribute (``onerror=``) and
+  ``javascript:`` link. Values from the data are escaped where they are rendered; this is
+  the second line, for anything that slipped through. The third is a Content-Security-Policy
+  (:func:`content_security_policy`) that lets only the page's own scripts run, named by
+  their sha256.
 
 The function is pure (text in, text out), so it is unit-tested without a browser; the
 browser tests in ``tests/browser`` check what a reader sees.
@@ -21,7 +27,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["finish_page", "PageOutline", "PAGE_CSS", "PAGE_SCRIPT"]
+__all__ = ["finish_page", "PageOutline", "PAGE_CSS", "PAGE_SCRIPT", "content_security_policy",
+           "strip_active_content"]
 
 #: Extra style for report pages (sticky headers, the contents box, the notes box).
 PAGE_CSS = """
@@ -95,6 +102,78 @@ document.querySelectorAll('.ak-paged').forEach(setup);
 """
 
 _LOCAL_SRC = re.compile(r"^(?!(?:[a-z][a-z0-9+.-]*:)?//)", re.IGNORECASE)
+
+#: Elements that run code or load another document: never kept in a page's body.
+_ACTIVE_TAGS = ("script", "iframe", "frame", "frameset", "object", "embed", "applet", "base",
+                "meta", "link", "portal")
+#: Attributes holding a URL, which may not be ``javascript:`` (nor ``vbscript:``, nor an
+#: HTML or SVG document as ``data:``).
+_URL_ATTRIBUTES = ("href", "src", "action", "formaction", "xlink:href", "data", "poster",
+                   "background", "srcset", "ping")
+_BAD_URL = re.compile(r"^\s*(javascript|vbscript|data:\s*(text/html|image/svg|application))",
+                      re.IGNORECASE)
+
+
+def strip_active_content(root) -> int:
+    """Remove from ``root`` (a BeautifulSoup tag) everything that could run code: the
+    elements of :data:`_ACTIVE_TAGS`, event-handler attributes (``on*``), ``srcdoc``, and
+    URL attributes whose value is a script (:data:`_BAD_URL`). Returns how many were removed.
+
+    Examples
+    --------
+    >>> from bs4 import BeautifulSoup
+    >>> soup = BeautifulSoup('<p onclick="x()">a<img src=x onerror=alert(1)>'
+    ...                      '<a href=" javascript:alert(1)">b</a><script>alert(1)</script></p>',
+    ...                      "html.parser")
+    >>> strip_active_content(soup), str(soup)
+    (4, '<p>a<img src="x"/><a>b</a></p>')
+    """
+    removed = 0
+    for tag in root.find_all(_ACTIVE_TAGS):
+        tag.decompose()
+        removed += 1
+    for tag in root.find_all(True):
+        for name in list(tag.attrs):
+            low = name.lower()
+            value = tag.attrs[name]
+            text = " ".join(value) if isinstance(value, list) else str(value)
+            if low.startswith("on") or low == "srcdoc" or (
+                    low in _URL_ATTRIBUTES and _BAD_URL.match(text)):
+                del tag.attrs[name]
+                removed += 1
+    return removed
+
+
+def content_security_policy(scripts=()) -> str:
+    """The policy a report page declares: only the given inline scripts run (by sha256),
+    nothing is fetched but the page's own images, styles and fonts, and no form or frame.
+
+    Parameters
+    ----------
+    scripts : iterable of str
+        The exact text of each inline script the page may run.
+
+    Examples
+    --------
+    >>> content_security_policy().split("; ")[:2]
+    ["default-src 'none'", "script-src 'none'"]
+    """
+    import base64
+    import hashlib
+
+    hashes = sorted({"'sha256-" + base64.b64encode(hashlib.sha256(
+        text.encode("utf-8")).digest()).decode("ascii") + "'" for text in scripts})
+    return "; ".join([
+        "default-src 'none'",
+        "script-src " + (" ".join(hashes) if hashes else "'none'"),
+        "style-src 'self' 'unsafe-inline'",
+        "img-src 'self' data: file:",
+        "font-src 'self' data: file:",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-src 'none'",
+        "object-src 'none'",
+    ])
 
 
 @dataclass
@@ -193,8 +272,11 @@ def finish_page(html: str, *, page_rows: int = 25, downloads: dict[str, str] | N
         if not _LOCAL_SRC.match(script["src"]):
             script.decompose()
 
-    # 2. anchors: section headings, tables, figures (page order)
+    # 2. nothing in the body runs code (the page's own script is added at the end)
     body = soup.body or soup
+    strip_active_content(body)
+
+    # 3. anchors: section headings, tables, figures (page order)
     n_table = n_figure = 0
     for tag in body.find_all(["h2", "h3", "table", "img"]):
         if tag.name in ("h2", "h3"):
@@ -243,7 +325,7 @@ def finish_page(html: str, *, page_rows: int = 25, downloads: dict[str, str] | N
                 link.append(a)
                 tag.insert_after(link)
 
-    # 3. CSV links for tables whose wrapper says where their data is
+    # 4. CSV links for tables whose wrapper says where their data is
     for wrapper in body.find_all(attrs={"data-csv": True}):
         if wrapper.find(class_="ak-downloads", recursive=False):
             continue
@@ -253,7 +335,7 @@ def finish_page(html: str, *, page_rows: int = 25, downloads: dict[str, str] | N
         link.append(a)
         wrapper.append(link)
 
-    # 4. notes: stderr output and elements marked ak-note, gathered in one box
+    # 5. notes: stderr output and elements marked ak-note, gathered in one box
     notes = body.find_all(attrs={"data-mime-type": "application/vnd.jupyter.stderr"})
     notes += body.find_all(class_="ak-note")
     for node in notes:
@@ -268,7 +350,7 @@ def finish_page(html: str, *, page_rows: int = 25, downloads: dict[str, str] | N
         node.replace_with(marker)
         outline.notes.append(text)
 
-    # 5. the contents and notes boxes go right after the page title
+    # 6. the contents and notes boxes go right after the page title
     title = body.find("h1")
     anchor_point = title if title is not None else None
     boxes = []
@@ -314,7 +396,7 @@ def finish_page(html: str, *, page_rows: int = 25, downloads: dict[str, str] | N
         else:
             body.insert(0, box)
 
-    # 6. style and the paging script, inline
+    # 7. style and the paging script, inline
     head_tag = soup.head
     if head_tag is not None:
         style = soup.new_tag("style")
@@ -324,5 +406,19 @@ def finish_page(html: str, *, page_rows: int = 25, downloads: dict[str, str] | N
         script = soup.new_tag("script")
         script.string = PAGE_SCRIPT
         body.append(script)
+
+    # 8. only the scripts now in the page may run (the template's and the paging script)
+    if head_tag is not None:
+        inline = [t.string or "" for t in soup.find_all("script")
+                  if not t.get("src") and _runs(t)]
+        meta = soup.new_tag("meta", attrs={"http-equiv": "Content-Security-Policy",
+                                           "content": content_security_policy(inline)})
+        head_tag.insert(0, meta)
     return str(soup), outline
+
+
+def _runs(script) -> bool:
+    """Whether the browser executes this script element (data blocks it does not)."""
+    kind = (script.get("type") or "").strip().lower()
+    return kind in ("", "module", "text/javascript", "application/javascript")
 

@@ -4,15 +4,26 @@ One table (:data:`PARAMETERS`) names every parameter a report run takes, whether
 notebooks read it (their ``parameters`` cell) or the runner does (``metadata``, ``grid``,
 ``notebooks``). ``accordkit report --help`` lists it, and :func:`check_parameters` refuses
 a name it does not hold, so a typo is a usage error rather than a setting silently ignored.
+
+Parameters reach the notebooks as code: papermill writes each value into the notebook's
+first cell. So every value is checked before any notebook runs: only plain values (text,
+finite numbers, true/false, null, lists and mappings of them: what JSON holds) of the type
+the parameter takes are accepted. A YAML tag such as ``!!binary`` or ``!!set``, a date, or
+a folder the report sets itself (``out_dir``) is a usage error naming the parameter.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+import math
+from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["PARAMETERS", "check_parameters", "parameters_help"]
+__all__ = ["PARAMETERS", "check_parameters", "check_plain", "parameters_help",
+           "SET_BY_REPORT"]
+
+#: Parameters the report sets for each notebook; a parameter file may not set them.
+SET_BY_REPORT = ("out_dir", "figures_dir", "provenance_path")
 
 #: Every report parameter and what it does (defaults: ``DEFAULT_PARAMETERS`` of the runner,
 #: or the notebooks' parameters cells).
@@ -52,14 +63,136 @@ PARAMETERS: dict[str, str] = {
 }
 
 
-def check_parameters(params: Mapping[str, Any]) -> None:
-    """Refuse parameters the report does not take (a typo would be ignored otherwise).
+def check_plain(value: Any, where: str) -> None:
+    """Refuse a value that is not plain data: text, a finite number, true/false, null, or
+    a list or string-keyed mapping of those (what JSON holds).
 
     Raises
     ------
     ValueError
-        Naming the first unknown parameter, with the closest known name, or a ``grid``
-        that is not a mapping of lists.
+        Naming ``where`` (and the position inside it) and the type found.
+
+    Examples
+    --------
+    >>> check_plain({"domain": ["retail", 1, None]}, "metadata")
+    >>> check_plain({b"x"}, "seed")
+    Traceback (most recent call last):
+    ...
+    ValueError: seed: a set is not a plain value; report parameters are text, numbers, true/false, null, and lists or mappings of them
+    """
+    tail = ("report parameters are text, numbers, true/false, null, and lists or mappings "
+            "of them")
+    if value is None or isinstance(value, bool | str):
+        return
+    if isinstance(value, int):
+        return
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"{where}: {value!r} is not a finite number")
+        return
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            check_plain(item, f"{where}[{i}]")
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ValueError(f"{where}: the key {key!r} is not text; {tail}")
+            check_plain(item, f"{where}.{key}")
+        return
+    import datetime
+
+    kind = {bytes: "a !!binary value (bytes)", set: "a set", tuple: "a tuple"}.get(
+        type(value), f"a {type(value).__name__}")
+    if isinstance(value, datetime.date):
+        kind = f"a date ({value}: quote it to pass it as text)"
+    raise ValueError(f"{where}: {kind} is not a plain value; {tail}")
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str)
+
+
+def _text_or_none(value: Any) -> bool:
+    return value is None or isinstance(value, str)
+
+
+def _names(value: Any) -> bool:
+    return value is None or isinstance(value, str) or (
+        isinstance(value, list) and all(isinstance(v, str) for v in value))
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _natural(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _mapping(value: Any) -> bool:
+    return value is None or isinstance(value, dict)
+
+
+def _fraction(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1
+
+
+def _flag(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+def _ci_method(value: Any) -> bool:
+    return value in ("bca", "percentile", "basic", "t")
+
+
+#: The type each parameter takes: (check, what the error says it expects).
+_TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "source": (_names, "a path or hub id, or a list of them"),
+    "verdicts": (_names, "a path or a list of paths"),
+    "scores_dir": (_text_or_none, "a path"),
+    "revision": (_text_or_none, "text (a branch, tag or commit) or null"),
+    "split": (_text_or_none, "a split name or null"),
+    "metadata": (_mapping, "a mapping of field names to values"),
+    "models": (_names, "a name or a list of names"),
+    "domains": (_names, "a name or a list of names"),
+    "metrics": (_names, "a name or a list of names"),
+    "by": (_names, "a column name or a list of them"),
+    "baseline": (_text_or_none, "a configuration label or null"),
+    "cluster": (_text_or_none, "a column name or null"),
+    "ci_method": (_ci_method, "one of bca, percentile, basic, t"),
+    "confidence": (_fraction, "a number between 0 and 1"),
+    "n_resamples": (_count, "a whole number of at least 1"),
+    "seed": (_natural, "a whole number of at least 0"),
+    "tcrr_mode": (_text, "a mode name"),
+    "action_mode": (_text, "a mode name"),
+    "shop_type_gate": (_flag, "true or false"),
+    "failure": (_text_or_none, "a failure type name"),
+    "cell": (_mapping, "a mapping of column names to values"),
+    "show": (_natural, "a whole number of at least 0"),
+    "notebooks": (_names, "a notebook name or a list of them"),
+}
+
+
+def _check_value(name: str, value: Any, where: str) -> None:
+    check_plain(value, where)
+    if name in SET_BY_REPORT:
+        raise ValueError(f"{where}: set by the report for each notebook (use --out), not by "
+                         "a parameter")
+    check, expected = _TYPES.get(name, (lambda v: True, ""))
+    if not check(value):
+        raise ValueError(f"{where}: expected {expected}, got {value!r}")
+
+
+def check_parameters(params: Mapping[str, Any]) -> None:
+    """Refuse parameters the report does not take (a typo would be ignored otherwise), and
+    values that are not plain data of the parameter's type (see the module docstring).
+
+    Raises
+    ------
+    ValueError
+        Naming the first unknown parameter, with the closest known name, a value of the
+        wrong type, or a ``grid`` that is not a mapping of lists.
 
     Examples
     --------
@@ -83,6 +216,14 @@ def check_parameters(params: Mapping[str, Any]) -> None:
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ValueError(f"unknown report parameter {name!r}{hint}; accordkit report "
                              "--help lists them")
+    for name, value in params.items():
+        if name != "grid":
+            _check_value(name, value, name)
+    for name, values in grid.items():
+        if name == "grid":
+            raise ValueError("grid: a grid cannot hold another grid")
+        for i, value in enumerate(values):
+            _check_value(name, value, f"grid.{name}[{i}]")
 
 
 def parameters_help() -> str:

@@ -13,6 +13,7 @@ from typing import Any
 
 from .._internal.env import PROJECT_ROOT
 from .._internal.files import file_sha256
+from .._internal.redact import redact_sources
 
 __all__ = ["collect_provenance", "file_sha256", "source_fingerprint", "git_revision",
            "provenance_line"]
@@ -22,7 +23,12 @@ _PACKAGES = ("accordkit", "datasets", "pandas", "numpy", "scipy", "seaborn", "pa
 
 
 def source_fingerprint(source: str, *, revision: str | None = None) -> dict[str, Any]:
-    """Identify a source: each file's sha256 for local paths, the revision for hub ids."""
+    """Identify a source: each file's sha256 for local paths, the revision for hub ids; a
+    URL is named without its credentials."""
+    from ..engines.plan import is_url
+
+    if is_url(source):
+        return {"source": redact_sources(source), "kind": "url"}
     path = Path(source)
     if path.is_file():
         return {"source": source, "kind": "file", "sha256": file_sha256(path)}
@@ -87,7 +93,7 @@ def collect_provenance(*, sources: Sequence[str], parameters: Mapping[str, Any],
         "created_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "python": platform.python_version(),
         "packages": _versions(),
-        "parameters": json.loads(json.dumps(dict(parameters), default=str)),
+        "parameters": redact_sources(json.loads(json.dumps(dict(parameters), default=str))),
         "sources": [source_fingerprint(s, revision=revision) for s in sources],
         "judges": _judges(verdicts),
     }

@@ -18,8 +18,10 @@ from typing import Any
 
 from .._internal.env import PROJECT_ROOT
 from .._internal.pool import stop_pool
+from .._internal.redact import redact_sources
 from ..names import SCORE_OPTIONS
-from ..store import StoreChangedWarning
+from ..store import RepeatedEpisodesError, StoreChangedWarning
+from .filenames import run_folder
 from .notebooks import NOTEBOOKS, InputFacts, NotebookSpec, notebook_parameters, skip_reason
 from .provenance import collect_provenance
 
@@ -84,10 +86,6 @@ class ReportResults(list):
     def n_skipped(self) -> int:
         """Records (or whole files) left out of the report as bad."""
         return sum(entry["skipped"] for entry in self.skipped)
-
-
-class RepeatedEpisodesError(ValueError):
-    """A score store holds one episode more than once: its tables would count it twice."""
 
 
 class StoreModesError(ValueError):
@@ -202,7 +200,7 @@ def skipped_summary(sources: Sequence[str], counts: Mapping[str, int], skipped: 
         entry["skipped"] += 1
         if len(entry["reasons"]) < max_reasons:
             entry["reasons"].append(str(rec))
-    return list(entries.values())
+    return redact_sources(list(entries.values()))
 
 
 def expand_grid(params: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -377,9 +375,11 @@ def build_report(
     """
     from ..store import read_manifest
     from .outdir import staged_output
+    from .parameters import check_parameters
 
     final_out = Path(out).resolve()
     params = dict(params or {})
+    check_parameters(params)   # papermill writes them into the notebooks as code
     if scores is not None:
         return _report_from_store(Path(scores).resolve(), out=final_out, params=params,
                                   verdicts=verdicts, notebooks=notebooks, jobs=jobs,
@@ -393,8 +393,8 @@ def build_report(
     sources = [str(Path(s).resolve()) if Path(s).exists() else s for s in sources]
     specs = wanted_notebooks(notebooks, params)
     runs = expand_grid(params)
-    with staged_output(final_out) as stage:
-        first_dir = stage if len(runs) == 1 else stage / runs[0][0]
+    with staged_output(final_out, inputs=[*sources, *verdicts]) as stage:
+        first_dir = stage if len(runs) == 1 else stage / run_folder(runs[0][0])
         first = {**DEFAULT_PARAMETERS, **runs[0][1]}
         scored = _stream_scores(sources, first_dir / "scores", params=first,
                                 verdicts=verdicts, jobs=jobs)
@@ -478,8 +478,9 @@ def _stream_scores(sources: Sequence[str], store: Path, *, params: Mapping[str, 
         shutil.rmtree(store, ignore_errors=True)
         return None
     # just scored from the sources; the report lists the inputs that failed
-    ids = read_scores(store, level="episode", columns=[], check_inputs=False)
-    if ids["episode_id"].duplicated().any():
+    try:
+        ids = read_scores(store, level="episode", columns=[], check_inputs=False)
+    except RepeatedEpisodesError:
         shutil.rmtree(store)
         return None
     return store, ids
@@ -535,7 +536,7 @@ def store_skipped_summary(manifest: Mapping[str, Any],
         reasons = list(r["problems"]) + (
             [f"file {r['source']}, whole input: {r['error']}"] if r["error"] else [])
         entry["reasons"] += reasons[:max(0, MAX_REASONS - len(entry["reasons"]))]
-    return list(entries.values())
+    return redact_sources(list(entries.values()))
 
 
 def _load_sources(sources: Sequence[str], params: Mapping[str, Any]) -> tuple[Any, Any]:
@@ -592,16 +593,9 @@ def _report_from_store(store: Path, *, out: Path, params: dict[str, Any],
     skipped = store_skipped_summary(manifest)
     if strict and any(e["skipped"] or e["reasons"] for e in skipped):
         raise SkippedRecordsError(skipped)
-    # the report says what became of the inputs (its index page, the warning below)
+    # the report says what became of the inputs (its index page, the warning below); a
+    # store holding an episode twice is refused here (RepeatedEpisodesError)
     episodes = read_scores(store, level="episode", columns=[], check_inputs=False)
-    repeated = episodes["episode_id"][episodes["episode_id"].duplicated()]
-    if len(repeated):
-        raise RepeatedEpisodesError(
-            f"the score store {store} holds {repeated.nunique()} episode(s) more than once "
-            f"(e.g. {repeated.iloc[0]!r}: the same episode in several inputs, such as "
-            "checkpoints of one run), and every table would count them twice; report from "
-            "the sources instead (accordkit report --source ...), which merges the copies as "
-            "ak.load does")
     facts = InputFacts.from_frame(episodes, verdicts)
     del episodes
     # the modes the store was scored with (shop_type_gate too): the tables are theirs
@@ -629,7 +623,7 @@ def _report_from_store(store: Path, *, out: Path, params: dict[str, Any],
             "score_store.inputs), while drill-down pages read the files as they are now; "
             "score them again for tables of the files as they are", StoreChangedWarning,
             stacklevel=3)
-    with staged_output(out) as stage:
+    with staged_output(out, inputs=[store, *sources, *verdicts]) as stage:
         return _run_notebooks(stage, specs, sources=sources, verdicts=verdicts, params=params,
                               facts=facts, skipped=skipped, jobs=jobs, show_code=show_code,
                               progress=progress,
@@ -678,12 +672,14 @@ def _run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[st
 
     from .index import write_index
     from .outdir import write_text_checked
+    from .parameters import check_plain
 
     runs = expand_grid(params)
+    sources = redact_sources(list(sources))   # as every file of the report names them
     results: list[RunResult] = []
     tasks: list[tuple[NotebookSpec, str, dict[str, Any], Path]] = []
     for run_name, run_params in runs:
-        run_dir = out if len(runs) == 1 else out / run_name
+        run_dir = out if len(runs) == 1 else out / run_folder(run_name)
         merged = {**DEFAULT_PARAMETERS, **run_params}
         prov = collect_provenance(sources=sources, parameters=merged,
                                   revision=merged.get("revision"), verdicts=verdicts)
@@ -710,6 +706,8 @@ def _run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[st
             parameters = notebook_parameters(spec, {
                 **merged, "source": sources, "verdicts": verdicts, "out_dir": str(run_dir),
                 "provenance_path": str(run_dir / "provenance.json")})
+            for name, value in parameters.items():   # they become code in the notebook
+                check_plain(value, name)
             out_ipynb = nb_dir / f"{spec.name}.ipynb"
             out_html = run_dir / f"{spec.name}.html"
             fut = pool.submit(_execute, spec.name, str(spec.path), str(out_ipynb),

@@ -6,6 +6,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
+from ..tables.plots import short_label
+
 __all__ = ["plot_pass_curves"]
 
 
@@ -33,13 +35,13 @@ def plot_pass_curves(passk: pd.DataFrame, *, panel: str = "domain",
                 continue
             colour = colours[i % len(colours)]
             ax.plot(rows["k"], rows["pass_hat_k"], marker="o", color=colour,
-                    label=f"{label} pass^k")
+                    label=f"{short_label(label)} pass^k")
             ax.plot(rows["k"], rows["pass_at_k"], linestyle="--", color=colour,
-                    label=f"{label} pass@k")
+                    label=f"{short_label(label)} pass@k")
             if {"ci_low", "ci_high"} <= set(rows.columns):
                 ax.fill_between(rows["k"].astype(float), rows["ci_low"].astype(float),
                                 rows["ci_high"].astype(float), color=colour, alpha=.2)
-        ax.set_title(name)
+        ax.set_title(short_label(name))
         ax.set_xlabel("k")
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylim(0, 1.02)

@@ -240,9 +240,23 @@ def _flat(label: object) -> str:
     return " / ".join(map(str, label)) if isinstance(label, tuple) else str(label)
 
 
+#: Characters a Markdown table cell may not hold as they are: HTML markup (Markdown renders
+#: inline HTML), the cell separator, and line breaks (a table row is one line).
+_MARKDOWN_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|",
+                                   "\n": " ", "\r": " "})
+
+
+def _markdown_escape(s: str) -> str:
+    """Text safe in a Markdown table: no markup, no broken row (see :data:`_MARKDOWN_ESCAPES`).
+
+    >>> _markdown_escape("<script>a|b</script>\\nc & d")
+    '&lt;script&gt;a\\\\|b&lt;/script&gt; c &amp; d'
+    """
+    return " ".join(s.translate(_MARKDOWN_ESCAPES).splitlines())
+
+
 def _markdown(table: pd.DataFrame, caption: str, footnote: str) -> str:
-    def esc(s: str) -> str:
-        return s.replace("|", r"\|")
+    esc = _markdown_escape
 
     head = [esc(_flat(n)) for n in table.index.names] + [esc(_flat(c)) for c in table.columns]
     body = []
@@ -264,7 +278,7 @@ def _markdown(table: pd.DataFrame, caption: str, footnote: str) -> str:
     out = "\n".join(lines)
     for extra in (caption, footnote):
         if extra:
-            out += "\n\n" + extra
+            out += "\n\n" + esc(extra)
     return out
 
 
@@ -293,6 +307,10 @@ def _latex(table: pd.DataFrame, caption: str, note: str, mark: str) -> str:
         return _latex_escape(s)
 
     body = table.map(esc_cell)
+    # the names of the row and column levels head the table too
+    body.index.names = [None if n is None else _latex_escape(str(n)) for n in body.index.names]
+    body.columns.names = [None if n is None else _latex_escape(str(n))
+                          for n in body.columns.names]
     styler = body.style.format_index(escape="latex", axis=0).format_index(escape="latex", axis=1)
     text = _latex_escape(caption)
     if note:

@@ -18,6 +18,7 @@ import seaborn as sns
 
 __all__ = [
     "model_palette",
+    "short_label",
     "plot_intervals",
     "plot_forest",
     "plot_passk",
@@ -40,6 +41,23 @@ def model_palette(models: Iterable[str]) -> dict[str, tuple[float, float, float]
     names = sorted({str(m) for m in models})
     colours = sns.color_palette(_PALETTE, n_colors=max(len(names), 1))
     return {name: tuple(colours[i % len(colours)]) for i, name in enumerate(names)}
+
+
+def short_label(text: object, limit: int = 48) -> str:
+    """A label that fits a legend or an axis: at most ``limit`` characters, cut in the
+    middle (``head…tail``) so that names differing at their end stay apart. Full names
+    are in the CSV beside every figure.
+
+    Examples
+    --------
+    >>> short_label("openai/gpt-4o-mini-2024-07-18 with a very long method name v2", 30)
+    'openai/gpt-4o-mini-…od name v2'
+    """
+    text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    tail = limit // 3
+    return text[: limit - tail - 1] + "…" + text[-tail:]
 
 
 def _errors(frame: pd.DataFrame) -> np.ndarray:
@@ -115,15 +133,19 @@ def plot_intervals(
             pos += (j - (len(hues) - 1) / 2) * width
             colour = palette[h] if palette and h is not None else None
             ax.errorbar(pos, part["estimate"], yerr=_errors(part), fmt="o", capsize=3,
-                        color=colour, label=h)
+                        color=colour, label=None if h is None else short_label(h))
             if "small_cell" in part:
                 small = part["small_cell"].fillna(False).astype(bool).to_numpy()
                 ax.scatter(pos[small], part["estimate"].to_numpy()[small], marker="o",
                            facecolors="white", edgecolors=colour, zorder=3)
-        ax.set_xticks(range(len(order)), order, rotation=30, ha="right")
+        ax.set_xticks(range(len(order)), [short_label(v) for v in order], rotation=30,
+                      ha="right")
 
     grid.map_dataframe(draw)
     grid.set_axis_labels("", ylabel)
+    if col is not None:
+        for ax, name in zip(grid.axes.flat, grid.col_names, strict=False):
+            ax.set_title(short_label(f"{col} = {name}"))
     if hue:
         grid.add_legend(title=hue)
     if title:
@@ -175,7 +197,8 @@ def plot_passk(passk: pd.DataFrame, *, hue: str | None = "agent_model",
     for name, part in groups:
         part = part.sort_values("k")
         colour = palette.get(str(name)) if hue else None
-        ax.plot(part["k"], part["pass_hat_k"], marker="o", color=colour, label=name)
+        ax.plot(part["k"], part["pass_hat_k"], marker="o", color=colour,
+                label=None if name is None else short_label(name))
         if {"ci_low", "ci_high"} <= set(part.columns):
             ax.fill_between(part["k"], part["ci_low"], part["ci_high"], color=colour, alpha=.2)
     ax.set_xlabel("k")
@@ -200,6 +223,7 @@ def plot_gsrt(shifts: pd.DataFrame, *, hue: str = "agent_model",
     variants = [("gsrt_ack", "acknowledgement"), ("gsrt_tool", "first relevant tool"),
                 ("gsrt_outcome", "outcome")]
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.4), sharey=True)
+    shifts = shifts.assign(**{hue: shifts[hue].map(short_label)}) if len(shifts) else shifts
     palette = model_palette(shifts[hue].astype(str)) if len(shifts) else {}
     for ax, (column, label) in zip(axes, variants, strict=True):
         data = shifts.dropna(subset=[column])

@@ -110,3 +110,73 @@ def test_lab_lists_the_notebooks_and_runs_one_top_to_bottom(lab, visit, tmp_path
     n_tables = page.locator(".jp-OutputArea-output table").count()
     assert n_tables >= 2, "the notebook shows its tables in the lab"
     assert v.screenshot(tmp_path / "jupyterlab.png").stat().st_size > 0
+
+
+_HOSTILE_CELLS = [
+    "import accordkit as ak\n"
+    "from accordkit.report.outputs import ReportOutputs\n"
+    "ds = ak.load(['../hostile/payload_run1.json', '../hostile/payload_run2.json'])\n"
+    "episodes = ak.score(ds)\n"
+    "out = ReportOutputs('../hostile_out', 'hostile')",
+    "out.frame(episodes.head(20), 'episodes', caption=episodes['agent_model'].iloc[0])",
+    "summary = ak.summarize(episodes, ['reward'], by=['agent_model', 'domain'],\n"
+    "                       n_resamples=100, seed=0)\n"
+    "out.table(summary, 'reward', rows=['agent_model', 'domain'], columns='metric')",
+    "ak.show(summary, rows=['agent_model', 'domain'])",
+    "ak.show(ds[0])",
+    "episodes.head(5)",
+]
+
+
+def test_outputs_of_hostile_names_run_nothing_in_the_lab(lab, visit, tau2_dir):
+    """The red team's route to the kernel: names that are scripts, shown live in JupyterLab
+    (where a notebook's own outputs are trusted). Every output is run, and no payload ran."""
+    import nbformat
+
+    from tests.payloads import MARK, tau2_payload_files
+
+    base, token, root = lab
+    tau2_payload_files(root / "hostile", tau2_dir / "airline_grok-3_4tasks_4trials.json")
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in _HOSTILE_CELLS]
+    nbformat.write(nb, root / "notebooks" / "hostile.ipynb")
+    # every output in the DOM at once (JupyterLab 4 renders only cells near the viewport)
+    settings = root / ".jupyter" / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
+    settings.mkdir(parents=True, exist_ok=True)
+    (settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
+    v = visit(f"{base}/lab/tree/hostile.ipynb?token={token}", viewport=(1400, 900))
+    page = v.page
+    page.wait_for_function(
+        "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+        " && window.jupyterapp.shell.currentWidget.sessionContext"
+        " && window.jupyterapp.shell.currentWidget.sessionContext.session"
+        " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel",
+        timeout=60_000)
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    page.wait_for_function(
+        """() => {
+            const nb = window.jupyterapp.shell.currentWidget.content;
+            return nb.widgets.every(c => c.model.executionCount !== null)
+                && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel
+                     .status === 'idle';
+        }""", timeout=420_000, polling=1000)
+    page.wait_for_timeout(1000)
+    errors = page.evaluate(
+        """() => window.jupyterapp.shell.currentWidget.content.widgets
+              .flatMap(c => c.model.outputs.toJSON())
+              .filter(o => o.output_type === 'error')
+              .map(o => o.ename + ': ' + o.evalue)""")
+    assert errors == []
+    assert page.locator(".jp-OutputArea-output table").count() >= 4
+    assert page.evaluate(f"() => window.{MARK} === undefined")
+    handlers = page.evaluate(
+        """() => Array.from(document.querySelectorAll('.jp-OutputArea-output *'))
+              .flatMap(e => Array.from(e.attributes).filter(a => a.name.startsWith('on'))
+              .map(a => e.tagName + ' ' + a.name))""")
+    assert handlers == []
+    shown = page.evaluate(
+        "() => Array.from(document.querySelectorAll('.jp-OutputArea-output'))"
+        ".map(o => o.innerText).join(' ')")
+    assert "onerror=" in shown          # the names are there, as text

@@ -295,6 +295,32 @@ def test_the_reproduction_through_litellm_negative_usage_is_no_cost(stub, tmp_pa
     assert run.verdicts["error"].str.contains("UsageError|max_cost").all()
 
 
+def test_the_cost_line_says_what_answers_with_invalid_usage_were_estimated_to_cost(
+        stub, tmp_path, fake_key, capsys):
+    """Negative usage: the line said "cost of this run $0.0000" for answers the provider
+    billed (issue 35, item 6); it now adds their local estimate, as charged to the cap."""
+    from accordkit.cli import main
+    from accordkit.save import save
+
+    server = stub(fault=lambda body, n: Fault("negative_usage"))
+    eps = [acb_episode(f"e{i}") for i in range(4)]
+    run = run_judge(eps, judge="gsrt", api_base=server.base_url, cache_dir=tmp_path / "api",
+                    max_attempts=1, **PRICED, **FAST)
+    assert run.cost_usd == 0.0 and run.n_uncounted == 4
+    assert run.uncounted_cost_usd > 0 and math.isfinite(run.uncounted_cost_usd)
+    import datasets
+
+    source = save(datasets.Dataset.from_list(eps), tmp_path / "eps.jsonl")
+    code = main(["judge", str(source), "--judge", "gsrt", "--model", PRICED["model"],
+                 "--api-base", server.base_url, "--price-in", "1000", "--price-out", "1000",
+                 "--cache", str(tmp_path / "cli"), "-o", str(tmp_path / "v.parquet"),
+                 "--no-progress", "--max-attempts", "1"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert (f"cost of this run $0.0000 recorded, plus about ${run.uncounted_cost_usd:.4f} "
+            "estimated for 4 answer(s) whose token usage the server reported as invalid") in err
+
+
 @pytest.mark.parametrize("kind", ["empty_choices", "null_content"])
 def test_empty_answers_from_a_server_are_retried_through_litellm(kind, stub, tmp_path,
                                                                  fake_key):

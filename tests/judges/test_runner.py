@@ -122,6 +122,13 @@ def test_stored_output_is_skipped_unless_asked(tmp_path):
      r"credential \(extra_headers.X-Auth\)"),
     ({"completion_kwargs": {"extra_headers": {"X-Custom": "sk-proxy-SECRET999"}}},
      r"credential \(extra_headers.X-Custom\)"),
+    # any auth-like header name, whatever its value looks like (issue 35, item 4)
+    ({"completion_kwargs": {"extra_headers": {"Authentication": "plain-secret"}}},
+     r"credential \(extra_headers.Authentication\)"),
+    ({"completion_kwargs": {"extra_headers": {"Proxy-Authorization": "Basic abc"}}},
+     r"credential \(extra_headers.Proxy-Authorization\)"),
+    ({"completion_kwargs": {"extra_headers": {"X-Authentication-Token": "t"}}},
+     r"credential \(extra_headers.X-Authentication-Token\)"),
 ])
 def test_bad_options(kwargs, match, tmp_path):
     opts = {"judge": "gsrt", "model": "gpt-4o-mini", "cache_dir": tmp_path, **FAST, **kwargs}

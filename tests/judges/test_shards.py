@@ -121,3 +121,74 @@ def test_merge_from_the_command_line(tmp_path, capsys):
 def test_bad_shard_specs_are_refused(bad):
     with pytest.raises(ValueError, match="shard"):
         check_shard(bad)
+
+
+# --- a merge that is not the whole job is refused (issue 35, item 6) --------------------
+
+def _shard_files(tmp_path, n, *, model=OPTS["model"], eps=12, which=None):
+    paths = []
+    for i in (which or range(1, n + 1)):
+        v = run_judge(_eps(eps), cache_dir=tmp_path / f"c{model[-1]}{n}{i}", shard=(i, n),
+                      _completion=_completion, **{**OPTS, "model": model}).verdicts
+        paths.append(str(write_verdicts(v, tmp_path / f"{model[-1]}{n}-{i}.parquet")))
+    return paths
+
+
+def test_a_missing_shard_is_refused_with_how_much_is_there(tmp_path, capsys):
+    paths = _shard_files(tmp_path, 3)
+    out = tmp_path / "merged.parquet"
+    assert main(["judge", "merge", *paths[:2], "-o", str(out)]) == 1
+    err = capsys.readouterr().err
+    missing = run_judge(_eps(12), cache_dir=tmp_path / "c", shard=(3, 3),
+                        _completion=_completion, **OPTS).n_requests
+    assert f"shard(s) 3/3 of the job are missing: the files hold {12 - missing} of its 12 " \
+           "requests" in err and "--allow-partial" in err
+    assert not out.exists()
+    assert main(["judge", "merge", *paths[:2], "-o", str(out), "--allow-partial"]) == 0
+    assert 0 < len(pd.read_parquet(out)) < 24
+    assert main(["judge", "merge", *paths, "-o", str(out)]) == 0
+    assert len(pd.read_parquet(out)) == 24
+
+
+def test_shards_of_different_splits_are_refused(tmp_path):
+    with pytest.raises(ValueError, match=r"shards of different splits of the job \(1/2, 2/3"):
+        merge_verdicts([*_shard_files(tmp_path, 2, which=[1]),
+                        *_shard_files(tmp_path, 3, which=[2, 3])])
+
+
+def test_files_of_another_model_or_other_episodes_are_refused(tmp_path):
+    from accordkit.judges import IncompleteMergeError
+
+    other_model = _shard_files(tmp_path, 2, model="openai/shard-test-b", which=[2])
+    with pytest.raises(IncompleteMergeError, match="2 different judge jobs: nl_assertions · "
+                       "openai/shard-test"):
+        merge_verdicts([*_shard_files(tmp_path, 2, which=[1]), *other_model])
+    fewer = _shard_files(tmp_path / "few", 2, eps=6, which=[2])
+    with pytest.raises(IncompleteMergeError, match="different judge jobs"):
+        merge_verdicts([*_shard_files(tmp_path, 2, which=[1]), *fewer])
+    assert len(merge_verdicts([*_shard_files(tmp_path, 2, which=[1]), *other_model],
+                              allow_partial=True)) > 0
+
+
+def test_a_file_that_names_no_job_is_refused_unless_partial_is_allowed(tmp_path):
+    whole = run_judge(_eps(4), cache_dir=tmp_path / "w", _completion=_completion,
+                      **OPTS).verdicts
+    by_hand = whole.copy()
+    by_hand.attrs = {}
+    with pytest.raises(ValueError, match="table 1 does not say which judge job"):
+        merge_verdicts([by_hand])
+    assert len(merge_verdicts([by_hand], allow_partial=True)) == len(whole)
+    # a whole run merged with its re-run is complete: it holds every request
+    merged = merge_verdicts([whole, whole.copy()])
+    assert merged.attrs["judge_job"]["requests"] == 4 and merged.attrs["judge_job"]["shard"] \
+        is None
+
+
+def test_the_job_survives_writing_and_reading(tmp_path):
+    from accordkit.judges.verdicts import read_verdicts
+
+    v = run_judge(_eps(4), cache_dir=tmp_path / "w", shard=(2, 2), _completion=_completion,
+                  **OPTS).verdicts
+    back = read_verdicts(write_verdicts(v, tmp_path / "v.parquet"))
+    assert back.attrs["judge_job"] == v.attrs["judge_job"]
+    assert back.attrs["judge_job"]["shard"] == [2, 2]

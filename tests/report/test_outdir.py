@@ -13,6 +13,7 @@ import pytest
 from accordkit._internal import lock as _lock
 from accordkit.report.outdir import (
     INCOMPLETE_MARKER,
+    REPORT_MARKER,
     ReportBusyError,
     ReportIncompleteError,
     lock_path,
@@ -22,9 +23,16 @@ from accordkit.report.outdir import (
 
 
 def _old_report(out):
+    """A folder as an earlier report left it (its marker says a report wrote it)."""
     out.mkdir()
+    (out / REPORT_MARKER).write_text("written by accordkit report")
     (out / "stale_page.html").write_text("old")
     (out / "index.html").write_text("old index")
+
+
+def _pages(out):
+    """The files of a report folder, its marker aside."""
+    return sorted(p.name for p in out.iterdir() if p.name != REPORT_MARKER)
 
 
 def test_rerun_replaces_the_folder_and_leaves_no_stale_page(tmp_path):
@@ -34,7 +42,7 @@ def test_rerun_replaces_the_folder_and_leaves_no_stale_page(tmp_path):
         assert stage != out and stage.parent == out.parent
         (stage / "index.html").write_text("new index")
         assert (out / "index.html").read_text() == "old index"  # untouched while building
-    assert sorted(p.name for p in out.iterdir()) == ["index.html"]
+    assert _pages(out) == ["index.html"] and (out / REPORT_MARKER).is_file()
     assert (out / "index.html").read_text() == "new index"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]  # no lock, stage or old copy
 
@@ -54,7 +62,7 @@ def test_nested_writers_in_one_process_do_not_mix(tmp_path):
         (stage / "a.html").write_text("a")
         with pytest.raises(ReportBusyError), staged_output(out):
             pass
-    assert [p.name for p in out.iterdir()] == ["a.html"]
+    assert _pages(out) == ["a.html"]
 
 
 def test_a_lock_left_by_a_dead_process_is_taken_over(tmp_path, monkeypatch):
@@ -231,7 +239,7 @@ def test_concurrent_report_into_a_locked_folder_is_refused(tmp_path, tau2_dir, c
     code = main(["report", "--source", str(tau2_dir), "--out", str(out),
                  "--notebooks", "accord_results"])
     assert code == 1 and "another accordkit report" in capsys.readouterr().err
-    assert sorted(p.name for p in out.iterdir()) == ["index.html", "stale_page.html"]
+    assert _pages(out) == ["index.html", "stale_page.html"]
 
 
 @pytest.mark.slow
@@ -264,3 +272,102 @@ def test_sigterm_stops_a_report_and_its_kernels_at_once(tmp_path, sample_dir):
     gone, alive = psutil.wait_procs(family, timeout=10)
     assert not alive, f"left running: {[p.cmdline()[:3] for p in alive]}"
     assert not out.exists()                      # nothing half-written under --out
+
+
+# --- only a folder that a report wrote is ever replaced (issue 35, item 2) ---------------
+
+def _refused(capsys, *args):
+    from accordkit.cli import main
+
+    code = main(["report", *map(str, args), "--notebooks", "accord_results"])
+    err = capsys.readouterr().err
+    assert code == 64, err
+    return err
+
+
+def test_an_out_folder_holding_user_files_is_refused_and_kept(tmp_path, capsys, sample_dir):
+    # the reproduction: mkdir p && echo x > p/keep.txt && accordkit report --out p
+    out = tmp_path / "p"
+    out.mkdir()
+    (out / "keep.txt").write_text("x")
+    err = _refused(capsys, "--source", sample_dir / "accord", "--out", out)
+    assert "holds files that no accordkit report wrote (keep.txt)" in err
+    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["p"]   # no lock or stage left
+
+
+def test_out_dot_is_refused(tmp_path, capsys, sample_dir, monkeypatch):
+    (tmp_path / "project.txt").write_text("mine")
+    monkeypatch.chdir(tmp_path)
+    _refused(capsys, "--source", sample_dir / "accord", "--out", ".")
+    assert [p.name for p in tmp_path.iterdir()] == ["project.txt"]
+
+
+def test_a_symlinks_target_is_refused_and_kept(tmp_path, capsys, sample_dir):
+    target = tmp_path / "data"
+    target.mkdir()
+    (target / "run.json").write_text("{}")
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    err = _refused(capsys, "--source", sample_dir / "accord", "--out", link)
+    assert "the target of the link" in err
+    assert [p.name for p in target.iterdir()] == ["run.json"] and link.is_symlink()
+
+
+def test_the_source_folder_or_a_score_store_as_out_is_refused(tmp_path, capsys, tau2_dir):
+    from accordkit.cli import main
+
+    src = tmp_path / "src"
+    shutil.copytree(tau2_dir, src)
+    before = sorted(p.name for p in src.iterdir())
+    _refused(capsys, "--source", src, "--out", src)
+    assert sorted(p.name for p in src.iterdir()) == before
+    store = tmp_path / "store"
+    assert main(["score", str(src), "--out", str(store)]) == 0
+    capsys.readouterr()
+    parts = sorted(p.relative_to(store) for p in store.rglob("*"))
+    _refused(capsys, "--scores", store, "--out", store)
+    assert sorted(p.relative_to(store) for p in store.rglob("*")) == parts
+
+
+def test_an_out_holding_an_input_or_inside_one_is_refused(tmp_path, capsys, sample_dir):
+    rep = tmp_path / "rep"
+    _old_report(rep)        # even a report's own folder: it holds the source given
+    shutil.copytree(sample_dir / "accord", rep / "accord")
+    err = _refused(capsys, "--source", rep / "accord", "--out", rep)
+    assert "holds an input of this report" in err and (rep / "accord").is_dir()
+    data = tmp_path / "data"
+    shutil.copytree(sample_dir / "accord", data)
+    err = _refused(capsys, "--source", data, "--out", data / "report")
+    assert "lies inside the input folder" in err and not (data / "report").exists()
+
+
+def test_folders_beside_out_that_no_report_wrote_are_never_removed(tmp_path):
+    out = tmp_path / "rep"
+    mine = tmp_path / "rep.incomplete"              # a user's folder of that name
+    mine.mkdir()
+    (mine / "notes.txt").write_text("mine")
+    stray = tmp_path / ".rep.building-424242"         # not a report's: it holds a user file
+    stray.mkdir()
+    (stray / "keep.txt").write_text("mine")
+    with staged_output(out) as stage:
+        (stage / "index.html").write_text("x")
+    assert (mine / "notes.txt").exists() and (stray / "keep.txt").exists()
+    with pytest.raises(ReportIncompleteError), staged_output(out) as stage:
+        raise OSError(errno.ENOSPC, "No space left on device")
+    assert (mine / "notes.txt").read_text() == "mine"     # the partial report went elsewhere
+    assert (out / "index.html").read_text() == "x"
+
+
+def test_a_report_folder_is_replaced_again_and_again(tmp_path, sample_dir):
+    from accordkit.report.outdir import check_output_folder
+
+    out = tmp_path / "rep"
+    for text in ("one", "two"):
+        with staged_output(out) as stage:
+            (stage / "index.html").write_text(text)
+        assert (out / "index.html").read_text() == text
+    assert check_output_folder(out) == out.resolve()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert check_output_folder(empty) == empty.resolve()   # nothing to lose

@@ -84,3 +84,75 @@ def test_sources_that_give_no_episode_at_all_exit_1(tmp_path, capsys):
     assert main(["report", "--source", str(bad), "--out", str(tmp_path / "r")]) == 1
     err = capsys.readouterr().err
     assert "no episode could be read" in err and "notjson.json" in err
+
+
+# --- parameters never become code (issue 35, item 3) -------------------------------------
+
+@pytest.mark.parametrize("text, match", [
+    ('seed: !!binary IjsgaW1wb3J0IG9zOyBvcGVuKCJQV05FRCIsICJ3IikgIw==\n',
+     r"seed: a !!binary value \(bytes\) is not a plain value"),
+    ('domains: !!set {"x\\"; open(\\"PWNED\\", \\"w\\") #": null}\n',
+     "domains: a set is not a plain value"),
+    ('grid:\n  models: [a, !!binary IjsgMSAj]\n', r"grid.models\[1\]: a !!binary value"),
+    ('metadata: {when: 2024-01-01}\n', r"metadata.when: a date \(2024-01-01: quote it"),
+    ('revision: 2024-01-01\n', "revision: a date"),
+    ('n_resamples: "1e9; import os"\n', "n_resamples: expected a whole number"),
+    ('confidence: .nan\n', "confidence: nan is not a finite number"),
+    ('ci_method: bca2\n', "ci_method: expected one of bca, percentile, basic, t"),
+    ('out_dir: /tmp/elsewhere\n', "out_dir: set by the report"),
+    ('figures_dir: /tmp/elsewhere\n', "figures_dir: set by the report"),
+    ('grid:\n  seed: [0, true]\n', r"grid.seed\[1\]: expected a whole number"),
+])
+def test_a_params_file_with_values_that_are_not_plain_data_is_refused_before_any_run(
+        tmp_path, capsys, monkeypatch, text, match):
+    monkeypatch.chdir(tmp_path)
+    grid = tmp_path / "grid.yaml"
+    grid.write_text(text)
+    out = tmp_path / "rep"
+    assert main(["report", "--params", str(grid), "--out", str(out)]) == 64
+    err = capsys.readouterr().err
+    assert re.search(match, err), err
+    assert len(err.splitlines()) == 1 and not out.exists()
+    assert not (tmp_path / "PWNED").exists()
+
+
+@pytest.mark.parametrize("item, match", [
+    ("seed=!!binary IjsgMSAj", "seed: a !!binary value"),
+    ("models=!!set {a: null}", "models: a set"),
+    ("show=-1", "show: expected a whole number of at least 0"),
+])
+def test_set_values_that_are_not_plain_data_are_refused(tmp_path, capsys, item, match):
+    out = tmp_path / "rep"
+    assert main(["report", "--set", item, "--out", str(out)]) == 64
+    assert re.search(match, capsys.readouterr().err) and not out.exists()
+
+
+def test_the_library_route_checks_parameters_too(tmp_path):
+    from accordkit.report.runner import build_report
+
+    with pytest.raises(ValueError, match="seed: a !!binary value"):
+        build_report(out=tmp_path / "rep", params={"seed": b'"; 1 #'})
+    assert not (tmp_path / "rep").exists()
+
+
+@pytest.mark.parametrize("hostile", [
+    'x"; open("PWNED", "w") #', "x\\", 'a\\"; 1 #', "line\nbreak\"\"\"", "\u2028'\u0085",
+])
+def test_text_that_passes_the_check_stays_text_in_the_notebook(hostile, tmp_path):
+    """papermill writes accepted text values as string literals: parsing the injected cell
+    gives back the very text, and no other statement."""
+    import ast
+
+    import nbformat
+    from papermill.parameterize import parameterize_notebook
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "language": "python"}
+    nb.metadata["papermill"] = {}
+    nb.cells = [nbformat.v4.new_code_cell("baseline = None", metadata={"tags": ["parameters"]})]
+    values = {"baseline": hostile, "models": [hostile], "metadata": {"k": hostile}}
+    check_parameters(values)
+    cell = parameterize_notebook(nb, values, kernel_name="python3").cells[1].source
+    body = ast.parse(cell).body
+    assert [type(s) for s in body] == [ast.Assign] * 3
+    assert {s.targets[0].id: ast.literal_eval(s.value) for s in body} == values

@@ -1,0 +1,30 @@
+"""A report built from result files whose names are scripts runs none of them in a browser
+(issue 35, item 1): every page is opened in headless Chromium, and neither the payloads'
+global nor an event-handler attribute nor a console error is found."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.payloads import MARK
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+_HANDLERS = """() => Array.from(document.querySelectorAll('*')).flatMap(e =>
+    Array.from(e.attributes).filter(a => a.name.startsWith('on'))
+        .map(a => e.tagName + ' ' + a.name))"""
+
+
+def test_no_payload_runs_on_any_page(hostile_report, visit):
+    pages = sorted(hostile_report.glob("*.html"))
+    assert len(pages) == 7
+    texts = {}
+    for page in pages:
+        v = visit(page.as_uri())
+        v.page.wait_for_timeout(300)          # image errors fire after load
+        assert v.page.evaluate(f"() => window.{MARK} === undefined"), page.name
+        assert v.page.evaluate(_HANDLERS) == [], page.name
+        assert v.errors == [], (page.name, v.errors)
+        texts[page.name] = v.page.evaluate("() => document.body.innerText")
+    # the names are shown, as text
+    assert "onerror=" in texts["tau2_results.html"] and "<script>" in texts["index.html"]
