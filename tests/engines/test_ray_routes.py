@@ -117,7 +117,7 @@ def test_bad_input_through_ray_is_listed_as_the_local_engine_lists_it(tmp_path, 
     (src / "corrupt.parquet").write_bytes(data[: len(data) // 2])
     (src / "unreadable.json").write_bytes(b"\x00\x01binary\xff" * 100)
     table = pq.read_table(good)
-    rows = table.slice(0, 3).to_pylist()
+    rows = [dict(r, episode_id=f"{r['episode_id']}-jsonl") for r in table.slice(0, 3).to_pylist()]
     rows[1]["rollout"] = "first"                          # a record with a wrong type
     (src / "records.jsonl").write_text("\n".join(json.dumps(r, default=str) for r in rows))
     local, on_ray = _both([str(src)], tmp_path / "s")
