@@ -104,12 +104,16 @@ def _plan_path(path: Path, options: ReadOptions, *, source: str) -> list[Input]:
 
 
 def _plan_url(url: str) -> list[Input]:
-    """A file URL, or the data files below a folder URL (sorted)."""
+    """A file URL, or the data files below a folder URL (sorted). An input is named without
+    the URL's credentials (user info, secret query values: what names it is written down, in
+    rows, problems and manifests); its ``path`` keeps them, to read it."""
     import fsspec
+
+    from .._internal.redact import redact_sources
 
     fs, root = fsspec.core.url_to_fs(url)
     if not fs.isdir(root):
-        return [Input(name=url, path=url, source=url)]
+        return [Input(name=redact_sources(url), path=url, source=url)]
     protocol = url.split("://", 1)[0]
     found = sorted(p for p in fs.find(root) if p.lower().endswith(DATA_SUFFIXES))
     if not found:
