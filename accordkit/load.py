@@ -169,7 +169,7 @@ def load(
     cache : bool
         Keep the canonical table of each JSON / JSONL file in the episode cache
         (``ACCORDKIT_CACHE_DIR``, default ``~/.cache/accordkit``; see
-        :mod:`accordkit.cache`) and reuse it while the file, its path, the schema version
+        :mod:`accordkit.ingest.cache`) and reuse it while the file, its path, the schema version
         and the options are unchanged. A cached load reports the same problems and notes.
         False reads everything afresh and writes nothing.
     metadata : dict, optional

@@ -26,7 +26,7 @@ from .schema import ID_COLUMNS
 
 __all__ = ["score", "LEVELS", "SCORE_OPTIONS", "check_options"]
 
-LEVELS = ("episode", "preference", "shift")
+LEVELS = ("episode", "preference", "shift", "action", "review", "review_error")
 GOALSHIFT_BENCHMARKS = ("agentchangebench", "tau2", "taubench")
 
 
@@ -113,7 +113,8 @@ def check_options(options: dict) -> None:
 def score(
     ds: datasets.Dataset,
     *,
-    level: Literal["episode", "preference", "shift"] = "episode",
+    level: Literal["episode", "preference", "shift", "action", "review",
+                   "review_error"] = "episode",
     shop_type_gate: bool = False,
     tcrr_mode: str = "episode",
     action_mode: str = "best_match",
@@ -125,10 +126,14 @@ def score(
     ----------
     ds : datasets.Dataset
         Canonical episodes (:func:`accordkit.load`).
-    level : {"episode", "preference", "shift"}
+    level : {"episode", "preference", "shift", "action", "review", "review_error"}
         ``"episode"``: one row per episode with every metric that applies to its benchmark
         (others are absent or NaN, never 0). ``"preference"``: one row per AcCoRD
-        (episode, preference). ``"shift"``: one row per goal shift.
+        (episode, preference). ``"shift"``: one row per goal shift. ``"action"``: the
+        action diff, one row per expected action and per unrequested write
+        (:func:`accordkit.action_diff`). ``"review"`` / ``"review_error"``: the reviews
+        stored with the episodes and the errors they found
+        (:func:`accordkit.review_tables`), with the id columns.
     shop_type_gate : bool
         AcCoRD shop: score the outcome 0 when the product type is wrong (spec §4.2).
     tcrr_mode : {"episode", "upstream_a6a9157", "upstream_b2cc83c", "upstream"}
@@ -164,6 +169,14 @@ def score(
 def _score(ds: datasets.Dataset, *, level: str, shop_type_gate: bool, tcrr_mode: str,
            action_mode: str, verdicts: pd.DataFrame | None) -> pd.DataFrame:
     table = arrow_table(ds)
+    if level == "action":  # from the transcripts and the tasks alone: no verdict reaches it
+        from .metrics.action_diff import action_diff
+
+        return action_diff(table)
+    if level in ("review", "review_error"):  # stored reviews (judged ones are verdicts)
+        from .metrics.reviews import review_level
+
+        return review_level(table, errors=level == "review_error")
     if verdicts is not None:  # the one join of verdict rows into episode fields
         from .judges.verdicts import attach_verdicts
 

@@ -79,7 +79,8 @@ def _is_summary(frame: Any) -> bool:
 
 
 def show(item: Any, *, episodes: Any = None, rows: Any = None, columns: Any = "metric",
-         max_tool_chars: int = 400, digits: int = 3) -> Any:
+         max_tool_chars: int = 400, digits: int = 3, marks: Any = None,
+         actions: Any = None, reviews: Any = None) -> Any:
     """Render one conversation or one result table as the report shows it.
 
     Parameters
@@ -101,6 +102,13 @@ def show(item: Any, *, episodes: Any = None, rows: Any = None, columns: Any = "m
         Tool results longer than this are cut (the length is shown).
     digits : int, default 3
         Decimals in tables.
+    marks : mapping of int to list of str, optional
+        Labels to mark at messages, by ``turn_idx`` (``-1``: above the conversation).
+    actions, reviews : optional
+        An action diff (:func:`accordkit.action_diff`) and review tables
+        (:func:`accordkit.review_tables`): the conversation is shown with its first
+        divergence, the action diff's findings and every review error marked at their
+        messages (:func:`accordkit.analysis.marks.conversation_marks`).
 
     Returns
     -------
@@ -142,8 +150,18 @@ def show(item: Any, *, episodes: Any = None, rows: Any = None, columns: Any = "m
             format_table(item, rows=row_keys, columns=columns, fmt="markdown", digits=digits))
     if isinstance(item, pd.Series):
         item = item.to_dict()
+
+    def marked(episode_id: Any) -> Any:
+        if actions is None and reviews is None:
+            return marks
+        from .analysis.marks import conversation_marks, merge_marks
+
+        return merge_marks(conversation_marks(str(episode_id), actions=actions,
+                                              reviews=reviews), marks)
+
     if isinstance(item, Mapping) and item.get("messages") is not None:
-        return render_conversation(item, max_tool_chars=max_tool_chars)
+        return render_conversation(item, max_tool_chars=max_tool_chars,
+                                   marks=marked(item.get("episode_id")))
     episode_id = item.get("episode_id") if isinstance(item, Mapping) else item
     if not isinstance(episode_id, str):
         raise TypeError(f"show() takes an episode_id, a scores row, a record or a summary "
@@ -152,4 +170,4 @@ def show(item: Any, *, episodes: Any = None, rows: Any = None, columns: Any = "m
         raise TypeError(f"show({episode_id!r}) needs the episodes to look it up in: "
                         "ak.show(episode_id, episodes=ds) with ds = ak.load(...)")
     return render_conversation(find_episode(episodes, episode_id),
-                               max_tool_chars=max_tool_chars)
+                               max_tool_chars=max_tool_chars, marks=marked(episode_id))

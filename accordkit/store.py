@@ -8,6 +8,8 @@ SOURCE... --out DIR`` (any engine) and read by :func:`read_scores`::
       episodes/00000-00000.parquet      one file per (input, batch): ak.score(level="episode")
       preferences/00000-00000.parquet   level="preference" (AcCoRD)
       shifts/00000-00000.parquet        level="shift" (goal-shift benchmarks)
+      actions/00000-00000.parquet       level="action": the action diff (ak.action_diff)
+      reviews/, review_errors/          levels "review", "review_error": stored reviews
       modes/00000-00000.parquet         ak.compare_modes of the goal-shift episodes, per
                                         source file (read with read_modes)
 
@@ -51,10 +53,14 @@ __all__ = [
 #: ``modes`` table, and goal-shift episode scores carry the stored reward checks.
 STORE_VERSION = "accordkit.scores/2"
 #: Level -> subfolder.
-LEVEL_DIRS = {"episode": "episodes", "preference": "preferences", "shift": "shifts"}
+LEVEL_DIRS = {"episode": "episodes", "preference": "preferences", "shift": "shifts",
+              "action": "actions", "review": "reviews", "review_error": "review_errors"}
 #: Every table of a store -> subfolder: the score levels and ``modes``
 #: (:func:`accordkit.compare_modes` per source file, which needs the whole file at once).
 PART_DIRS = {**LEVEL_DIRS, "modes": "modes"}
+#: Levels added after the store layout's version: a store that lists none of their parts
+#: was written before them (refused for that level, never read as empty).
+_LATER_LEVELS = ("action", "review", "review_error")
 #: Parquet metadata key holding the pandas dtype of every column as ``ak.score`` made it.
 _DTYPES_KEY = b"accordkit.dtypes"
 #: Bookkeeping columns of every part (dropped by :func:`read_scores`).
@@ -390,6 +396,10 @@ def _checked_part(store: Path, level: str, name: Any, manifest: Mapping[str, Any
 def _parts(store: Path, level: str, manifest: Mapping[str, Any]) -> list[Path]:
     """The parts of ``level``, each checked (:func:`_checked_part`), listed once, and as
     many rows in all as the manifest says (:class:`StoreIntegrityError` otherwise)."""
+    if level not in manifest.get("levels", {}) and level in _LATER_LEVELS:
+        raise IncompleteStoreError(
+            f"{store}: this store was written before the {level!r} level existed (its "
+            f"manifest lists {sorted(manifest.get('levels', {}))}); score again for it")
     names = list(manifest.get("levels", {}).get(level, []))
     for name in names:
         _check_part_name(store, level, name)
@@ -448,8 +458,9 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     ----------
     store : str or Path
         The folder given to ``accordkit score --out`` (or :func:`write_scores`).
-    level : {"episode", "preference", "shift"} or None
-        One level as a frame; None gives a dict of all three.
+    level : {"episode", "preference", "shift", "action", "review", "review_error"} or None
+        One level as a frame; None gives a dict of the episode, preference and shift levels
+        (the action diff and the reviews are read by name, ``level="action"`` ...).
     columns : list of str, optional
         Read only these columns (the id columns are always read).
     exact_dtypes : bool, default True
@@ -499,11 +510,12 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     >>> shifts = ak.read_scores("scores/", level="shift")         # doctest: +SKIP
     """
     if level is None:
+        manifest = read_manifest(store)
         if check_inputs:
-            _warn_about_inputs(Path(store), read_manifest(store))
+            _warn_about_inputs(Path(store), manifest)
         return {lv: read_scores(store, level=lv, columns=columns, exact_dtypes=exact_dtypes,
                                 categorical=categorical, check_inputs=False)
-                for lv in LEVEL_DIRS}
+                for lv in LEVEL_DIRS if lv not in _LATER_LEVELS}
     import pandas as pd
     import pyarrow.parquet as pq
 
@@ -729,7 +741,8 @@ def fetch_episodes(store: str | Path, episode_ids: Sequence[str]) -> Any:
             ds, _ = load_table(table, source=src, errors="skip")
         else:
             full = load(src, errors="skip", cache=True)
-            keep = pc.is_in(pa.array(full["episode_id"]), value_set=pa.array(ids, pa.string()))
+            keep = pc.is_in(pa.array(full["episode_id"], pa.string()),
+                            value_set=pa.array(ids, pa.string()))
             ds = full.select(keep.to_numpy(zero_copy_only=False).nonzero()[0])
         tables.append(ds)
     if not tables:

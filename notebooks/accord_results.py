@@ -49,7 +49,11 @@ from accordkit.plots import plot_intervals
 from accordkit.report import NotebookContext, views
 
 nb = NotebookContext.from_parameters("accord_results", globals())
-out, boot = nb.out, nb.boot
+out = nb.out
+# the cells of a table over the same scenarios (every model x method, x dynamic) share one
+# draw of resamples instead of one each: same estimates, intervals within Monte Carlo error
+# of per-cell draws (docs/statistics.md, "Shared draws")
+boot = {**nb.boot, "share_draws": True}
 group = nb.group(["agent_model", "method"])
 episodes = nb.scores(benchmarks=["accord"])
 prefs = nb.scores("preference", benchmarks=["accord"],

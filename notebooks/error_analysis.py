@@ -14,17 +14,20 @@
 # ---
 
 # %% [markdown]
-# # Error analysis
+# # Error analysis: why it failed
 #
-# Which episodes fail, and how: incomplete AcCoRD episodes, triggered preferences left
-# unsatisfied, goal shifts the agent never recovered from, redundant tool calls and hand-offs
-# to a human. Pick a failure type and a table cell to list the episodes behind it, then read
-# a conversation with its preference reveals, goal shifts and tool calls marked.
+# How the episodes failed, with intervals: the action diff (each expected action matched,
+# called with wrong arguments or missing, and writes nobody asked for), where each
+# conversation first left the expected path, and the faults the conversation reviews found
+# (tau2's stored reviews and accordkit's `review` judge). Then the tasks whose outcome
+# flipped between two configurations, and whether trial noise explains each flip. Every
+# table cell links to the episodes behind it, every episode to its conversation, rendered
+# with the first divergence and every review error marked.
 
 # %% tags=["parameters"]
 # episodes: paths, folders or hub ids
 source = ["../data/sample/accord", "../data/sample/goalshift"]
-# stored judge verdict files (parquet)
+# stored judge verdict files (parquet): usersim_tests, review, ...
 verdicts = ["../data/sample/verdicts/usersim_tests.parquet"]
 revision = None         # hub revision of hub sources
 split = None            # only this split
@@ -32,6 +35,12 @@ models = None           # only these agent models (list)
 domains = None          # only these domains (list)
 tcrr_mode = "episode"   # redundant calls: episode or an upstream mode
 action_mode = "best_match"  # TSR action matching: best_match or upstream
+cluster = "scenario_id"  # bootstrap resampling unit
+ci_method = "bca"       # interval method
+confidence = 0.95       # interval confidence level
+n_resamples = 10_000    # bootstrap resamples
+seed = 0                # bootstrap seed
+baseline = None         # flips: the agent model the others are compared with
 out_dir = "../reports/interactive"  # tables go here (set by the report)
 figures_dir = None      # figures go here (set by the report)
 provenance_path = None  # provenance goes here (set by the report)
@@ -42,23 +51,119 @@ cell = {}               # column values of the cell to list
 show = 2                # conversations shown in full
 
 # %%
+import warnings
+
+from IPython.display import display
+
 import accordkit as ak
+from accordkit.analysis.failures import taxonomy_groupings, with_goal_shift
+from accordkit.analysis.flips import flip_pairs
+from accordkit.judges.review import compare_reviews, review_tables_from_verdicts
+from accordkit.metrics.reviews import combine_reviews, tables_from_levels
 from accordkit.report import NotebookContext, views
+from accordkit.report.drilldown import DrillDown
 
 nb = NotebookContext.from_parameters("error_analysis", globals())
 out = nb.out
 episodes = nb.scores()
+actions = nb.scores("action")
+stored = tables_from_levels(nb.scores("review"), nb.scores("review_error"))
+judged = None
+if nb.verdicts is not None and (nb.verdicts["judge"] == "review").any():
+    judged = review_tables_from_verdicts(nb.verdicts)
+reviews = combine_reviews(stored, judged)
+tool_use = episodes[episodes["benchmark"].isin(["tau2", "agentchangebench", "taubench"])]
+pages = DrillDown(out.out_dir, "error_analysis", nb.episodes_by_id, episodes,
+                  actions=actions, reviews=reviews)
+print(f"{len(tool_use)} episodes of tool-using benchmarks, {len(actions)} action-diff rows, "
+      f"{len(reviews.reviews)} reviews ({len(stored.reviews)} stored, "
+      f"{0 if judged is None else len(judged.reviews)} judged)")
+
+# %% [markdown]
+# ## Failure taxonomy
+# Share of episodes with each failure status (from the action diff) and fault type (from
+# the reviews), per cell, with clustered bootstrap intervals (tasks resampled); † marks a
+# cell of fewer than 10 tasks or events. An action share counts only episodes with expected
+# actions, a review share only reviewed episodes (`n_events`). Click a cell for its
+# episodes.
+
+# %%
+taxonomy = {}
+if len(tool_use):
+    frame = with_goal_shift(tool_use)
+    for layout, by in taxonomy_groupings(frame).items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # constant shares: percentile intervals, said
+            table = ak.failure_taxonomy(frame, actions=actions, reviews=reviews, by=by,
+                                        **nb.boot)
+        taxonomy[layout] = table
+        out.table(table, f"failure_taxonomy_by_{layout}", rows=by,
+                  caption=f"Failure statuses and fault types by {layout}.")
+        display(pages.linked_table(table, table.attrs["indicators"], rows=by,
+                                   name=f"failure_taxonomy_by_{layout}",
+                                   caption=f"Failure statuses and fault types by {layout}."))
+else:
+    print("no tool-using episodes: no action diff or review to tabulate")
+
+# %% [markdown]
+# ## Flips between configurations
+# Tasks whose pass rate moved between two configurations on the same domain and tasks,
+# largest moves first, with what went wrong on each side. `noise_explains` is true when a
+# move is within what trial-to-trial noise alone produces (the within-task variance of
+# `ak.noise_floor`, two-sided 5%); NA with a single trial per task. Click a task for its
+# episodes under both configurations.
+
+# %%
+for base, other in flip_pairs(tool_use, between="agent_model", baseline=baseline):
+    moved = ak.flips(tool_use, between="agent_model", baseline=base, other=other,
+                     actions=actions)
+    name = f"flips_{base}_vs_{other}"
+    out.frame(moved, name, caption=f"Tasks whose pass rate moved from {base} to {other}.")
+    ids = tool_use[tool_use["agent_model"].isin([base, other])]
+    display(pages.linked_frame(
+        moved, name=name, link="scenario_id",
+        episodes_of=lambda row, ids=ids: ids.loc[ids["scenario_id"] == row["scenario_id"],
+                                                  "episode_id"].tolist(),
+        caption=f"{len(moved)} task(s) moved from {base} to {other}; "
+                f"{int(moved['noise_explains'].eq(False).sum())} beyond trial noise."))
+
+# %% [markdown]
+# ## The user simulator
+# How often the reviews found the user simulator at fault, per user model, and the results
+# with and without the episodes it spoiled (a critical user-simulator error). Both rows are
+# shown; `n_left_out` says how many episodes the second drops.
+
+# %%
+if len(reviews.reviews):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        reliability = ak.usersim_reliability(tool_use, reviews, **nb.boot)
+        without = ak.without_user_errors(tool_use, reviews, **nb.boot)
+    display(out.table(reliability, "usersim_reliability",
+                      rows=[c for c in ("user_model", "user_implementation")
+                            if c in reliability.columns],
+                      caption="User-simulator error rates among reviewed episodes."))
+    display(out.frame(without, "without_user_errors",
+                      caption="Reward and pass^k, all episodes and without critical "
+                              "user-simulator errors."))
+    if judged is not None and len(stored.reviews):
+        display(out.frame(compare_reviews(stored, judged), "review_agreement",
+                          caption="Stored against judged reviews, episodes reviewed by both."))
+else:
+    print("no review stored or judged (accordkit judge --task review writes them)")
+
+# %% [markdown]
+# ## Failure flags per benchmark and agent
+# Incomplete AcCoRD episodes, triggered preferences left unsatisfied, goal shifts never
+# recovered from, redundant tool calls and hand-offs to a human.
+
+# %%
 prefs = (nb.scores("preference", columns=["dynamic", "satisfied"])
          if "accord" in set(episodes["benchmark"]) else None)
 shifts = nb.scores("shift")
 flags = views.failure_flags(episodes, prefs, shifts)
 table = episodes[["episode_id", "benchmark", "domain", "agent_model", "method", "persona",
                   "scenario_id"]].merge(flags, on="episode_id")
-
-# %% [markdown]
-# ## How often each failure occurs, per benchmark and agent
-
-# %%
 keys = ["benchmark", "agent_model", "method"]
 # an agent or method the run does not name is "?", not a group left out
 counts = (table.assign(**{k: table[k].fillna("?") for k in keys})
@@ -67,7 +172,7 @@ out.frame(counts.reset_index(), "failure_rates",
           caption="Share of episodes with each failure type.")
 
 # %% [markdown]
-# ## Drill down: the episodes behind a cell
+# ## Drill down: the episodes behind a flag
 # Set `failure` to one of the types above and `cell` to column values
 # (e.g. `{"agent_model": "...", "domain": "..."}`).
 
@@ -82,8 +187,9 @@ out.frame(hits[["episode_id", "benchmark", "domain", "agent_model", "method", "p
 
 # %% [markdown]
 # ## Conversations
+# With the first divergence, the action diff's findings and the review errors marked.
 
 # %%
 # only the episodes shown are read (from a score store: only their rows of their inputs)
 for episode in nb.episodes_by_id(hits["episode_id"].head(show)):
-    display(ak.render_conversation(episode))
+    display(ak.show(episode, actions=actions, reviews=reviews))

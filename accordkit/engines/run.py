@@ -18,6 +18,7 @@ from .._internal.lock import held, lock_path
 from .._internal.pool import stop_pool
 from ..ingest.formats.parquet import open_parquet
 from ..store import (
+    LEVEL_DIRS,
     PART_DIRS,
     IncompleteStoreError,
     InputRecord,
@@ -33,7 +34,7 @@ __all__ = ["ENGINES", "score_to_store", "write_scores", "score_item", "write_sco
            "RayUnreachableError", "StoreBusyError", "InputsChangedError"]
 
 ENGINES = ("local", "ray")
-LEVELS = ("episode", "preference", "shift")
+LEVELS = tuple(LEVEL_DIRS)
 #: Problems kept per input in the manifest (the counts are always complete).
 MAX_PROBLEMS = 20
 #: Seconds to wait for a Ray cluster named by RAY_ADDRESS before giving up.

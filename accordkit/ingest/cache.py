@@ -52,8 +52,9 @@ __all__ = ["cache_dir", "real_path", "cache_key", "files_key", "file_digest", "k
 #: ``evaluation_criteria`` is null has empty criteria, not none; 6: an integer beyond ±2**53 in
 #: a float field is a problem of its record, a one-line ``.jsonl`` file's record is
 #: ``line 1``, a canonical file with no row of the config / split asked for has a note; 7:
-#: a cache file holds the entries of one or more files, see :func:`store_file`).
-ENTRY_FORMAT = "accordkit.episode-cache/7"
+#: a cache file holds the entries of one or more files, see :func:`store_file`; 8: tau2
+#: stored reviews in ``reviews_json``, and a non-list ``action_checks`` is a problem).
+ENTRY_FORMAT = "accordkit.episode-cache/8"
 _META = b"accordkit.cache"
 _SUFFIX = ".arrow"
 #: Bytes an entry is written in at a time.

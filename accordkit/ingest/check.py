@@ -28,7 +28,13 @@ import pyarrow.compute as pc
 from ..schema import EPISODE_FEATURES, EpisodeValidationError, empty_episode, record_problem
 from ..schema import rule_problem as _rule_problem
 from ..schema.arrow import empty_table, records_table
-from .columns import cast_table, check_columns, check_table_types, table_problems
+from .columns import (
+    cast_table,
+    check_columns,
+    check_table_types,
+    table_problems,
+    with_later_columns,
+)
 from .context import ReadContext, ReadOptions
 
 __all__ = ["Part", "records_parts", "built_part", "table_part", "selected", "note_unmatched",
@@ -231,6 +237,7 @@ def table_part(table: pa.Table, ctx: ReadContext, *, source: str, origin: str | 
     ``source``). With ``select``, only the rows of the ``config`` / ``split`` asked for.
     """
     check_columns(table.column_names, source=source)
+    table = with_later_columns(table)   # a file written before a column was added
     table, cast_problems = cast_table(table.select(list(EPISODE_FEATURES)), source=source)
     rows = np.arange(table.num_rows + len(cast_problems))
     names = None

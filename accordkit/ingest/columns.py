@@ -18,6 +18,7 @@ from .._internal.arrow import one_array
 from ..schema import (
     EPISODE_FEATURES,
     FLOAT_EXACT_INT,
+    LATER_COLUMNS,
     RULES,
     EpisodeValidationError,
     Rule,
@@ -26,16 +27,28 @@ from ..schema import (
 )
 from ..schema.arrow import canonical_schema
 
-__all__ = ["cast_table", "check_columns", "check_table_types", "table_problems"]
+__all__ = ["cast_table", "check_columns", "with_later_columns", "check_table_types",
+           "table_problems"]
 
 
 #: Columns that mark a judge verdict table (:data:`accordkit.judges.verdicts.VERDICT_COLUMNS`).
 _VERDICT_MARKERS = ("episode_id", "judge", "judge_model", "prompt_id", "verdict")
 
 
+def with_later_columns(table: pa.Table) -> pa.Table:
+    """``table`` with every column of :data:`~accordkit.schema.LATER_COLUMNS` it lacks added
+    as null (a canonical file written before the column existed)."""
+    for name in LATER_COLUMNS:
+        if name not in table.column_names:
+            field = canonical_schema().field(name)
+            table = table.append_column(field, pa.nulls(table.num_rows, field.type))
+    return table
+
+
 def check_columns(names: Sequence[str], *, source: str) -> None:
-    """Raise when a canonical table lacks a column or has one the schema does not know."""
-    missing = [c for c in EPISODE_FEATURES if c not in names]
+    """Raise when a canonical table lacks a column or has one the schema does not know
+    (columns of :data:`~accordkit.schema.LATER_COLUMNS` may be absent)."""
+    missing = [c for c in EPISODE_FEATURES if c not in names and c not in LATER_COLUMNS]
     extra = [c for c in names if c not in EPISODE_FEATURES]
     if missing and set(_VERDICT_MARKERS) <= set(names):
         raise EpisodeValidationError(

@@ -2,7 +2,8 @@
 
 Judges: ``usersim_tests`` (AcCoRD user-simulator unit tests), ``outcome`` (AcCoRD-Shop
 purchase criteria), ``nl_assertions`` (AgentChangeBench NL assertions), ``gsrt`` (goal-shift
-detection). See ``docs/judges.md``.
+detection), ``review`` (conversation review: fault source, type, severity). See
+``docs/judges.md``.
 """
 
 from .cache import CacheNotWritableError

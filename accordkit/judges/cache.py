@@ -14,18 +14,26 @@ hit needs the proxy's extra dependencies), so accordkit keeps its own:
   field is scrubbed of credential values found in the environment before it is written);
 * before a run sends anything, :meth:`JudgeCache.check_writable` proves the folder takes a
   file, and temporary files left by a killed run (``.tmp-*`` older than
-  :data:`STALE_TEMP_SECONDS`) are removed (:meth:`JudgeCache.remove_stale_temp`).
+  :data:`STALE_TEMP_SECONDS`) are removed (:meth:`JudgeCache.remove_stale_temp`);
+* runs sharing one cache folder at once pay for each request once: before sending a
+  request a run *claims* it (``<key>.claim``, created exclusively, naming its process), and
+  a run finding a request claimed by another live run waits for that run's answer instead
+  of asking again (:meth:`JudgeCache.claim`). A claim whose process is gone (on this
+  machine), or older than :data:`CLAIM_STALE_SECONDS` (another machine), is taken over.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import os
+import socket
 import tempfile
 import time
-from collections.abc import Mapping
+import uuid
+from collections.abc import Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -34,12 +42,18 @@ from .._internal.files import atomic_write_bytes
 from .calls import JudgeCall
 
 __all__ = ["JudgeCache", "CacheNotWritableError", "cache_key", "default_cache_dir",
-           "entry_is_sound", "CACHE_ENV", "STALE_TEMP_SECONDS"]
+           "entry_is_sound", "CACHE_ENV", "STALE_TEMP_SECONDS", "CLAIM_STALE_SECONDS", "live_run"]
 
 CACHE_ENV = "ACCORDKIT_JUDGE_CACHE"
 #: A ``.tmp-*`` file older than this is a leftover of a killed run (a write takes
 #: milliseconds; the margin spares the files of another run writing at the same time).
 STALE_TEMP_SECONDS = 60.0
+#: A claim made on another machine (whose process cannot be looked up) is taken over once
+#: this old: a request, retries included, takes minutes at most.
+CLAIM_STALE_SECONDS = 900.0
+#: The runs of this process that may hold claims now (a claim of this process by a run not
+#: listed here was left by an interrupted run, e.g. in a notebook kernel, and is stale).
+_LIVE_RUNS: set[str] = set()
 
 
 class CacheNotWritableError(OSError):
@@ -115,6 +129,17 @@ def entry_is_sound(entry: Any, key: str | None = None) -> bool:
     return True
 
 
+@contextlib.contextmanager
+def live_run() -> Iterator[str]:
+    """A token naming one judge run of this process while it may hold claims."""
+    token = uuid.uuid4().hex
+    _LIVE_RUNS.add(token)
+    try:
+        yield token
+    finally:
+        _LIVE_RUNS.discard(token)
+
+
 class JudgeCache:
     """Directory-backed cache of judge replies.
 
@@ -154,6 +179,72 @@ class JudgeCache:
         data = json.dumps({**entry, "key": key}, ensure_ascii=False, sort_keys=True)
         atomic_write_bytes(final, data.encode("utf-8"), suffix=".json")
         return final
+
+    def claim_path(self, judge: str, key: str) -> Path:
+        return self.root / judge / key[:2] / f"{key}.claim"
+
+    def claim(self, judge: str, key: str, *, run: str) -> bool:
+        """Claim request ``key`` for run ``run`` (registered with :func:`live_run`); False
+        when another live run holds it.
+
+        The claim file is created exclusively; a claim whose run is over (its process no
+        longer runs on this machine, or it is a finished run of this process) or older than
+        :data:`CLAIM_STALE_SECONDS` (another machine) is renamed aside first, which only
+        one taker can do, then claimed anew.
+        """
+        path = self.claim_path(judge, key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        me = json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "run": run,
+                         "at": time.time()}).encode("utf-8")
+        for _ in range(3):
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                if not self._claim_is_stale(path):
+                    return False
+                try:     # only one of several runs seeing it stale moves it aside
+                    os.rename(path, path.with_name(f"{path.name}.stale-{os.getpid()}"))
+                    path.with_name(f"{path.name}.stale-{os.getpid()}").unlink()
+                except FileNotFoundError:
+                    pass
+                continue
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(me)
+            return True
+        return False
+
+    def release(self, judge: str, key: str, *, run: str) -> None:
+        """Drop run ``run``'s claim of ``key`` (after its answer was stored, or failed)."""
+        path = self.claim_path(judge, key)
+        try:
+            holder = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        if holder.get("run") == run and holder.get("host") == socket.gethostname():
+            path.unlink(missing_ok=True)
+
+    @staticmethod
+    def _claim_is_stale(path: Path) -> bool:
+        from .._internal.lock import pid_alive
+
+        try:
+            holder = json.loads(path.read_text(encoding="utf-8"))
+            age = time.time() - path.stat().st_mtime
+        except FileNotFoundError:
+            return True
+        except (OSError, ValueError):
+            # being written this instant, or damaged: stale once clearly old
+            try:
+                return time.time() - path.stat().st_mtime > STALE_TEMP_SECONDS
+            except OSError:
+                return True
+        if not isinstance(holder, dict):
+            return age > STALE_TEMP_SECONDS
+        if holder.get("host") == socket.gethostname() and isinstance(holder.get("pid"), int):
+            if holder["pid"] == os.getpid():
+                return holder.get("run") not in _LIVE_RUNS
+            return not pid_alive(holder["pid"])
+        return age > CLAIM_STALE_SECONDS
 
     def check_writable(self) -> None:
         """Create the folder and write, flush and delete a probe file in it.

@@ -27,6 +27,7 @@ examples:
   accordkit judge data/sample/accord --judge usersim_tests --model gpt-4o-mini \\
       -o verdicts/usersim_gpt4omini.parquet
   accordkit judge run.json --judge gsrt --model anthropic/claude-sonnet-4-5 --max-cost 5
+  accordkit judge run.json --task review --model gpt-4o-mini -o reviews.parquet
   accordkit judge run.json --judge nl_assertions --model openai/Qwen2.5-7B-Instruct \\
       --api-base http://127.0.0.1:8000/v1 --price-in 0 --price-out 0 -o nl.parquet
   # one job on two machines (or processes), then combined:
@@ -90,7 +91,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=DESCRIPTION, epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("sources", nargs="+", metavar="SOURCE", help="episodes (any loadable source)")
-    p.add_argument("--judge", required=True, choices=sorted(JUDGES), help="which judge")
+    p.add_argument("--judge", "--task", dest="judge", required=True, choices=sorted(JUDGES),
+                   help="which judge")
     p.add_argument("--model", required=True,
                    help="litellm model name (gpt-4o-mini, anthropic/..., openai/<served>)")
     p.add_argument("--api-base", help="base URL of an OpenAI-compatible server (e.g. vLLM)")

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ._litellm import get_litellm
-from .cache import MAX_TOKENS, JudgeCache
+from .cache import MAX_TOKENS, JudgeCache, live_run
 from .calls import JudgeCall
 from .pricing import Price
 from .retry import RetryPolicy, is_retryable, retry_after_seconds
@@ -170,6 +170,8 @@ class DispatchStats:
     store_error: str | None = None
     #: Set when a capped run had to stop: the cost of a reply could not be known.
     halt: str | None = None
+    #: Answers another run sharing the cache obtained while this one waited (not paid here).
+    n_shared: int = 0
     #: Answers whose reported token usage was invalid (negative, fractional, ...): no cost
     #: is recorded for them, but the provider billed them; this is their local estimate.
     n_uncounted: int = 0
@@ -247,6 +249,9 @@ async def _request_one(call: JudgeCall, key: str, *, model: str, api_base: str |
     out = {"error": redact(f"{kind} after {attempt} attempt(s): {text}")[:500]}
     return {**out, "wasted_usd": wasted} if n_empty else out
 
+
+#: Seconds between two looks at a request another run sharing the cache is asking.
+_CLAIM_POLL_SECONDS = 0.2
 
 #: Attempts of one request that may end in a blank reply before it is an error: a model
 #: that answers blank (out of tokens) mostly does so again, and each blank reply is billed.
@@ -363,45 +368,65 @@ async def execute(pending: Mapping[str, JudgeCall], *, model: str, api_base: str
                 key, call = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            est = budget.estimate(call)
-            if max_cost is not None and stats.halt is not None:
-                results[key] = {"error": f"not requested: max_cost cannot be enforced ("
-                                f"{stats.halt}), so the capped run stopped"}
+            # another run sharing the cache may have answered it meanwhile, or ask it now
+            entry = await asyncio.to_thread(cache.get, call.judge, key)
+            if entry is not None:
+                results[key] = entry
+                stats.n_shared += 1
                 bar.update(1)
                 continue
-            if not budget.admit(est):
-                results[key] = {"error": f"not requested: max_cost ${max_cost:g} reached "
-                                f"(spent ${budget.spent:.4f})"}
-                bar.update(1)
+            if not await asyncio.to_thread(cache.claim, call.judge, key, run=run):
+                queue.put_nowait((key, call))       # being asked by another run: wait
+                await asyncio.sleep(_CLAIM_POLL_SECONDS)
                 continue
             try:
-                out = await _request_one(call, key, model=model, api_base=api_base,
-                                         params=params, timeout=timeout, retry=retry,
-                                         cache=cache, price=price, stats=stats, rng=rng,
-                                         completion=completion)
-            finally:
-                budget.reserved -= est if max_cost is not None else 0.0
-            results[key] = out
-            wasted = out.pop("wasted_usd", 0.0)
-            if max_cost is not None and math.isnan(wasted):
-                stats.halt = ("a blank reply's tokens could not be counted, so its cost is "
-                              "unknown")
-            elif wasted:
-                budget.spent += wasted
-            charged = out.pop("charged_usd", None)
-            if charged is not None:
-                budget.spent += est if math.isnan(charged) else charged
-            if "error" not in out:
-                if out.get("cost_usd") is not None:
-                    budget.spent += out["cost_usd"]
-                if isinstance(out.get("output_tokens"), int):
-                    budget.out_tokens.append(out["output_tokens"])
+                await _one(key, call)
+            finally:   # at once, also when cancelled: a waiting run asks it then
+                cache.release(call.judge, key, run=run)
+
+    async def _one(key: str, call: JudgeCall) -> None:
+        """Send one claimed request (within the cap) and record what came back."""
+        est = budget.estimate(call)
+        if max_cost is not None and stats.halt is not None:
+            results[key] = {"error": f"not requested: max_cost cannot be enforced ("
+                            f"{stats.halt}), so the capped run stopped"}
             bar.update(1)
-            bar.set_postfix(cost=("?" if price is None else f"${stats.cost:.4f}"),
-                            errors=stats.n_failed, refresh=False)
+            return
+        if not budget.admit(est):
+            results[key] = {"error": f"not requested: max_cost ${max_cost:g} reached "
+                            f"(spent ${budget.spent:.4f})"}
+            bar.update(1)
+            return
+        try:
+            out = await _request_one(call, key, model=model, api_base=api_base,
+                                     params=params, timeout=timeout, retry=retry,
+                                     cache=cache, price=price, stats=stats, rng=rng,
+                                     completion=completion)
+        finally:
+            budget.reserved -= est if max_cost is not None else 0.0
+        results[key] = out
+        wasted = out.pop("wasted_usd", 0.0)
+        if max_cost is not None and math.isnan(wasted):
+            stats.halt = ("a blank reply's tokens could not be counted, so its cost is "
+                          "unknown")
+        elif wasted:
+            budget.spent += wasted
+        charged = out.pop("charged_usd", None)
+        if charged is not None:
+            budget.spent += est if math.isnan(charged) else charged
+        if "error" not in out:
+            if out.get("cost_usd") is not None:
+                budget.spent += out["cost_usd"]
+            if isinstance(out.get("output_tokens"), int):
+                budget.out_tokens.append(out["output_tokens"])
+        bar.update(1)
+        bar.set_postfix(cost=("?" if price is None else f"${stats.cost:.4f}"),
+                        errors=stats.n_failed, refresh=False)
 
     try:
-        await asyncio.gather(*(worker() for _ in range(min(concurrency, max(1, len(pending))))))
+        with live_run() as run:
+            await asyncio.gather(*(worker() for _ in range(min(concurrency,
+                                                                max(1, len(pending))))))
     finally:
         bar.close()
     return results, stats

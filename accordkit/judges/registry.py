@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from . import gsrt, nl_assertions, outcome, usersim
+from . import gsrt, nl_assertions, outcome, review, usersim
 from .calls import JudgeSpec
 
 __all__ = ["JUDGES", "get_judge"]
 
 JUDGES: dict[str, JudgeSpec] = {
-    spec.name: spec for spec in (usersim.SPEC, outcome.SPEC, nl_assertions.SPEC, gsrt.SPEC)
+    spec.name: spec for spec in (usersim.SPEC, outcome.SPEC, nl_assertions.SPEC, gsrt.SPEC,
+                                 review.SPEC)
 }
 
 

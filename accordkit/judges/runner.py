@@ -86,7 +86,8 @@ class JudgeRun:
     n_requests : int
         Distinct requests needed (identical requests count once).
     n_cached : int
-        Of those, answered from the cache.
+        Of those, answered from the cache (also by another run sharing the cache folder
+        that asked them while this run waited).
     n_calls : int
         Requested from the model in this run (each counted once, however many attempts).
     n_attempts : int
@@ -477,7 +478,8 @@ async def arun_judge(
     n_errors = int(verdicts["error"].notna().sum())
     run = JudgeRun(
         verdicts=verdicts, judge=judge, model=model, n_episodes=n_episodes, n_skipped=skipped,
-        n_requests=len(unique), n_cached=len(unique) - len(pending), n_calls=stats.n_calls,
+        n_requests=len(unique), n_cached=len(unique) - len(pending) + stats.n_shared,
+        n_calls=stats.n_calls,
         n_attempts=stats.n_attempts, n_errors=n_errors,
         n_invalid=int((verdicts["verdict"] == "invalid").sum()),
         cost_usd=stats.cost, price=price, n_unstored=stats.n_unstored,

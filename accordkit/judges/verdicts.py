@@ -6,14 +6,15 @@ Columns (:data:`VERDICT_COLUMNS`, dtypes in :data:`VERDICT_DTYPES`):
 column         dtype        meaning
 ============== ============ ===========================================================
 episode_id     string       the judged episode
-judge          string       ``usersim_tests``, ``outcome``, ``nl_assertions``, ``gsrt``
+judge          string       ``usersim_tests``, ``outcome``, ``nl_assertions``, ``gsrt``,
+                            ``review``
 judge_model    string       the litellm model name (or ``standin/...``)
 prompt_id      string       template id (``usersim_tests.shop``, ...)
 prompt_version string       template version
 item           string       test id / ``pref_id``, ``product_type``, ``price`` /
-                            assertion index / ``shifts``
+                            assertion index / ``shifts`` / ``review``
 turn_idx       Int32        the judged user message (``usersim_tests``), else null
-verdict        string       yes/no/n/a, 1/0, met/not_met, goal-shift JSON, or
+verdict        string       yes/no/n/a, 1/0, met/not_met, goal-shift JSON, review JSON, or
                             ``invalid``; null when the item has no verdict (``error``)
 raw            string       the judge's reply (``nl_assertions``: this assertion's result)
 error          string       why there is no verdict (transport error, budget); else null
@@ -202,6 +203,16 @@ def check_verdicts(frame: pd.DataFrame, *, where: str = "verdict table") -> pd.D
             gsrt_struct(text)
         except ValueError as exc:
             raise ValueError(f"{where}: row {idx}, column verdict: {exc}") from None
+    reviews = out[(out["judge"] == "review") & out["verdict"].notna()
+                  & (out["verdict"] != INVALID)]
+    if len(reviews):
+        from .review import check_verdict
+
+        for idx, text in reviews["verdict"].items():
+            try:
+                check_verdict(text)
+            except ValueError as exc:
+                raise ValueError(f"{where}: row {idx}, column verdict: {exc}") from None
     key = ["episode_id", "judge", "judge_model", "item", "turn_idx"]
     dup = out.duplicated(key, keep=False)
     if dup.any():

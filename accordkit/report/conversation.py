@@ -70,7 +70,8 @@ def _short(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f" … [{len(text) - limit} more chars]"
 
 
-def render_conversation(episode: Mapping[str, Any], *, max_tool_chars: int = 400) -> ConversationView:
+def render_conversation(episode: Mapping[str, Any], *, max_tool_chars: int = 400,
+                        marks: Mapping[int, Any] | None = None) -> ConversationView:
     """Render a canonical episode (a row of the dataset) as HTML.
 
     Roles are coloured, tool calls shown with their arguments, tool results shortened,
@@ -83,6 +84,10 @@ def render_conversation(episode: Mapping[str, Any], *, max_tool_chars: int = 400
         One record, e.g. ``ds[i]`` or a row selected by ``episode_id``.
     max_tool_chars : int
         Tool results longer than this are cut (the length is shown).
+    marks : mapping of int to list of str, optional
+        More labels to mark, by ``turn_idx`` (e.g. the first divergence and the review
+        errors, :func:`accordkit.analysis.marks.conversation_marks`); those under ``-1``,
+        or under a turn the transcript does not have, are listed above the conversation.
 
     Examples
     --------
@@ -109,9 +114,21 @@ def render_conversation(episode: Mapping[str, Any], *, max_tool_chars: int = 400
             + (f", trigger {esc(str(p.get('trigger')))}" if p.get("trigger") else "")
             + f")</i> — satisfied: {esc(str(p.get('satisfied')))}</li>" for p in prefs)
         rows += f"<tr><td><b>preferences</b></td><td><ul style='margin:0'>{items}</ul></td></tr>"
-    marks = _judge_marks(episode)
+    given, marks = dict(marks or {}), _judge_marks(episode)
+    turns = {m.get("turn_idx") for m in episode.get("messages") or ()}
+    loose = [str(label) for label in given.pop(-1, None) or ()]
+    for turn, labels in given.items():
+        if int(turn) in turns:
+            marks.setdefault(int(turn), []).extend(str(label) for label in labels)
+        else:  # a turn the transcript does not have: said above it, not lost
+            loose += [f"(turn {int(turn)}) {label}" for label in labels]
+    given[-1] = loose
+    if loose:
+        items = "".join(f"<li>{esc(label)}</li>" for label in loose)
+        rows += f"<tr><td><b>marks</b></td><td><ul style='margin:0'>{items}</ul></td></tr>"
     parts = [_STYLE, "<div class='ak-conv'>", f"<table class='ak-head'>{rows}</table>"]
     lines = [" · ".join(f"{k} {v}" for k, v in head if v is not None)]
+    lines += [f"! {label}" for label in given.get(-1) or ()]
     for msg in episode.get("messages") or ():
         content = msg.get("content") or ""
         lines.append(f"[{msg.get('turn_idx')}] {msg.get('role') or '?'}: "
@@ -119,6 +136,7 @@ def render_conversation(episode: Mapping[str, Any], *, max_tool_chars: int = 400
                         else content))
         lines += [f"    → {c.get('name')}({c.get('arguments_json')})"
                   for c in msg.get("tool_calls") or ()]
+        lines += [f"    ! {label}" for label in marks.get(msg.get("turn_idx"), ())]
     for msg in episode.get("messages") or ():
         role = msg.get("role") or "?"
         idx = msg.get("turn_idx")

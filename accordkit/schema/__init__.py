@@ -29,7 +29,13 @@ from __future__ import annotations
 # the names (benchmarks, roles, dynamics, kinds, id columns) live in a module of their own,
 # free of datasets, and are part of this package's interface
 from ..names import BENCHMARKS, CONFIG_COLUMNS, DYNAMICS, ID_COLUMNS, KINDS, ROLES
-from .features import EPISODE_FEATURES, SCHEMA_VERSION, EpisodeValidationError, empty_episode
+from .features import (
+    EPISODE_FEATURES,
+    LATER_COLUMNS,
+    SCHEMA_VERSION,
+    EpisodeValidationError,
+    empty_episode,
+)
 from .rules import (
     JSON_OBJECT_FIELDS,
     RULES,
@@ -50,6 +56,7 @@ __all__ = [
     "DYNAMICS",
     "KINDS",
     "SCHEMA_VERSION",
+    "LATER_COLUMNS",
     "check_json_objects",
     "JSON_OBJECT_FIELDS",
     "RULES",

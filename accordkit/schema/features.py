@@ -7,11 +7,12 @@ from typing import Any
 
 from datasets import Features, List, Value
 
-__all__ = ["EPISODE_FEATURES", "SCHEMA_VERSION", "EpisodeValidationError", "empty_episode",
+__all__ = ["EPISODE_FEATURES", "SCHEMA_VERSION", "LATER_COLUMNS", "EpisodeValidationError",
+           "empty_episode",
            "REQUIRED_TEXT"]
 
-#: Bumped when a column is added, removed or changes meaning.
-SCHEMA_VERSION = "accordkit.episode/2"
+#: Bumped when a column is added, removed or changes meaning (3: ``reviews_json``).
+SCHEMA_VERSION = "accordkit.episode/3"
 
 _str = Value("string")
 _bool = Value("bool")
@@ -147,10 +148,15 @@ EPISODE_FEATURES = Features(
         "tsr_details": TSR_DETAILS,
         "gsrt_judge": GSRT_JUDGE,
         "reward_info_json": _str,
+        "reviews_json": _str,
         "agent_cost": _f64,
         "user_cost": _f64,
     }
 )
+
+#: Columns added to the schema after canonical files were first written: a canonical table
+#: (parquet, hub dataset) without them is read with the column null, not refused.
+LATER_COLUMNS = ("reviews_json",)
 
 #: The id columns every record must carry as non-empty text.
 REQUIRED_TEXT = ("benchmark", "domain", "scenario_id", "task_id", "episode_id", "source")

@@ -185,8 +185,8 @@ RULES: tuple[Rule, ...] = (
     Rule("criteria.action_sets[].allowed_tools[].params_json", "json_object"),
     # read by scoring (the stored reward checks): a bad one is this record's problem
     Rule("reward_info_json", "json_object"),
+    Rule("reviews_json", "json_object"),
 )
-
 
 Finder = Callable[[Any], "tuple[tuple[int, ...], Any] | None"]
 

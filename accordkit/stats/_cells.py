@@ -74,25 +74,41 @@ def value_rank(columns: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def metric_ranks(values: Mapping[str, np.ndarray],
-                 columns: Sequence[Sequence[str]]) -> list[np.ndarray]:
+                 columns: Sequence[Sequence[str]]) -> list[np.ndarray | None]:
     """A :func:`value_rank` for each metric, by its own columns (``values[name]``).
 
     Each metric's rows are added in its own value order: a rank over several metrics'
     values would order a metric's rows by the others' too, and its sums (so its interval,
     in the last digit) would depend on which metrics were computed with it.
+
+    A metric whose columns hold whole numbers only (successes, counts) gets ``None``: its
+    sums are exact in any order, so its rows need no ranking (a frame of millions of
+    preferences skips a hash and sorts).
     """
-    memo: dict[tuple[str, ...], np.ndarray] = {}
+    memo: dict[tuple[str, ...], np.ndarray | None] = {}
     out = []
     for cols in columns:
         key = tuple(cols)
         if key not in memo:
-            memo[key] = value_rank([values[c] for c in key])
+            arrays = [values[c] for c in key]
+            memo[key] = None if all(_exact_in_any_order(a) for a in arrays) else value_rank(
+                arrays)
         out.append(memo[key])
     return out
 
 
-def in_rank_order(positions: np.ndarray, rank: np.ndarray) -> np.ndarray:
-    """The permutation that lists ``positions`` (rows of a cell) in ``rank`` order."""
+def _exact_in_any_order(column: np.ndarray) -> bool:
+    """Whole numbers (NaN aside) small enough that any sum of them is exact."""
+    finite = column[~np.isnan(column)]
+    return bool(np.all(finite == np.round(finite))
+                and (len(finite) == 0 or np.abs(finite).sum() < 2.0**52))
+
+
+def in_rank_order(positions: np.ndarray, rank: np.ndarray | None) -> np.ndarray:
+    """The permutation that lists ``positions`` (rows of a cell) in ``rank`` order (as
+    they are when ``rank`` is None: the metric's sums do not depend on the order)."""
+    if rank is None:
+        return np.arange(len(positions))
     return np.argsort(rank[positions], kind="stable")
 
 

@@ -29,10 +29,16 @@ class Interval:
 
 
 def quantile_linear(sorted_valid: np.ndarray, p: float) -> float:
-    """Quantile ``p`` of sorted finite values, Hyndman & Fan type 7 (scipy's "linear").
+    """Quantile ``p`` of sorted values, Hyndman & Fan type 7 (scipy's "linear").
 
     Written in the same arithmetic as ``scipy.stats.quantile(method="linear")`` so the
-    two agree to the last bit.
+    two agree to the last bit. Values may be infinite (a Kaplan–Meier median not reached
+    is ``+inf``): a quantile that falls on an infinite value, or between it and a finite
+    one, is that infinity.
+
+    >>> quantile_linear(np.array([1.0, 2.0, np.inf]), 0.5), quantile_linear(
+    ...     np.array([1.0, 2.0, np.inf]), 0.75)
+    (2.0, inf)
     """
     n = len(sorted_valid)
     if n == 0 or not np.isfinite(p):
@@ -45,7 +51,11 @@ def quantile_linear(sorted_valid: np.ndarray, p: float) -> float:
         g = 0.0
     j = int(np.clip(j, 0, n - 1))
     jp1 = int(np.clip(jp1, 0, n - 1))
-    return float((1 - g) * sorted_valid[j] + g * sorted_valid[jp1])
+    lo, hi = sorted_valid[j], sorted_valid[jp1]
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        # 0 * inf is NaN: take the end the quantile lies on, or the infinite one between
+        return float(lo if g == 0 or np.isinf(lo) else hi)
+    return float((1 - g) * lo + g * hi)
 
 
 #: Values within this relative distance of each other are ties: a bootstrap value that
@@ -110,16 +120,32 @@ def confidence_interval(
 ) -> Interval:
     """Two-sided interval of ``theta_hat`` from its bootstrap distribution ``theta_b``.
 
-    Resamples where the statistic is undefined (NaN: an empty denominator) are left out.
+    Resamples where the statistic is undefined (NaN: an empty denominator) are left out;
+    infinite ones (a Kaplan–Meier median not reached: ``+inf``) are kept, so an interval
+    end can be infinite (open). An estimate of ``+inf`` gets the percentile interval
+    (another method falls back to it, with the note ``"bca-undefined"``; ``"t"`` has
+    none).
     ``method="t"`` uses ``t_se`` when given (the analytic cluster-robust standard
     error) and otherwise the standard deviation of ``theta_b``, with ``t_df`` degrees of
     freedom. BCa falls back to the percentile interval when its levels are undefined.
     """
-    if not np.isfinite(theta_hat):
-        return Interval(np.nan, np.nan, method, "estimate-undefined")
     alpha = (1 - confidence) / 2
-    valid = np.sort(theta_b[np.isfinite(theta_b)])
+    if np.isposinf(theta_hat) and method != "t":
+        # a Kaplan–Meier median not reached: only the percentile interval needs no finite
+        # estimate (it is then open above, its lower end still says something)
+        if method != "percentile":
+            interval = confidence_interval(theta_hat, theta_b, method="percentile",
+                                           confidence=confidence, jackknifes=[],
+                                           t_se=None, t_df=t_df)
+            return Interval(interval.low, interval.high, "percentile", "bca-undefined")
+        method = "percentile"
+    elif not np.isfinite(theta_hat):
+        return Interval(np.nan, np.nan, method, "estimate-undefined")
+    valid = np.sort(theta_b[~np.isnan(theta_b)])
     if method == "t":
+        if t_se is None and not np.isfinite(valid).all():
+            # a standard deviation of resamples, some of them infinite: no interval
+            return Interval(np.nan, np.nan, method, "unbounded-resamples")
         se = t_se if t_se is not None else (np.std(valid, ddof=1) if len(valid) > 1 else np.nan)
         if not (t_df >= 1 and np.isfinite(se)):
             return Interval(np.nan, np.nan, method, "too-few-clusters")

@@ -1,40 +1,30 @@
-"""``compare``: paired differences between models, with adjusted p-values and tie groups."""
+"""``compare``: paired differences between models, with adjusted p-values and tie groups.
+
+The public functions, their options and their result frame; one cell's comparisons are
+:mod:`._compare_cell`'s, the tests between two models :mod:`._paired`'s.
+"""
 
 from __future__ import annotations
 
-import itertools
 import warnings
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import scipy
-from scipy import stats
 
 from . import _estimators
-from ._adjust import adjust_pvalues, tie_groups
 from ._cells import cell_label, in_rank_order, iter_cells, metric_ranks, sorted_codes
-from ._estimators import (
-    MedianEstimator,
-    RatioEstimator,
-    distributions_from_totals,
-    estimator_for,
-    jackknife_affordable,
-    totals_suffice,
-)
-from ._intervals import TIE_RTOL, confidence_interval, robust_se
+from ._compare_cell import cell_models, compare_cell, draw_resamples
 from ._options import resolve_aliases
-from ._resample import assignment_chunks, cell_rng, count_chunks, digest, swap_chunks
 from ._validate import COMPARE_COLUMNS, CompareArgs, _compare_iv, metric_values
 from ._warnings import BCaFallbackWarning, DegenerateIntervalWarning, UnpairedComparisonWarning
 from .metrics import Metric, MetricLike
-from .summarize import SMALL_CLUSTERS, SMALL_EVENTS
 
 __all__ = ["compare", "compare_metrics"]
 
-Estimator = RatioEstimator | MedianEstimator
 _COMPARE_DTYPES = {
     "metric": object, "baseline": object, "estimate": float, "baseline_estimate": float,
     "delta": float, "ci_low": float, "ci_high": float, "p_value": float, "p_adjusted": float,
@@ -257,14 +247,14 @@ def _compare_all(frame: pd.DataFrame, metrics: list[Any], *, between: Any, basel
     scen_codes, scen_values = sorted_codes(frame[first.pair_on])
 
     notes = [{"bca": [], "degenerate": [], "unpaired": [], "baseline": [],
-              "median_jackknife": []} for _ in every]
+              "median_jackknife": [], "not_reached": []} for _ in every]
     rows: list[list[dict]] = [[] for _ in every]
     # each metric adds a cell's rows in its own value order: bit-stable sums
     ranks = metric_ranks({c: v for vals in values for c, v in vals.items()},
                          [list(vals) for vals in values])
     for cell in iter_cells(frame, first.by):
         label = cell_label(first.by, cell.values)
-        models = [_cell_models(replace(cell, positions=cell.positions[in_rank_order(
+        models = [cell_models(replace(cell, positions=cell.positions[in_rank_order(
                                    cell.positions, rank)]),
                                model_codes, model_values, scen_codes, scen_values, vals, args)
                   for vals, args, rank in zip(values, every, ranks, strict=True)]
@@ -274,10 +264,10 @@ def _compare_all(frame: pd.DataFrame, metrics: list[Any], *, between: Any, basel
             for note in notes:
                 note["baseline"].append(label)
             continue
-        _draw_resamples(models, cell, first)
+        draw_resamples(models, cell, first)
         keys = dict(zip(first.by, cell.values, strict=True))
         for k, args in enumerate(every):
-            rows[k].extend({**keys, **r} for r in _compare_cell(models[k], cell, args, label,
+            rows[k].extend({**keys, **r} for r in compare_cell(models[k], cell, args, label,
                                                                   notes[k]))
     out = []
     for args, note, metric_rows in zip(every, notes, rows, strict=True):
@@ -311,281 +301,6 @@ def _result_frame(rows: list[dict], args: CompareArgs) -> pd.DataFrame:
     return out
 
 
-@dataclass
-class _Model:
-    """One value of ``between`` within a cell: its rows, scenarios and estimator."""
-
-    name: Hashable
-    scenarios: np.ndarray  # global scenario codes, sorted
-    scenario_values: tuple  # the scenario ids themselves (for seeds)
-    set_id: str
-    rows_values: dict[str, np.ndarray]
-    local_codes: np.ndarray
-    estimator: Estimator
-    theta_b: np.ndarray | None = None
-
-
-def _cell_models(cell, model_codes, model_values, scen_codes, scen_values, values,
-                 args: CompareArgs) -> dict[Hashable, _Model]:
-    pos_all = cell.positions
-    out: dict[Hashable, _Model] = {}
-    cell_models = model_codes[pos_all]
-    for code in np.unique(cell_models):
-        pos = pos_all[cell_models == code]
-        scen, local = np.unique(scen_codes[pos], return_inverse=True)
-        ids = tuple(scen_values[scen])
-        name = model_values[code]
-        name = name.item() if isinstance(name, np.generic) else name
-        rows_values = {col: v[pos] for col, v in values.items()}
-        est = estimator_for(args.metric, rows_values, np.arange(len(pos)), local, len(scen))
-        out[name] = _Model(name, scen, ids, digest(ids), rows_values, local, est)
-    return out
-
-
-def _draw_resamples(models: list[dict[Hashable, _Model]], cell, args: CompareArgs) -> None:
-    """Every model's bootstrap distribution (``theta_b``), for each metric's models.
-
-    One set of draws per distinct scenario set: models that share their scenarios share the
-    draws (paired); different sets are drawn independently. The draws are seeded from the
-    cell and the scenario set only, so the metrics (``models[k]``, same models and
-    scenarios) share them too: each block of counts serves them all.
-    """
-    by_set: dict[str, list[Hashable]] = {}
-    for name, model in models[0].items():
-        by_set.setdefault(model.set_id, []).append(name)
-    for set_id, names in by_set.items():
-        n = len(models[0][names[0]].scenarios)
-        rng = cell_rng(args.seed, cell.key + (("__scenarios__", set_id),))
-        group = [per_metric[name] for per_metric in models for name in names]
-        estimators = [model.estimator for model in group]
-        if totals_suffice(estimators, args.n_resamples):
-            # totals alone: every model's from one product per block of resamples
-            found = distributions_from_totals(estimators, [(rng, np.arange(n))], n,
-                                              args.n_resamples)
-            for model, values in zip(group, found, strict=True):
-                model.theta_b = values
-            continue
-        parts: list[list[np.ndarray]] = [[] for _ in group]
-        for counts in count_chunks([(rng, np.arange(n))], n, args.n_resamples):
-            for part, model in zip(parts, group, strict=True):
-                part.append(model.estimator.on_counts(counts))
-        for part, model in zip(parts, group, strict=True):
-            model.theta_b = np.concatenate(part)
-
-
-def _compare_cell(models: dict[Hashable, _Model], cell, args: CompareArgs, label: str,
-                  notes: dict[str, list[str]]) -> list[dict]:
-    """The comparisons of one metric in one cell (the resamples already drawn)."""
-    names = list(models)  # sorted order of the between column
-    if args.baseline is not None:
-        pairs = [(name, args.baseline) for name in names if name != args.baseline]
-    else:
-        pairs = [(b, a) for a, b in itertools.combinations(names, 2)]
-
-    p_cache: dict[tuple, float] = {}
-
-    def p_value(x: Hashable, y: Hashable) -> float:
-        key = tuple(sorted((x, y), key=names.index))
-        if key not in p_cache:
-            p_cache[key] = _p_value(models[key[1]], models[key[0]], cell, args)
-        return p_cache[key]
-
-    results = [_compare_pair(models[c], models[b], args, label, notes) for c, b in pairs]
-    p_values = [p_value(c, b) for c, b in pairs]
-    p_adjusted = adjust_pvalues(p_values, args.adjust)
-
-    all_pairs = list(itertools.combinations(names, 2))
-    all_adjusted = dict(zip(all_pairs, adjust_pvalues([p_value(a, b) for a, b in all_pairs],
-                                                      args.adjust), strict=True))
-    groups = _groups(models, names, all_adjusted, args)
-
-    out = []
-    for (c, b), res, p, p_adj in zip(pairs, results, p_values, p_adjusted, strict=True):
-        out.append({
-            "metric": args.metric.name,
-            args.between: c,
-            "baseline": b,
-            **res,
-            "p_value": p,
-            "p_adjusted": p_adj,
-            "tie_group": groups.get(c, pd.NA),
-            "baseline_tie_group": groups.get(b, pd.NA),
-            "confidence": args.confidence,
-            "n_resamples": args.n_resamples,
-            "seed": args.seed,
-            "adjust": args.adjust,
-            "test": args.test,
-        })
-    return out
-
-
-def _groups(models, names, all_adjusted, args: CompareArgs) -> dict[Hashable, int]:
-    sign = 1.0 if args.metric.higher_is_better else -1.0
-    finite = [n for n in names if np.isfinite(models[n].estimator.estimate)]
-    ranked = sorted(finite, key=lambda n: (-sign * models[n].estimator.estimate,
-                                           names.index(n)))
-
-    def p_adj(x, y):
-        key = (x, y) if names.index(x) < names.index(y) else (y, x)
-        p = all_adjusted[key]
-        return p if np.isfinite(p) else 1.0
-
-    return tie_groups(ranked, p_adj, 1 - args.confidence)
-
-
-def _compare_pair(cand: _Model, base: _Model, args: CompareArgs, label: str,
-                  notes: dict[str, list[str]]) -> dict:
-    ec, eb = cand.estimator, base.estimator
-    paired = cand.set_id == base.set_id
-    shared = np.intersect1d(cand.scenarios, base.scenarios)
-    n_pairs = len(shared)
-    delta = ec.estimate - eb.estimate
-    delta_b = cand.theta_b - base.theta_b
-    pair_label = f"{cand.name!r} vs {base.name!r} in {label}"
-    if not paired:
-        notes["unpaired"].append(
-            f"{pair_label} ({len(cand.scenarios)} and {len(base.scenarios)} scenarios, "
-            f"{n_pairs} shared)"
-        )
-
-    if ec.n_clusters < 2 or eb.n_clusters < 2:
-        low = high = np.nan
-        used = args.method
-        notes["degenerate"].append(pair_label)
-    else:
-        method = args.method
-        if method == "bca" and not (jackknife_affordable(ec) and jackknife_affordable(eb)):
-            method = "percentile"
-            notes["median_jackknife"].append(pair_label)
-        jackknifes = []
-        if method == "bca":          # only BCa needs the jackknifes
-            jack_c, jack_b = ec.jackknife(), eb.jackknife()
-            jackknifes = [jack_c - jack_b] if paired else [jack_c, -jack_b]
-        t_se, t_df = _t_se(ec, eb, paired, delta_b) if method == "t" else (None, 0.0)
-        interval = confidence_interval(
-            delta, delta_b, method=method, confidence=args.confidence,
-            jackknifes=jackknifes, t_se=t_se, t_df=t_df,
-        )
-        low, high, used = interval.low, interval.high, interval.method
-        if interval.note == "bca-undefined":
-            notes["bca"].append(pair_label)
-
-    # the scenarios the metric can use on both sides (a completed-only metric may use few)
-    n_units = (len(np.intersect1d(ec.contributing(), eb.contributing())) if paired
-               else min(ec.n_clusters, eb.n_clusters))
-    return {
-        "estimate": ec.estimate,
-        "baseline_estimate": eb.estimate,
-        "delta": delta,
-        "ci_low": low,
-        "ci_high": high,
-        "prob_improvement": _prob_improvement(cand, base, paired, args),
-        "n_pairs": n_pairs,
-        "paired": paired,
-        "ci_method": used,
-        "small_cell": bool(n_units < SMALL_CLUSTERS
-                           or min(ec.n_events, eb.n_events) < SMALL_EVENTS),
-    }
-
-
-def _t_se(ec: Estimator, eb: Estimator, paired: bool, delta_b: np.ndarray):
-    """Standard error and df of the difference for the t interval."""
-    ic, ib = ec.influence(), eb.influence()
-    if ic is None or ib is None:  # medians: bootstrap standard deviation
-        n = len(ec.contributing()) if paired else min(ec.n_clusters, eb.n_clusters)
-        return None, float(n - 1)
-    if paired:
-        used = np.union1d(ec.contributing(), eb.contributing())
-        return robust_se(ic[used] - ib[used])
-    se_c, df_c = robust_se(ic[ec.contributing()])
-    se_b, df_b = robust_se(ib[eb.contributing()])
-    var_c, var_b = se_c**2, se_b**2
-    # Welch-Satterthwaite degrees of freedom for two independent estimates
-    denom = (var_c**2 / df_c if df_c > 0 else np.inf) + (var_b**2 / df_b if df_b > 0 else np.inf)
-    df = (var_c + var_b) ** 2 / denom if denom > 0 else min(df_c, df_b)
-    return float(np.sqrt(var_c + var_b)), float(df)
-
-
-def _snap_ties(values: np.ndarray) -> np.ndarray:
-    """``values`` with each run of neighbours within
-    :data:`~accordkit.stats._intervals.TIE_RTOL` of each other (relative, at least 1
-    absolute unit) set to its first: a per-scenario mean of the same scores added in
-    another order may differ in the last bit."""
-    order = np.argsort(values, kind="stable")
-    ranked = values[order]
-    if len(ranked) < 2:
-        return values
-    gap = np.diff(ranked) > TIE_RTOL * np.maximum(1.0, np.abs(ranked[1:]))
-    group = np.concatenate([[0], np.cumsum(gap)])
-    out = np.empty_like(values)
-    out[order] = ranked[np.flatnonzero(np.concatenate([[True], gap]))][group]
-    return out
-
-
-def _prob_improvement(cand: _Model, base: _Model, paired: bool, args: CompareArgs) -> float:
-    vc, vb = cand.estimator.cluster_values(), base.estimator.cluster_values()
-    sign = 1.0 if args.metric.higher_is_better else -1.0
-    if paired:
-        ok = np.isfinite(vc) & np.isfinite(vb)
-        if not ok.any():
-            return np.nan
-        d = sign * (vc[ok] - vb[ok])
-        tie = np.abs(d) <= TIE_RTOL * np.maximum(1.0, np.maximum(np.abs(vc[ok]), np.abs(vb[ok])))
-        return float(np.mean((d > 0) & ~tie) + 0.5 * np.mean(tie))
-    vc, vb = sign * vc[np.isfinite(vc)], sign * vb[np.isfinite(vb)]
-    if len(vc) == 0 or len(vb) == 0:
-        return np.nan
-    # Mann-Whitney: U / (n1 n2) = P(X > Y) + P(X = Y) / 2, from mid-ranks
-    ranks = stats.rankdata(_snap_ties(np.concatenate([vc, vb])))
-    u = ranks[: len(vc)].sum() - len(vc) * (len(vc) + 1) / 2
-    return float(u / (len(vc) * len(vb)))
-
-
-def _p_value(cand: _Model, base: _Model, cell, args: CompareArgs) -> float:
-    """Two-sided p-value of ``cand - base`` by bootstrap or permutation."""
-    ec, eb = cand.estimator, base.estimator
-    delta = ec.estimate - eb.estimate
-    if not np.isfinite(delta) or ec.n_clusters < 2 or eb.n_clusters < 2:
-        return np.nan
-    if args.test == "bootstrap":
-        d = cand.theta_b - base.theta_b
-        d = d[np.isfinite(d)]
-        if len(d) == 0:
-            return np.nan
-        # a difference of zero in exact arithmetic may come out a unit in the last place
-        # either side of it, by the order its sums were added in: ties count both ways
-        tol = TIE_RTOL * max(1.0, abs(delta))
-        tail = min(np.count_nonzero(d <= tol), np.count_nonzero(d >= -tol)) + 1
-        return float(min(1.0, 2 * tail / (len(d) + 1)))
-    return _permutation_p(cand, base, delta, cell, args)
-
-
-def _permutation_p(cand: _Model, base: _Model, delta: float, cell, args: CompareArgs) -> float:
-    """Permutation p-value: labels swapped within scenarios (paired) or across them.
-
-    Both models' rows go into one estimator over a doubled cluster space (the
-    candidate's clusters, then the baseline's); a permutation is a 0/1 weighting of that
-    space, so each permuted statistic is again a matrix product.
-    """
-    paired = cand.set_id == base.set_id
-    nc, nb = len(cand.scenarios), len(base.scenarios)
-    rows = {col: np.concatenate([cand.rows_values[col], base.rows_values[col]])
-            for col in cand.rows_values}
-    codes = np.concatenate([cand.local_codes, base.local_codes + nc])
-    joint = estimator_for(args.metric, rows, np.arange(len(codes)), codes, nc + nb)
-    rng = cell_rng(args.seed, cell.key + (("__permutation__", (cand.name, base.name)),))
-    if paired:
-        chunks = (np.hstack([1 - f, f]) for f in swap_chunks(rng, nc, args.n_resamples))
-    else:
-        chunks = assignment_chunks(rng, nc, nb, args.n_resamples)
-    null = np.concatenate([joint.on_counts(w) - joint.on_counts(1 - w) for w in chunks])
-    null = null[np.isfinite(null)]
-    # relative tolerance so that permutations equal to the observed one up to rounding
-    # count as "at least as extreme" (as scipy.stats.permutation_test does)
-    tol = TIE_RTOL * max(1.0, abs(delta))
-    return float((np.count_nonzero(np.abs(null) >= abs(delta) - tol) + 1) / (len(null) + 1))
-
-
 def _listing(items: list[str], limit: int = 8) -> str:
     shown = "; ".join(items[:limit])
     return shown + (f"; and {len(items) - limit} more" if len(items) > limit else "")
@@ -615,6 +330,13 @@ def _warn(notes: dict[str, list[str]], args: CompareArgs) -> None:
             f"BCa interval undefined for {_listing(notes['bca'])}; used the percentile "
             "interval instead (the `ci_method` column says so)",
             BCaFallbackWarning,
+            stacklevel=stacklevel,
+        )
+    if notes["not_reached"]:
+        warnings.warn(
+            "Kaplan–Meier median not reached in some resamples: they count as +inf, so a "
+            f"difference's interval can be open: {_listing(notes['not_reached'])}",
+            DegenerateIntervalWarning,
             stacklevel=stacklevel,
         )
     if notes["degenerate"]:

@@ -117,7 +117,8 @@ def variance_components(values: np.ndarray, codes: np.ndarray) -> VarianceCompon
     )
 
 
-def _mdd(vc: VarianceComponents, binary: bool, power: float, alpha: float) -> float:
+def _mdd(vc: VarianceComponents, binary: bool, power: float, alpha: float,
+         seed: int) -> float:
     if vc.n_tasks < 2 or not np.isfinite(vc.var_within):
         return np.nan
     m = vc.trials_harmonic
@@ -127,14 +128,15 @@ def _mdd(vc: VarianceComponents, binary: bool, power: float, alpha: float) -> fl
         p = _power.beta_grid(vc.mean, vc.icc)
         sign = 1.0 if vc.mean <= 0.5 else -1.0
         upper = 1 - vc.mean if sign > 0 else vc.mean
-        return _power.min_detectable(lambda e: _power.diff_variance(p, sign * e, m),
-                                     vc.n_tasks, power=power, alpha=alpha, upper=upper)
+        return _power.min_detectable(
+            lambda e: _power.binary_power(p, sign * e, m, vc.n_tasks, alpha=alpha, seed=seed),
+            power=power, upper=upper)
     var_d = 2 * vc.var_within / m
     if var_d == 0:
         return np.nan
     upper = 100 * np.sqrt(var_d) + 1.0
-    return _power.min_detectable(lambda e: var_d, vc.n_tasks, power=power, alpha=alpha,
-                                 upper=upper)
+    return _power.min_detectable(
+        lambda e: _power.paired_power(e, var_d, vc.n_tasks, alpha), power=power, upper=upper)
 
 
 def noise_floor(
@@ -145,6 +147,7 @@ def noise_floor(
     cluster: str = "scenario_id",
     power: float = 0.8,
     alpha: float = 0.05,
+    seed: int = 0,
 ) -> pd.DataFrame:
     """Variance components, flip rate and minimum detectable difference per group.
 
@@ -161,6 +164,9 @@ def noise_floor(
         The task column: trials of one task form one cluster.
     power, alpha : float
         Power and two-sided level of the paired test behind ``mdd``.
+    seed : int, default 0
+        Of the simulation behind a binary metric's power (as in
+        :func:`~accordkit.stats.plan_trials`).
 
     Returns
     -------
@@ -179,8 +185,10 @@ def noise_floor(
     test on the per-task differences detects with probability ``power`` when the second
     configuration shifts every task by the same amount on the logit scale (toward 1 when
     the mean is at most 0.5, toward 0 otherwise), with the task probabilities following
-    the Beta distribution fitted to ``mean`` and ``icc``. For other metrics the second
-    configuration differs by a constant and ``mdd`` reflects the trial-to-trial noise only.
+    the Beta distribution fitted to ``mean`` and ``icc``; the power is simulated from the
+    exact distribution of the per-task differences (:mod:`accordkit.stats._power`). For
+    other metrics the second configuration differs by a constant, ``mdd`` reflects the
+    trial-to-trial noise only, and the power is the non-central t's.
 
     Examples
     --------
@@ -217,7 +225,7 @@ def noise_floor(
         flags = list(vc.flags)
         if (~keep).any():
             flags.append(f"{int((~keep).sum())} row(s) with missing {metric!r} left out")
-        mdd = _mdd(vc, binary, power, alpha)
+        mdd = _mdd(vc, binary, power, alpha, seed)
         if np.isnan(mdd) and vc.n_tasks >= 2 and np.isfinite(vc.icc):
             flags.append("no detectable difference within the range of the metric")
         rows.append({**base, "n_tasks": vc.n_tasks, "trials_per_task": vc.trials_per_task,
@@ -228,7 +236,7 @@ def noise_floor(
     out["n_tasks"] = out["n_tasks"].astype(np.int64)
     out.attrs["provenance"] = {"function": "noise_floor", "metric": metric,
                                "cluster": cluster, "by": list(by_), "power": power,
-                               "alpha": alpha, "binary": binary}
+                               "alpha": alpha, "seed": seed, "binary": binary}
     return out
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -11,7 +12,9 @@ import pandas as pd
 import scipy
 
 from . import _estimators
+from ._bootstrap import cell_distributions, overlapping_groups, shared_distributions
 from ._cells import (
+    Cell,
     cell_label,
     cluster_codes,
     in_rank_order,
@@ -20,15 +23,10 @@ from ._cells import (
     metric_ranks,
     sorted_codes,
 )
-from ._estimators import (
-    distributions_from_totals,
-    estimator_for,
-    jackknife_affordable,
-    totals_suffice,
-)
+from ._estimators import estimator_for, jackknife_affordable
 from ._intervals import confidence_interval, robust_se
 from ._options import resolve_aliases
-from ._resample import cell_rng, count_chunks
+from ._resample import cell_rng, digest
 from ._validate import SUMMARY_COLUMNS, _summarize_iv, metric_values
 from ._warnings import BCaFallbackWarning, DegenerateIntervalWarning, MixedBenchmarksWarning
 from .metrics import MetricLike
@@ -52,6 +50,7 @@ def summarize(
     confidence: float = 0.95,
     n_resamples: int = 10_000,
     seed: int = 0,
+    share_draws: bool = False,
     **deprecated: Any,
 ) -> pd.DataFrame:
     """Estimate metrics per group with cluster-bootstrap confidence intervals.
@@ -97,6 +96,18 @@ def summarize(
         Each cell draws from a generator seeded by ``(seed, cell values)``, never the
         global RNG; the draws are shared by every metric of the cell, so a cell's
         interval does not change when groups or metrics are added to the table.
+    share_draws : bool, default False
+        Resample clusters once for all the cells that share clusters instead of once per
+        cell: cells whose clusters overlap (directly or through other cells) draw together
+        from their clusters (within strata), seeded from ``seed`` and those clusters' ids,
+        and each cell's metrics are computed on the drawn clusters' rows of the cell (the
+        replicate-weights bootstrap of domain estimates); cells over clusters no other cell
+        touches draw apart. A table whose cells share their scenarios (model x method, x
+        dynamic ...) then draws once instead of once per cell. Estimates are the same;
+        intervals differ from per-cell draws by Monte Carlo error (a cell over part of the
+        drawn clusters has a number of them that varies between resamples, as a domain's
+        does in a survey replicate). A metric's interval still does not depend on the
+        other metrics. Meant for large tables of cells with many clusters each.
 
     Returns
     -------
@@ -111,7 +122,10 @@ def summarize(
         ``seed``. ``DataFrame.attrs["provenance"]`` records every setting. A metric
         with fewer than two contributing clusters gets a NaN interval and a
         ``DegenerateIntervalWarning``; resamples in which a metric has no rows at all
-        are left out of its interval, with the same warning.
+        are left out of its interval, with the same warning. A Kaplan–Meier median not
+        reached in a resample counts as ``+inf``, so ``ci_high`` may be ``inf`` (open
+        above; :func:`~accordkit.tables.format_table` shows "not reached"), with a
+        warning that says in how many resamples.
 
     See Also
     --------
@@ -141,18 +155,41 @@ def summarize(
         return _empty_summary(metrics, by)
     args = _summarize_iv(frame, metrics, by, opts["cluster"], strata, opts["method"],
                          confidence, n_resamples, seed)
+    if not isinstance(share_draws, bool):
+        raise TypeError(f"share_draws must be True or False, got {share_draws!r}")
     frame = args.frame
     values = {col: metric_values(frame, col) for m in args.metrics for col in m.columns}
-    codes_of_rows = cluster_codes(frame, args.cluster)
+    if args.cluster is None:
+        codes_of_rows = cluster_codes(frame, None)
+        cluster_ids = codes_of_rows
+    else:
+        codes_of_rows, cluster_ids = sorted_codes(frame[args.cluster])
+        cluster_ids = np.asarray(cluster_ids, dtype=object)
     if args.strata is not None:
         strata_codes, strata_values = sorted_codes(frame[args.strata])
 
     notes: dict[str, list[str]] = {"bca": [], "degenerate": [], "empty": [],
-                                   "median_jackknife": [], "mixed": []}
+                                   "not_reached": [], "median_jackknife": [], "mixed": []}
     benchmarks = _benchmark_codes(frame, args.by)
-    rows = []
     # each metric adds a cell's rows in its own value order: bit-stable sums
     ranks = metric_ranks(values, [m.columns for m in args.metrics])
+
+    def streams(key: tuple, cluster_stratum: np.ndarray) -> list:
+        if args.strata is None:
+            return [(cell_rng(args.seed, key), np.arange(len(cluster_stratum)))]
+        return [(cell_rng(args.seed, key + (("__stratum__", strata_values[h]),)),
+                 np.flatnonzero(cluster_stratum == h)) for h in np.unique(cluster_stratum)]
+
+    def finish(c: _Cell) -> list[dict]:
+        label = cell_label(args.by, c.cell.values)
+        keys = dict(zip(args.by, c.cell.values, strict=True))
+        return [{**keys, **_summary_row(metric, est, theta_b, c.cluster_stratum, args, label,
+                                        notes), "n_rows": len(c.cell.positions)}
+                for metric, est, theta_b in zip(args.metrics, c.estimators, c.thetas,
+                                                 strict=True)]
+
+    rows: list[list[dict]] = []
+    shared: list[tuple[int, _Cell]] = []
     for cell in iter_cells(frame, args.by):
         pos = cell.positions
         if benchmarks is not None:
@@ -160,28 +197,40 @@ def summarize(
                         cell_label(args.by, cell.values), notes)
         codes, members = local_clusters(codes_of_rows[pos])
         n_clusters = len(members)
-        if args.strata is None:
-            streams = [(cell_rng(args.seed, cell.key), np.arange(n_clusters))]
-            cluster_stratum = np.zeros(n_clusters, dtype=np.intp)
-        else:
-            cluster_stratum = np.empty(n_clusters, dtype=np.intp)
+        cluster_stratum = np.zeros(n_clusters, dtype=np.intp)
+        if args.strata is not None:
             cluster_stratum[codes] = strata_codes[pos]
-            streams = [
-                (cell_rng(args.seed, cell.key + (("__stratum__", strata_values[h]),)),
-                 np.flatnonzero(cluster_stratum == h))
-                for h in np.unique(cluster_stratum)
-            ]
         estimators = []
         for metric, rank in zip(args.metrics, ranks, strict=True):
             order = in_rank_order(pos, rank)
             estimators.append(estimator_for(metric, values, pos[order], codes[order],
                                             n_clusters))
-        thetas = _bootstrap(estimators, streams, n_clusters, args)
-        label = cell_label(args.by, cell.values)
-        for metric, est, theta_b in zip(args.metrics, estimators, thetas, strict=True):
-            row = _summary_row(metric, est, theta_b, cluster_stratum, args, label, notes)
-            rows.append({**dict(zip(args.by, cell.values, strict=True)), **row,
-                         "n_rows": len(pos)})
+        c = _Cell(cell, members, cluster_stratum, estimators)
+        if share_draws:  # finished below, from the one resampling of all the clusters
+            shared.append((len(rows), c))
+            rows.append([])
+        else:
+            c.thetas = cell_distributions(estimators, streams(cell.key, cluster_stratum),
+                                          n_clusters, args)
+            rows.append(finish(c))
+    if shared:
+        all_stratum = np.zeros(len(cluster_ids), dtype=np.intp)
+        if args.strata is not None:
+            all_stratum[codes_of_rows] = strata_codes
+        for group in overlapping_groups([c.members for _, c in shared]):
+            # one resampling of the clusters of cells that overlap, seeded from their ids;
+            # each cell's statistic on the drawn clusters' rows of the cell
+            clusters = np.unique(np.concatenate([shared[k][1].members for k in group]))
+            key = (("__clusters__", digest(cluster_ids[clusters])),)
+            found = shared_distributions(
+                [(np.searchsorted(clusters, shared[k][1].members), shared[k][1].estimators)
+                 for k in group],
+                streams(key, all_stratum[clusters]), len(clusters), args)
+            for k, thetas in zip(group, found, strict=True):
+                at, c = shared[k]
+                c.thetas = thetas
+                rows[at] = finish(c)
+    rows = [row for cell_rows in rows for row in cell_rows]
 
     _warn(notes)
     out = pd.DataFrame(rows, columns=[*args.by, *SUMMARY_COLUMNS])
@@ -192,6 +241,7 @@ def summarize(
         "confidence": args.confidence,
         "n_resamples": args.n_resamples,
         "seed": args.seed,
+        "draws": "shared by all cells" if share_draws else "per cell",
         "cluster": args.cluster,
         "strata": args.strata,
         "by": list(args.by),
@@ -219,37 +269,15 @@ def _empty_summary(metrics: object, by: object) -> pd.DataFrame:
     return pd.DataFrame({c: pd.Series(dtype=_SUMMARY_DTYPES.get(c, object)) for c in columns})
 
 
-def _bootstrap(estimators, streams, n_clusters, args) -> list[np.ndarray | None]:
-    """Bootstrap distributions of every metric of a cell, from one set of draws.
+@dataclass
+class _Cell:
+    """A table cell, its clusters (global codes) and its metrics' estimators."""
 
-    Every estimator with per-cluster ``columns`` (means and ratios: two sums; medians of
-    repeated values: cumulative counts near the median) is multiplied by each block of
-    resample counts on its own, so that its digits do not depend on the other metrics
-    (see :func:`~._resample.resample_totals`). When every
-    metric is a function of such products alone (means, ratios, KM medians; not medians of
-    rows), only the products are kept (:func:`~._estimators.distributions_from_totals`).
-    """
-    needs = [args.method != "t" or est.kind == "median" for est in estimators]
-    if not any(needs):
-        return [None] * len(estimators)
-    needed = [i for i in range(len(estimators)) if needs[i]]
-    if totals_suffice([estimators[i] for i in needed], args.n_resamples):
-        # totals alone (means, ratios, KM medians): the counts are never needed whole
-        found = distributions_from_totals([estimators[i] for i in needed], streams,
-                                          n_clusters, args.n_resamples)
-        out: list[np.ndarray | None] = [None] * len(estimators)
-        for i, values in zip(needed, found, strict=True):
-            out[i] = values
-        return out
-    stack_idx = [i for i in needed if getattr(estimators[i], "columns", None) is not None]
-    other_idx = [i for i in needed if i not in stack_idx]
-    parts: dict[int, list[np.ndarray]] = {i: [] for i in stack_idx + other_idx}
-    for counts in count_chunks(streams, n_clusters, args.n_resamples):
-        for i in stack_idx:  # one product each: its digits whatever the other metrics
-            parts[i].append(estimators[i].from_totals(counts @ estimators[i].columns, counts))
-        for i in other_idx:
-            parts[i].append(estimators[i].on_counts(counts))
-    return [np.concatenate(parts[i]) if i in parts else None for i in range(len(estimators))]
+    cell: Cell
+    members: np.ndarray
+    cluster_stratum: np.ndarray
+    estimators: list
+    thetas: list | None = None
 
 
 def _t_se(est, cluster_stratum: np.ndarray) -> tuple[float | None, float]:
@@ -281,6 +309,12 @@ def _summary_row(metric, est, theta_b, cluster_stratum, args, label, notes) -> d
             if n_empty:
                 notes["empty"].append(
                     f"{metric.name!r} in {label} ({n_empty} of {len(theta_b)} resamples)"
+                )
+            n_open = int(np.count_nonzero(np.isposinf(theta_b)))
+            if n_open:
+                notes["not_reached"].append(
+                    f"{metric.name!r} in {label}: the median was not reached in {n_open} "
+                    f"of {len(theta_b)} resamples"
                 )
         method = args.method
         if method == "bca" and not jackknife_affordable(est):
@@ -369,6 +403,14 @@ def _warn(notes: dict[str, list[str]]) -> None:
         warnings.warn(
             "fewer than two clusters, so no interval (ci_low/ci_high are NaN) for "
             f"{_listing(notes['degenerate'])}",
+            DegenerateIntervalWarning,
+            stacklevel=3,
+        )
+    if notes["not_reached"]:
+        warnings.warn(
+            "Kaplan–Meier median not reached in some resamples (more than half the shifts "
+            "unrecovered): they count as +inf, so an interval can be open above (ci_high "
+            f"inf, shown as 'not reached'): {_listing(notes['not_reached'])}",
             DegenerateIntervalWarning,
             stacklevel=3,
         )

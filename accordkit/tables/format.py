@@ -157,6 +157,9 @@ def _number(x: object, digits: int, fmt: str) -> str:
         return str(x)
     if isinstance(x, numbers.Integral):
         return str(int(x))
+    if isinstance(x, numbers.Real) and math.isinf(x):
+        # an open interval end: a Kaplan–Meier median not reached in the resamples
+        return "not reached" if x > 0 else ("-\\infty" if fmt == "latex" else "−∞")
     if isinstance(x, numbers.Real):
         return f"{float(x):.{digits}f}"
     return str(x)

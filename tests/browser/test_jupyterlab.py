@@ -38,6 +38,11 @@ def lab(tmp_path_factory, sample_dir):
     if not (REPO / ".venv" / "bin" / "jupyter").exists():
         pytest.skip("no .venv with JupyterLab in the checkout (run `make setup`)")
     root = tmp_path_factory.mktemp("lab")
+    # every cell's output in the DOM at once (JupyterLab 4 renders only cells near the
+    # viewport), so a test sees all a notebook shows
+    settings = root / ".jupyter" / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
+    settings.mkdir(parents=True)
+    (settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     shutil.copytree(REPO / "notebooks", root / "notebooks")
     shutil.copytree(sample_dir, root / "data" / "sample")
     port, token = _free_port(), secrets.token_hex(16)
@@ -142,14 +147,15 @@ def test_outputs_of_hostile_names_run_nothing_in_the_lab(lab, visit, tau2_dir):
                                  "language": "python"}
     nb.cells = [nbformat.v4.new_code_cell(src) for src in _HOSTILE_CELLS]
     nbformat.write(nb, root / "notebooks" / "hostile.ipynb")
-    # every output in the DOM at once (JupyterLab 4 renders only cells near the viewport)
-    settings = root / ".jupyter" / "lab" / "user-settings" / "@jupyterlab" / "notebook-extension"
-    settings.mkdir(parents=True, exist_ok=True)
-    (settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
-    v = visit(f"{base}/lab/tree/hostile.ipynb?token={token}", viewport=(1400, 900))
+    # a workspace of its own: the lab would otherwise restore the notebook an earlier test
+    # left open, and make it the current one
+    v = visit(f"{base}/lab/workspaces/hostile/tree/hostile.ipynb?token={token}&reset",
+              viewport=(1400, 900))
     page = v.page
     page.wait_for_function(
         "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
+        " && window.jupyterapp.shell.currentWidget.context"
+        " && window.jupyterapp.shell.currentWidget.context.path.endsWith('hostile.ipynb')"
         " && window.jupyterapp.shell.currentWidget.sessionContext"
         " && window.jupyterapp.shell.currentWidget.sessionContext.session"
         " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel",
@@ -169,14 +175,28 @@ def test_outputs_of_hostile_names_run_nothing_in_the_lab(lab, visit, tau2_dir):
               .filter(o => o.output_type === 'error')
               .map(o => o.ename + ': ' + o.evalue)""")
     assert errors == []
-    assert page.locator(".jp-OutputArea-output table").count() >= 4
+    # bring every cell into view once (JupyterLab renders cells near the viewport only)
+    page.evaluate("""async () => {
+        const nb = window.jupyterapp.shell.currentWidget.content;
+        for (let i = 0; i < nb.widgets.length; i++) {
+            await nb.scrollToItem(i);
+            await new Promise(r => setTimeout(r, 300));
+        }
+    }""")
+    n_tables = page.evaluate(
+        """() => window.jupyterapp.shell.currentWidget.content.widgets
+              .map(c => c.node.querySelectorAll('.jp-OutputArea-output table').length)
+              .reduce((a, b) => a + b, 0)""")
+    assert n_tables >= 4
     assert page.evaluate(f"() => window.{MARK} === undefined")
     handlers = page.evaluate(
-        """() => Array.from(document.querySelectorAll('.jp-OutputArea-output *'))
+        """() => window.jupyterapp.shell.currentWidget.content.widgets
+              .flatMap(c => Array.from(c.node.querySelectorAll('.jp-OutputArea-output *')))
               .flatMap(e => Array.from(e.attributes).filter(a => a.name.startsWith('on'))
               .map(a => e.tagName + ' ' + a.name))""")
     assert handlers == []
     shown = page.evaluate(
-        "() => Array.from(document.querySelectorAll('.jp-OutputArea-output'))"
-        ".map(o => o.innerText).join(' ')")
+        """() => window.jupyterapp.shell.currentWidget.content.widgets
+              .flatMap(c => Array.from(c.node.querySelectorAll('.jp-OutputArea-output')))
+              .map(o => o.textContent).join(' ')""")
     assert "onerror=" in shown          # the names are there, as text

@@ -120,6 +120,48 @@ def test_killed_run_resumes_without_re_requesting_stored_items(source, tmp_path,
     assert len(v) == 12 and v["verdict"].notna().all()
 
 
+@pytest.mark.slow
+def test_two_runs_sharing_a_cache_pay_for_each_request_once(source, tmp_path, stub, fake_key):
+    """Two `accordkit judge` processes started together on the same episodes and cache
+    folder: the stand-in server is asked each request once (issue 33, one cache)."""
+    import re
+
+    server = stub(latency=0.3)
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
+    procs = []
+    for i in (1, 2):
+        args = argv(source, tmp_path, server, "--concurrency", "3")
+        args[args.index("-o") + 1] = str(tmp_path / f"out{i}.parquet")
+        procs.append(subprocess.Popen(
+            [sys.executable, "-c", "import sys; from accordkit.cli import main; "
+             "sys.exit(main(sys.argv[1:]))", *args],
+            cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+    errs = [p.communicate(timeout=300)[1].decode() for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], errs
+    assert server.n_requests == 12
+    called = [int(re.search(r"(\d+) called", e).group(1)) for e in errs]
+    assert sum(called) == 12 and all("requests 12:" in e for e in errs)
+    tables = [read_verdicts(tmp_path / f"out{i}.parquet").drop(columns="cached_at")
+              for i in (1, 2)]
+    assert tables[0].equals(tables[1])
+    assert not list((tmp_path / "cache").rglob("*.claim"))      # every claim released
+
+
+def test_a_claim_left_by_an_interrupted_run_of_this_process_is_taken_over(tmp_path):
+    from accordkit.judges.cache import live_run
+
+    cache = JudgeCache(tmp_path)
+    with live_run() as first:
+        assert cache.claim("gsrt", "ab" * 32, run=first)
+        with live_run() as second:
+            assert not cache.claim("gsrt", "ab" * 32, run=second)   # the first still runs
+    # the first run ended without releasing (interrupted in a notebook kernel)
+    with live_run() as third:
+        assert cache.claim("gsrt", "ab" * 32, run=third)
+        cache.release("gsrt", "ab" * 32, run=third)
+    assert not cache.claim_path("gsrt", "ab" * 32).exists()
+
+
 # --------------------------------------------------------------------------- usage errors
 
 

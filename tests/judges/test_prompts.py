@@ -17,6 +17,7 @@ PINNED = {
     "gsrt": ("2", "f2e4131a722a4367"),
     "nl_assertions": ("1", "a2338e6bf4df7378"),
     "outcome.shop": ("1", "726eb2d71ef2099f"),
+    "review": ("1", "2b2b5725f0b77639"),
     "usersim_tests.shop": ("1", "e44eae6c1a5898d0"),
     "usersim_tests.travel": ("1", "92bcfed158018d68"),
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import warnings
 
 import numpy as np
@@ -125,6 +126,25 @@ def test_tau2_fixture_values(tau2_dir):
     telecom = score(ak.load(tau2_dir / "telecom_grok-3_5tasks_1trial.json"))
     out = pass_hat_k(telecom)
     assert out["k"].tolist() == [1] and out["pass_hat_k"].iloc[0] == pytest.approx(0.8)
+
+
+def test_pass_hat_k_agrees_with_tau2_to_rounding_and_keeps_its_own_order(tau2_dir):
+    """Issue 32: accordkit averages tasks in task-id order, tau2 in its own order, which
+    moved one public file's pass^2 by one unit in the last place (5.6e-17). The numbers
+    agree to rounding (1e-12, the fixture's README values), and accordkit's own order
+    makes them the same bits whatever the order of the rows."""
+    readme = (tau2_dir / "README.md").read_text(encoding="utf-8")
+    number = r"(\d+(?:\.\d+)?)"
+    airline = re.search(", ".join(rf"pass\^{k} = {number}" for k in range(1, 5)), readme)
+    telecom = re.search(rf"avg_reward = pass\^1 = {number}", readme)
+    scores = score(ak.load(tau2_dir / "airline_grok-3_4tasks_4trials.json"))
+    got = pass_hat_k(scores)["pass_hat_k"].to_numpy()
+    want = np.array([float(v) for v in airline.groups()])
+    assert np.max(np.abs(got - want)) <= 1e-12
+    shuffled = scores.sample(frac=1.0, random_state=3).reset_index(drop=True)
+    assert pass_hat_k(shuffled)["pass_hat_k"].to_numpy().tobytes() == got.tobytes()
+    one = pass_hat_k(score(ak.load(tau2_dir / "telecom_grok-3_5tasks_1trial.json")))
+    assert abs(one["pass_hat_k"].iloc[0] - float(telecom.group(1))) <= 1e-12
 
 
 def test_interval_comes_from_summarize_on_the_per_task_values():

@@ -342,7 +342,7 @@ def test_prob_improvement_counts_a_last_bit_difference_as_a_tie():
 
 
 def test_unpaired_prob_improvement_ties_values_equal_up_to_rounding():
-    from accordkit.stats.compare import _snap_ties
+    from accordkit.stats._paired import snap_ties as _snap_ties
 
     values = np.array([0.6, 0.30000000000000004, 0.6000000000000001, 0.3, 0.7])
     snapped = _snap_ties(values)

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose, assert_equal
 
-from accordkit.stats._estimators import MedianEstimator, _weighted_median, ratio_from_rows
+from accordkit.stats._estimators import ratio_from_rows
+from accordkit.stats._median import MedianEstimator, _weighted_median
 
 C = 30
 

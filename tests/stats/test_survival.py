@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
 
-from accordkit.stats import DegenerateIntervalWarning, Metric, summarize
+from accordkit.stats import BCaFallbackWarning, DegenerateIntervalWarning, Metric, summarize
+from accordkit.stats._km import KMMedianEstimator
 from accordkit.stats.survival import (
-    KMMedianEstimator,
     kaplan_meier,
     km_median,
     km_medians,
     recovery_curves,
     recovery_times,
 )
+from accordkit.tables import format_table
 
 # Freireich et al. (1963), 6-MP arm: weeks in remission, "+" = censored
 SIX_MP = [6, 6, 6, "6+", 7, "9+", 10, "10+", "11+", 13, 16, "17+", "19+", "20+", 22, 23,
@@ -110,14 +113,70 @@ def test_summarize_resamples_the_km_median_by_cluster():
     time, observed = _six_mp()
     frame = pd.DataFrame({"scenario_id": np.arange(len(time)) // 3, "time": time,
                           "observed": observed})
-    # resamples in which fewer than half recover have no median: left out, with a warning
-    with pytest.warns(DegenerateIntervalWarning, match="resamples drew no rows"):
+    # resamples in which fewer than half recover have no median: +inf, with a warning
+    with pytest.warns(DegenerateIntervalWarning, match="the median was not reached in"):
         res = summarize(frame, Metric("km", ("time", "observed"), stat="km_median"),
                         method="percentile", n_resamples=500, seed=1)
     row = res.iloc[0]
     assert row.stat == "km_median" and row.estimate == 23.0
     assert row.n_clusters == 7 and row.n_events == 9
     assert row.ci_low <= 23.0 <= row.ci_high
+
+
+def test_six_mp_interval_is_open_above_as_lifelines_gives_it():
+    """Issue 32: 6-MP, one patient per cluster. lifelines' median interval is [13, inf]
+    (exponential Greenwood); resamples whose median is not reached (about 35 %) count as
+    +inf, so the bootstrap's upper end is open too (it was 23 when they were dropped)."""
+    time, observed = _six_mp()
+    frame = pd.DataFrame({"time": time, "observed": observed})
+    metric = Metric("km", ("time", "observed"), stat="km_median")
+    with pytest.warns(DegenerateIntervalWarning,
+                      match=r"'km' in \(all rows\): the median was not reached in "
+                            r"(\d+) of 10000 resamples") as record:
+        res = summarize(frame, metric, cluster=None, method="percentile", seed=0)
+    n_open = int(re.search(r"not reached in (\d+) of", str(record[0].message)).group(1))
+    assert 0.30 < n_open / 10_000 < 0.40
+    row = res.iloc[0]
+    assert (row.estimate, row.ci_low, row.ci_high) == (23.0, 13.0, np.inf)
+    shown = format_table(res, rows="metric", caption="6-MP")
+    assert "23.000 [13.000, not reached]" in shown
+
+
+def test_km_resamples_not_reached_are_inf_and_empty_ones_nan():
+    # cluster 0: one recovery at 1 and one censored at 5; cluster 1: censored at 2 and 3;
+    # cluster 2: only a missing time (no rows)
+    est = KMMedianEstimator(np.array([1.0, 5.0, 2.0, 3.0, np.nan]),
+                            np.array([1.0, 0.0, 0.0, 0.0, 1.0]), np.array([0, 0, 1, 1, 2]), 3)
+    weights = np.array([[2.0, 0, 0], [0, 2.0, 0], [0, 0, 3.0], [1.0, 1.0, 0]])
+    # S drops to 1/2 at t=1 with cluster 0 alone; never with cluster 1 (no event); no rows;
+    # all four rows: S(1) = 3/4 > 1/2, then no event: not reached
+    np.testing.assert_array_equal(est.on_counts(weights), [1.0, np.inf, np.nan, np.inf])
+    np.testing.assert_array_equal(est.from_totals(weights @ est.totals_columns),
+                                  [1.0, np.inf, np.nan, np.inf])
+    assert est.estimate == np.inf  # not reached on all rows (the scalar km_median: NaN)
+    assert np.isnan(km_median([1.0, 5.0, 2.0, 3.0], [True, False, False, False]))
+
+
+def test_a_median_not_reached_has_an_interval_open_above():
+    """45 % of the shifts recover (at 1 to 5 messages), the others are censored at 6: the
+    median is not reached on all rows, yet some resamples bound it from below."""
+    rng = np.random.default_rng(2)
+    observed = (rng.random(120) < 0.45).astype(float)
+    frame = pd.DataFrame({"scenario_id": np.arange(40).repeat(3), "observed": observed,
+                          "time": np.where(observed > 0, rng.integers(1, 6, 120), 6.0)})
+    metric = Metric("km", ("time", "observed"), stat="km_median")
+    with pytest.warns(DegenerateIntervalWarning, match="not reached in"):
+        pct = summarize(frame, metric, method="percentile", n_resamples=2_000).iloc[0]
+    assert pct.estimate == np.inf and pct.ci_high == np.inf
+    assert pct.ci_method == "percentile" and pct.ci_low == 5.0
+    # BCa needs a finite estimate: the percentile interval, with the fallback warning
+    with pytest.warns(BCaFallbackWarning, match="BCa interval undefined"), \
+            pytest.warns(DegenerateIntervalWarning, match="not reached in"):
+        bca = summarize(frame, metric, n_resamples=2_000).iloc[0]
+    assert (bca.ci_low, bca.ci_high, bca.ci_method) == (pct.ci_low, np.inf, "percentile")
+    with pytest.warns(DegenerateIntervalWarning, match="not reached in"):
+        table = summarize(frame, metric, method="percentile", n_resamples=2_000)
+    assert "not reached [" in format_table(table, rows="metric")
 
 
 def test_km_metric_needs_a_pair():

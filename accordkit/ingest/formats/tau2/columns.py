@@ -10,7 +10,7 @@ builds the ``messages`` column of a batch straight from them: one pass filling a
 field, then Arrow arrays from the lists.
 
 The column equals the one ``from_pylist`` builds from :meth:`TypedMessages.records`
-(``tests/adapters/test_tau2_columns.py`` checks it on every fixture file), and its rows
+(``tests/ingest/formats/test_tau2_columns.py`` checks it on every fixture file), and its rows
 keep every message rule of :data:`accordkit.schema.RULES` by construction: the decoder
 allows only the four roles and requires a tool call's name, positions are the message
 indices, ``kind`` is null, and each arguments text is either written by ``json`` from an

@@ -27,6 +27,7 @@ from ....names import REWARD_RANGE
 from ....schema import RULES, EpisodeValidationError, check_converted, empty_episode
 from .columns import TypedMessages
 from .personas import persona_id
+from .reviews import stored_reviews
 from .typed import DecodedSimulation, Message, Results, Simulation, decode_messages
 
 __all__ = ["is_results_object", "results_to_episodes", "iter_episodes",
@@ -704,6 +705,7 @@ FIELDS: tuple[Field, ...] = (
     Field("nl_verdicts", "reward_info", "", _verdicts),
     Field("gsrt_judge", "reward_info.info", "gsrt_v2", lambda v, ctx, f: _gsrt_judge(v, ctx)),
     Field("reward_info_json", "reward_info", "", _whole_json),
+    Field("reviews_json", "simulation", "", lambda sim, ctx, f: _reviews(sim, ctx)),
     Field("agent_cost", "simulation", "agent_cost", _number),
     Field("user_cost", "simulation", "user_cost", _number),
 )
@@ -742,6 +744,8 @@ def _convert_simulation(sim: Any, task: Any, ctx: _Context, *, benchmark: str, d
     reward_info = sim.get("reward_info")
     ctx.expect(reward_info, (Mapping,), "reward_info", "an object")
     reward_info = reward_info or {}
+    ctx.expect(reward_info.get("action_checks"), (list,), "reward_info.action_checks",
+               "a list of action checks")
     ri_info = reward_info.get("info") or {}
     ctx.expect(ri_info, (Mapping,), "reward_info.info", "an object")
     if task is not None:
@@ -849,6 +853,14 @@ def null_trials(sims: Sequence[Any]) -> dict[int, int]:
             n += 1
         out[i], next_of[task] = n, n + 1
     return out
+
+
+def _reviews(sim: Any, ctx: _Context) -> str | None:
+    """The simulation's stored reviews (:mod:`.reviews`), errors named in this file."""
+    try:
+        return stored_reviews(sim)
+    except EpisodeValidationError as exc:
+        raise ctx.error(exc.reason, str(exc.field)) from None
 
 
 def _seed(value: Any, ctx: _Context) -> int | None:

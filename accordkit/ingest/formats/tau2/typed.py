@@ -79,6 +79,9 @@ class Simulation(msgspec.Struct, _Get):
     termination_reason: Any = None
     agent_cost: Any = None
     user_cost: Any = None
+    review: Any = None
+    user_only_review: Any = None
+    hallucination_check: Any = None
 
 
 class DecodedSimulation(Simulation):

@@ -1,0 +1,95 @@
+"""ak.find: text, tool, role and status conditions, alone and together."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from accordkit.analysis.find import FIND_COLUMNS, find
+from accordkit.metrics.action_diff import action_diff
+from accordkit.testing import build_episode, criteria, episode_table, message
+
+
+def _table():
+    a = build_episode([message("user", "Please CANCEL my trip, reservation R1."),
+                       message("assistant", calls=[("cancel_reservation", {"id": "R2"})]),
+                       message("tool", "Cancelled R2."),
+                       message("assistant", "Your trip is cancelled.")],
+                      criteria=criteria(actions=[("cancel_reservation", {"id": "R1"})]),
+                      benchmark="tau2", episode_id="tau2/a", task_id="ta")
+    b = build_episode([message("user", "Book flight HAT001 for me."),
+                       message("assistant", calls=[("get_user_details", {"user_id": "u1"}),
+                                                   ("book_reservation", {"flight": "HAT001"})]),
+                       message("tool", "{}"), message("tool", "{}"),
+                       message("assistant", "Booked.")],
+                      criteria=criteria(actions=[("book_reservation", {"flight": "HAT001"})]),
+                      benchmark="tau2", episode_id="tau2/b", task_id="tb")
+    return episode_table(a, b)
+
+
+def test_text_is_case_insensitive_and_searches_call_arguments():
+    out = find(_table(), text="cancel")
+    assert list(out.columns) == FIND_COLUMNS
+    assert out[["episode_id", "turn_idx"]].values.tolist() == [["tau2/a", 0], ["tau2/a", 2],
+                                                               ["tau2/a", 3]]
+    # R2 appears only in the arguments of the call (and in the tool reply)
+    args = find(_table(), text="\"R2\"")
+    assert args["turn_idx"].tolist() == [1]
+    assert args.loc[0, "snippet"] == 'cancel_reservation({"id": "R2"})'
+    assert args.loc[0, "tool"] == "cancel_reservation"
+    assert find(_table(), text="CANCEL", case=True)["turn_idx"].tolist() == [0]
+    assert find(_table(), text=r"HAT\d{3}", regex=True)["episode_id"].unique().tolist() == \
+        ["tau2/b"]
+
+
+def test_snippet_cuts_long_text_around_the_match():
+    long = "x" * 100 + " needle " + "y" * 100
+    rec = build_episode([message("user", long)], episode_id="tau2/l", benchmark="tau2")
+    (snippet,) = find(episode_table(rec), text="needle")["snippet"]
+    assert snippet.startswith("… ") and snippet.endswith(" …") and "needle" in snippet
+    assert len(snippet) < len(long)
+
+
+def test_tool_and_role_together():
+    t = _table()
+    assert find(t, tool="book_reservation")["turn_idx"].tolist() == [1]
+    assert find(t, tool="book_reservation")["tool"].tolist() == ["book_reservation"]
+    assert find(t, role="assistant", text="booked")["episode_id"].tolist() == ["tau2/b"]
+    assert find(t, role="tool", tool="book_reservation").empty
+    assert len(find(t, role=["user", "tool"])) == 5
+
+
+def test_status_rows_and_status_with_text():
+    t = _table()
+    wrong = find(t, status="wrong_arguments")
+    assert wrong[["episode_id", "turn_idx", "tool", "status"]].values.tolist() == \
+        [["tau2/a", 1, "cancel_reservation", "wrong_arguments"]]
+    assert wrong.loc[0, "snippet"] == ('cancel_reservation: id expected {"id": "R1"}, got '
+                                       '{"id": "R2"}')
+    # text within the episodes with a matched action only
+    diff = action_diff(t)
+    hits = find(t, status="matched", text="flight", actions=diff)
+    assert hits["episode_id"].unique().tolist() == ["tau2/b"]
+    assert hits["status"].unique().tolist() == ["matched"]
+    assert find(t, status="missing", tool="cancel_reservation").empty
+
+
+def test_limit_and_bad_arguments():
+    assert len(find(_table(), role="tool", limit=2)) == 2
+    with pytest.raises(ValueError, match="at least one of"):
+        find(_table())
+    with pytest.raises(ValueError, match="unknown role"):
+        find(_table(), role="bot")
+    with pytest.raises(ValueError, match="unknown status"):
+        find(_table(), status="failed")
+    with pytest.raises(ValueError, match="tool must be"):
+        find(_table(), tool="")
+
+
+def test_find_on_a_dataset(sample_dir):
+    import accordkit as ak
+
+    ds = ak.load(sample_dir / "goalshift")
+    out = ak.find(ds, tool="transfer_to_human_agents")
+    assert len(out) and set(out["tool"]) == {"transfer_to_human_agents"}
+    assert isinstance(out["turn_idx"].dtype, pd.Int64Dtype)

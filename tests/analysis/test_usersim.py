@@ -1,0 +1,75 @@
+"""The user simulator's error rates, and results with and without the episodes it spoiled."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from accordkit.analysis.usersim import (
+    SUBSETS,
+    WITHOUT_COLUMNS,
+    usersim_reliability,
+    without_user_errors,
+)
+from accordkit.metrics.reviews import reviews_from_json
+
+CRIT = ('{"review": {"has_errors": true, "errors": [{"source": "user", '
+        '"severity": "critical_helped", "reasoning": "r"}]}}')
+MINOR = ('{"user_only_review": {"has_errors": true, "errors": [{"severity": "minor", '
+         '"reasoning": "r"}]}}')
+CLEAN = '{"review": {"has_errors": false}}'
+
+
+def _episodes():
+    # two user models; tasks p, q with two trials each per model
+    rows = []
+    for model in ("u1", "u2"):
+        for task in ("p", "q"):
+            for trial in (0, 1):
+                rows.append({"episode_id": f"{model}-{task}-{trial}", "user_model": model,
+                             "domain": "x", "agent_model": "m", "scenario_id": task,
+                             "rollout": trial})
+    frame = pd.DataFrame(rows)
+    frame["success"] = [True, True, False, True, True, False, False, False]
+    frame["reward"] = frame["success"].astype(float)
+    return frame
+
+
+def _reviews(episodes):
+    texts = {"u1-p-0": CRIT, "u1-p-1": CLEAN, "u1-q-0": CLEAN, "u1-q-1": MINOR,
+             "u2-p-0": CRIT, "u2-p-1": CRIT, "u2-q-0": CLEAN}   # u2-q-1: not reviewed
+    ids = list(episodes["episode_id"])
+    return reviews_from_json(ids, [texts.get(e) for e in ids])
+
+
+def test_reliability_per_user_model():
+    ep = _episodes()
+    t = usersim_reliability(ep, _reviews(ep), n_resamples=300, method="percentile")
+    got = t.set_index(["user_model", "metric"])["estimate"]
+    assert got[("u1", "critical_user_error")] == pytest.approx(1 / 4)
+    assert got[("u1", "user_error")] == pytest.approx(2 / 4)
+    assert got[("u2", "critical_user_error")] == pytest.approx(2 / 3)
+    assert t.set_index(["user_model", "metric"]).loc[("u2", "user_error"), "n_events"] == 3
+
+
+def test_with_and_without_critical_user_errors():
+    ep = _episodes()
+    t = without_user_errors(ep, _reviews(ep), by="user_model", ks=[1, 2], n_resamples=300,
+                            method="percentile")
+    assert list(t.columns) == ["user_model", *WITHOUT_COLUMNS]
+    assert set(t["episodes"]) == set(SUBSETS)
+    g = t.set_index(["user_model", "episodes", "metric"])
+    # u1, all: rewards 1 1 0 1
+    assert g.loc[("u1", "all", "reward"), "estimate"] == pytest.approx(0.75)
+    # u1 without u1-p-0 (critical): 1 0 1
+    assert g.loc[("u1", SUBSETS[1], "reward"), "estimate"] == pytest.approx(2 / 3)
+    assert g.loc[("u1", SUBSETS[1], "reward"), "n_left_out"] == 1
+    # pass^1 per task then averaged: all = (1 + 0.5) / 2; without: p 1/1, q 1/2
+    assert g.loc[("u1", "all", "pass^1"), "estimate"] == pytest.approx(0.75)
+    assert g.loc[("u1", SUBSETS[1], "pass^1"), "estimate"] == pytest.approx(0.75)
+    # pass^2 needs two trials: without the spoiled trial, task p has one
+    assert g.loc[("u1", "all", "pass^2"), "estimate"] == pytest.approx(0.5)
+    # u2: p spoiled twice -> only q remains; q-1 never reviewed (kept, counted)
+    assert g.loc[("u2", SUBSETS[1], "reward"), "n_rows"] == 2
+    assert g.loc[("u2", SUBSETS[1], "reward"), "n_left_out"] == 2
+    assert g.loc[("u2", "all", "reward"), "n_unreviewed"] == 1
