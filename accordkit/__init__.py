@@ -40,8 +40,8 @@ _EXPORTS = {
     "load": "accordkit.load",
     "load_with_report": "accordkit.load",
     "is_hub_id": "accordkit.load",
-    "SkippedRecordsWarning": "accordkit.validate",
-    "DuplicateEpisodesWarning": "accordkit.validate",
+    "SkippedRecordsWarning": "accordkit.ingest.report",
+    "DuplicateEpisodesWarning": "accordkit.ingest.report",
     "validation_summary": "accordkit.validate_report",
     "to_frame": "accordkit.frame",
     "save": "accordkit.save",
@@ -64,7 +64,7 @@ _EXPORTS = {
     "without_user_errors": "accordkit.analysis",
     "flips": "accordkit.analysis",
     "find": "accordkit.analysis",
-    "write_scores": "accordkit.store",
+    "write_scores": "accordkit.engines",
     "read_scores": "accordkit.store",
     "read_modes": "accordkit.store",
     # judges
@@ -151,10 +151,10 @@ sys.modules[__name__].__class__ = _Package
 
 if TYPE_CHECKING:  # for type checkers and IDEs
     from .frame import to_frame  # noqa: F401
+    from .ingest.report import DuplicateEpisodesWarning, SkippedRecordsWarning  # noqa: F401
     from .load import is_hub_id, load, load_with_report  # noqa: F401
     from .save import push_to_hub, save  # noqa: F401
     from .schema import EPISODE_FEATURES, ID_COLUMNS, EpisodeValidationError  # noqa: F401
     from .score import score  # noqa: F401
     from .stats import Metric, compare, summarize  # noqa: F401
     from .tables import *  # noqa: F403
-    from .validate import DuplicateEpisodesWarning, SkippedRecordsWarning  # noqa: F401

@@ -272,7 +272,7 @@ def _command_of(argv: Sequence[str]) -> str | None:
 
 
 def _cmd_cache(args: argparse.Namespace) -> int:
-    from .cache import cache_clear, cache_info
+    from .ingest.cache import cache_clear, cache_info
 
     if args.action == "clear":
         removed, freed = cache_clear()

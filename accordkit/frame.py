@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._arrow import arrow_table
+from ._internal.arrow import arrow_table
 
 __all__ = ["to_frame"]
 

@@ -8,11 +8,15 @@ import ``datasets`` (about 0.5 s in each notebook kernel).
 from __future__ import annotations
 
 __all__ = ["BENCHMARKS", "ROLES", "DYNAMICS", "KINDS", "ID_COLUMNS", "CONFIG_COLUMNS",
-           "SCORE_OPTIONS"]
+           "SCORE_OPTIONS", "REWARD_RANGE"]
 
 #: ``"taubench"`` is τ-bench v1 (sierra-research/tau-bench): its own id because its files,
 #: success rule inputs and pass^k convention differ from tau2's (docs/tau2.md).
 BENCHMARKS = ("accord", "agentchangebench", "tau2", "taubench")
+#: The range of the ``reward`` column: tau2, AgentChangeBench and τ-bench rewards are products
+#: or weighted means of checks scored 0 to 1 (AcCoRD episodes carry no reward). A reward
+#: outside it (1e308 in a damaged file) is a problem of its record, never a mean of 9e306.
+REWARD_RANGE = (0.0, 1.0)
 ROLES = ("system", "user", "assistant", "tool")
 DYNAMICS = ("stated", "hard_underspec", "soft_underspec", "unachievable", "triggered")
 #: Message kinds. ``None`` is allowed too (tau2 messages carry no kind).

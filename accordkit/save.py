@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from ._arrow import arrow_table
+from ._internal.arrow import arrow_table
 from .schema import EPISODE_FEATURES, SCHEMA_VERSION
 
 __all__ = ["save", "push_to_hub", "dataset_card"]

@@ -18,7 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ._arrow import arrow_table
+from ._internal.arrow import arrow_table
 from ._internal.gc import gc_paused
 from .metrics import accord, goalshift
 from .names import SCORE_OPTIONS

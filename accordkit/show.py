@@ -47,7 +47,7 @@ def find_episode(episodes: Any, episode_id: str) -> dict[str, Any]:
     else:
         import pyarrow.compute as pc
 
-        from ._arrow import arrow_table
+        from ._internal.arrow import arrow_table
 
         table = arrow_table(episodes)
         mask = pc.equal(table.column("episode_id"), episode_id).to_numpy(zero_copy_only=False)

@@ -46,7 +46,6 @@ __all__ = [
     "read_manifest",
     "read_scores",
     "read_modes",
-    "write_scores",
     "fetch_episodes",
 ]
 
@@ -91,7 +90,7 @@ def scored_inputs(manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
     while its size and time stay the same. ``changed`` is None, with the reason in
     ``unchecked``, when the file cannot be read.
     """
-    from .engines.plan import is_url
+    from .ingest.inputs import is_url
 
     out = []
     for rec in manifest.get("inputs", []):
@@ -179,6 +178,8 @@ class InputRecord:
         The earlier input this one repeats (the same file, e.g. named on its own and inside
         a folder also given): it is read once, as that input, and adds no rows here, as
         :func:`accordkit.load` keeps one copy of each episode.
+    real : str or None
+        The file ``source`` resolves to, links followed (``source`` keeps the name given).
     """
 
     index: int
@@ -193,6 +194,7 @@ class InputRecord:
     mtime_ns: int | None = None
     notes: list[str] = field(default_factory=list)
     same_as: int | None = None
+    real: str | None = None
 
 
 def part_name(input_index: int, batch_index: int) -> str:
@@ -527,7 +529,7 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     if check_inputs:
         _warn_about_inputs(store, manifest)
     if not parts:
-        from ._arrow import empty_dataset
+        from .schema.arrow import empty_dataset
         from .score import score
 
         frame = score(empty_dataset(), level=level)
@@ -672,42 +674,6 @@ def read_modes(store: str | Path) -> Any:
     return frame.drop(columns=list(ORDER_COLUMNS))
 
 
-def write_scores(sources: str | Path | Sequence[str | Path], out: str | Path, *,
-                 errors: str = "raise", tcrr_mode: str = "episode",
-                 action_mode: str = "best_match", shop_type_gate: bool = False,
-                 metadata: Mapping[str, Any] | None = None) -> Path:
-    """Score ``sources`` into a store at ``out`` in this process; return the manifest path.
-
-    The in-memory face of ``accordkit score --out`` (for many or large inputs use
-    :func:`accordkit.engines.score_to_store` with ``num_proc`` or ``engine="ray"``).
-
-    Parameters
-    ----------
-    sources : path, hub id or list of them
-    out : str or Path
-        Folder to write; must not hold a finished store.
-    errors : {"raise", "skip"}
-        ``"raise"``: the first input that cannot be read fully raises ``ValueError`` naming
-        it (the unfinished store has no manifest). ``"skip"``: bad records are skipped and
-        listed per input in the manifest.
-    tcrr_mode, action_mode, shop_type_gate
-        Scoring modes (:func:`accordkit.score`), recorded in the manifest.
-    metadata : mapping, optional
-        Passed to :func:`accordkit.load` (τ-bench files).
-    """
-    from .engines import score_to_store
-
-    if isinstance(sources, str | Path):
-        sources = [sources]
-    modes = {"tcrr_mode": tcrr_mode, "action_mode": action_mode,
-             "shop_type_gate": shop_type_gate}
-    manifest = score_to_store([str(s) for s in sources], out=out, errors=errors, modes=modes,
-                              metadata=metadata, progress=False,
-                              _fail_fast=errors == "raise")
-    del manifest
-    return Path(out) / "manifest.json"
-
-
 def _warn_if_changed(store: Path, manifest: Mapping[str, Any], indexes: Sequence[int]) -> None:
     """Warn (:class:`StoreChangedWarning`) of each of these inputs whose file is not the one
     scored (its sha256 differs from the manifest's), before its transcripts are shown."""
@@ -751,7 +717,8 @@ def fetch_episodes(store: str | Path, episode_ids: Sequence[str]) -> Any:
     import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
-    from .load import load, load_table
+    from .ingest.read import load_table
+    from .load import load
 
     store = Path(store)
     manifest = read_manifest(store)
@@ -779,7 +746,7 @@ def fetch_episodes(store: str | Path, episode_ids: Sequence[str]) -> Any:
             ds = full.select(keep.to_numpy(zero_copy_only=False).nonzero()[0])
         tables.append(ds)
     if not tables:
-        from ._arrow import empty_dataset
+        from .schema.arrow import empty_dataset
 
         return empty_dataset()
     import datasets

@@ -17,9 +17,9 @@ from typing import Literal
 
 import pandas as pd
 
-from ._arrow import arrow_table
+from ._internal.arrow import arrow_table
+from .ingest.report import SkippedRecord
 from .load import FileRead, Source, load_with_report
-from .validate import SkippedRecord
 
 __all__ = ["validation_summary", "validation_report", "format_validation", "ValidationReport",
            "SUMMARY_COLUMNS"]

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 import accordkit as ak
-from accordkit._arrow import arrow_table
+from accordkit._internal.arrow import arrow_table
 from accordkit.metrics.accord import score_episodes, score_preferences
 from accordkit.metrics.accord_table import accord_table
 

@@ -38,6 +38,10 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from scale import QUIET_SPEED_SECONDS, machine_speed  # noqa: E402
+
 FIXTURES = Path(os.environ.get("ACCORDKIT_SHARED", REPO.parent / "shared")) / "fixtures"
 
 
@@ -100,6 +104,33 @@ print(json.dumps({{"json": time.perf_counter() - t0,
                   "rss_kb": _hwm_kb()}}))
 """
 
+#: The phases of a cached load of a folder, timed one by one in a process whose cache holds
+#: the folder's load: the plan (the files found, their real paths), the cache look-up (each
+#: file's remembered digest by its stat, the one cache file of the load, memory-mapped) and
+#: the ``datasets.Dataset`` built around the table.
+_PHASES = """
+import json, time, warnings
+warnings.simplefilter("ignore")
+import accordkit as ak
+from accordkit import load as _l
+from accordkit.ingest.context import ReadContext
+from accordkit.ingest.plan import plan_sources
+from accordkit.ingest.read import Reading
+from accordkit.ingest.report import LoadReport
+from accordkit.schema.arrow import episode_dataset
+t0 = time.perf_counter()
+planned = plan_sources([{source!r}])
+t1 = time.perf_counter()
+report = LoadReport()
+reading = Reading(ReadContext(skipped=report.skipped, notes=report.notes))
+table = reading.remembered([i for _, found in planned for i in found], report)
+t2 = time.perf_counter()
+ds = episode_dataset(table)
+t3 = time.perf_counter()
+print(json.dumps({{"plan": t1 - t0, "lookup": t2 - t1, "dataset": t3 - t2,
+                  "hit": table is not None, "episodes": len(ds)}}))
+"""
+
 _BASE = """
 import json, warnings
 {hwm}warnings.simplefilter("ignore")
@@ -149,16 +180,28 @@ def big_results_file(folder: Path, mb: int) -> Path:
     return path
 
 
-def _first_and_second(paths: list[str], env: dict[str, str], caches: Path,
-                      repeat: int = REPEAT) -> tuple[dict, dict]:
+def _phases(source: str, env: dict[str, str], cache: Path, repeat: int = REPEAT) -> dict:
+    """Median seconds of each phase of a cached load of ``source`` (its cache filled)."""
+    env = dict(env, ACCORDKIT_CACHE_DIR=str(cache))
+    runs = [_child(_PHASES.format(source=source), env) for _ in range(repeat)]
+    assert all(r["hit"] for r in runs), "the load was not found in the cache"
+    return {k: sorted(r[k] for r in runs)[len(runs) // 2] for k in ("plan", "lookup",
+                                                                      "dataset")}
+
+
+def _first_and_second(paths: list[str] | str, env: dict[str, str], caches: Path,
+                      repeat: int = REPEAT, *, with_json: bool = True) -> tuple[dict, dict]:
     """A first load + score (empty cache) and a second one (the cache it filled), each in a
     new process, ``repeat`` times with a fresh cache folder each; the run of median
     (load + score) / json.loads, and its second load."""
     runs = []
     for i in range(repeat):
         env_i = dict(env, ACCORDKIT_CACHE_DIR=str(caches / str(i)))
-        code = _LOAD.format(paths=paths, cache=True, score=True, with_json=True)
+        code = _LOAD.format(paths=paths, cache=True, score=True, with_json=with_json)
         runs.append((_child(code, env_i), _child(code, env_i)))
+    if not with_json:
+        runs.sort(key=lambda r: r[1]["load"] / r[0]["load"])
+        return runs[len(runs) // 2]
     runs.sort(key=lambda r: (r[0]["load"] + r[0]["score"]) / r[0]["json"])
     return runs[len(runs) // 2]
 
@@ -229,6 +272,18 @@ def main() -> None:
                  f"({s_first['episodes']} episodes, {s_bytes / 1e6:.1f} MB; the issue's sample " \
                  "size)"
         rows += _load_rows(s_name, s_first, s_second, ratio_digits=2)
+        f_first, f_second = _first_and_second(str(scale_dir), env, Path(tmp) / "folder-cache",
+                                              with_json=False)
+        f_name = "the same 21 files as one folder (`ak.load(folder)`)"
+        rows += _load_rows(f_name, dict(f_first, json=s_first["json"]), f_second,
+                           ratio_digits=2)[::2]
+        phases = _phases(str(scale_dir), env, Path(tmp) / "folder-cache" / "0")
+        rows.append((f_name, "second `ak.load`, by phase: plan / cache look-up / Dataset "
+                     "(medians)", " / ".join(f"{phases[k] * 1e3:.1f} ms"
+                                             for k in ("plan", "lookup", "dataset")), ""))
+        speed = machine_speed()
+        rows.append(("machine", "speed: a fixed Python loop after the loads (quiet VM: "
+                     f"{QUIET_SPEED_SECONDS} s)", f"{speed:.2f} s", ""))
 
         py = str(Path(sys.executable))
         t_help = _timed([py, "-m", "accordkit.cli", "--help"], env)
@@ -274,7 +329,6 @@ def main() -> None:
                      f"{hit['rss_kb'] * 1024 / size:.1f}x"))
     if not args.skip_report:
         from report_scale import GOAL_RSS_MB, GOAL_SECONDS, measure
-        from scale import QUIET_SPEED_SECONDS
 
         rep = measure(200_000, 100_000, Path(tempfile.gettempdir()) / "accordkit-report-scale")
         name = "`accordkit report`, 200k AcCoRD + 100k goal-shift episodes (parquet)"

@@ -25,7 +25,7 @@ import datasets
 import pyarrow as pa
 
 import accordkit as ak
-from accordkit._arrow import arrow_table
+from accordkit._internal.arrow import arrow_table
 from accordkit.metrics import goalshift
 from accordkit.schema import EPISODE_FEATURES
 

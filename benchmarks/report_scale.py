@@ -54,7 +54,8 @@ def replicate_sample(name: str, n: int, path: Path) -> int:
     import pyarrow.compute as pc
 
     import accordkit as ak
-    from accordkit._arrow import arrow_table, episode_dataset
+    from accordkit._internal.arrow import arrow_table
+    from accordkit.schema.arrow import episode_dataset
 
     base = arrow_table(ak.load(str(REPO / "data" / "sample" / name), cache=False))
     copies = []

@@ -34,7 +34,7 @@ from goalshift_score_speed import replicate
 from scale import QUIET_SPEED_SECONDS, machine_speed
 
 import accordkit as ak
-from accordkit._arrow import arrow_table
+from accordkit._internal.arrow import arrow_table
 
 REPO = Path(__file__).resolve().parents[1]
 RESULT = REPO / "benchmarks" / "results" / "why_it_failed.md"

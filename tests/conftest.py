@@ -66,7 +66,7 @@ def read_ahead_done(monkeypatch: pytest.MonkeyPatch):
     import importlib
     import threading
 
-    load_mod = importlib.import_module("accordkit.load")
+    load_mod = importlib.import_module("accordkit.ingest.read")
     real = load_mod._read_and_hash
     done = threading.Event()
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import accordkit as ak
+from accordkit.ingest.report import DuplicateEpisodesWarning, SkippedRecordsWarning
 from accordkit.load import SourceNotFoundError
-from accordkit.validate import DuplicateEpisodesWarning, SkippedRecordsWarning
 
 ACB_FILES = {
     "banking_gpt-4.1_13sims_tasks-trimmed.json": 13,

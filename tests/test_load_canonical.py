@@ -17,8 +17,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import accordkit as ak
-from accordkit.schema import empty_episode
-from accordkit.validate import FLOAT_EXACT_INT, SkippedRecordsWarning, cast_table
+from accordkit.ingest.check import cast_table
+from accordkit.ingest.report import SkippedRecordsWarning
+from accordkit.schema import FLOAT_EXACT_INT, empty_episode
 
 
 def _ep(i: int, **changes) -> dict:
@@ -73,10 +74,11 @@ def test_huge_integer_in_a_float_field_is_a_problem_of_its_record(tmp_path, fiel
 
 
 def test_integers_up_to_2_53_in_a_float_field_load_exactly(tmp_path):
-    src = _jsonl(tmp_path / "eps.jsonl", [_ep(0, reward=FLOAT_EXACT_INT),
-                                          _ep(1, reward=-FLOAT_EXACT_INT, agent_cost=3)])
+    # (user_cost, not reward: a reward must lie in [0, 1], accordkit.names.REWARD_RANGE)
+    src = _jsonl(tmp_path / "eps.jsonl", [_ep(0, user_cost=FLOAT_EXACT_INT),
+                                          _ep(1, user_cost=-FLOAT_EXACT_INT, agent_cost=3)])
     ds = ak.load(src, cache=False)
-    assert ds["reward"] == [float(2**53), -float(2**53)] and ds["agent_cost"] == [None, 3.0]
+    assert ds["user_cost"] == [float(2**53), -float(2**53)] and ds["agent_cost"] == [None, 3.0]
 
 
 def test_a_very_long_integer_is_shortened_in_the_message(tmp_path):
@@ -161,11 +163,12 @@ def test_cast_table_returns_the_rows_that_fit():
 
 
 def test_parquet_float_column_given_as_integers_within_2_53_loads(tmp_path):
-    table = _with_column(_table([_ep(0), _ep(1)]), "reward",
+    # (user_cost, not reward: a reward must lie in [0, 1], accordkit.names.REWARD_RANGE)
+    table = _with_column(_table([_ep(0), _ep(1)]), "user_cost",
                          pa.array([2**53, -3], pa.int64()))
     src = tmp_path / "eps.parquet"
     pq.write_table(table, src)
-    assert ak.load(src)["reward"] == [float(2**53), -3.0]
+    assert ak.load(src)["user_cost"] == [float(2**53), -3.0]
 
 
 # --------------------------------------------------------------------------- dictionaries

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import accordkit as ak
-from accordkit.readers.dataset_folder import card_configs, data_files
+from accordkit.ingest.formats.dataset_card import card_configs, data_files
 
 from .test_load_canonical import _ep
 

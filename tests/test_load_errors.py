@@ -19,9 +19,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import accordkit as ak
-from accordkit._arrow import arrow_table
+from accordkit._internal.arrow import arrow_table
+from accordkit.ingest.report import SkippedRecord
 from accordkit.load import SourceNotFoundError
-from accordkit.validate import SkippedRecord
 
 from .hub_stub import use_hub
 
@@ -366,7 +366,7 @@ def test_results_file_with_config_selection(tmp_path):
 def test_skip_lists_every_bad_simulation_once(tmp_path):
     bad_role = _sim("bad-role")
     bad_role["messages"][0]["role"] = "narrator"
-    sims = [_sim("ok-1"), _sim("bad-trial", trial=None), bad_role, _sim("ok-2", trial=1),
+    sims = [_sim("ok-1"), _sim("bad-trial", trial="x"), bad_role, _sim("ok-2", trial=1),
             _sim("bad-empty", messages=[])]
     path = _write(tmp_path, _results(*sims))
     ds, skipped = _skipped(path)
@@ -380,9 +380,9 @@ def test_first_bad_simulation_is_raised_whichever_check_finds_it(tmp_path):
     # errors="raise" still stops at the first bad simulation of the file.
     bad_role = _sim("bad-role")
     bad_role["messages"][0]["role"] = "narrator"
-    path = _write(tmp_path, _results(_sim("ok-1"), bad_role, _sim("bad-trial", trial=None)))
+    path = _write(tmp_path, _results(_sim("ok-1"), bad_role, _sim("bad-trial", trial="x")))
     assert (_error(path).record, _error(path).field) == ("bad-role", "messages[0].role")
-    path = _write(tmp_path, _results(_sim("ok-1"), _sim("bad-trial", trial=None), bad_role))
+    path = _write(tmp_path, _results(_sim("ok-1"), _sim("bad-trial", trial="x"), bad_role))
     assert (_error(path).record, _error(path).field) == ("bad-trial", "trial")
     # a rule problem before a value that does not fit its column (found building the table)
     path = _write(tmp_path, _results(_sim("ok-1"), _sim("empty-task", task_id=""),
@@ -643,7 +643,7 @@ def test_parquet_in_a_folder_only_its_file_is_skipped(tmp_path, rows):
 
 
 def test_many_bad_simulations_do_not_split_the_table_into_pieces(tmp_path):
-    sims = [_sim(f"s{i}", trial=None if i % 2 else 0) for i in range(40)]
+    sims = [_sim(f"s{i}", trial="x" if i % 2 else 0) for i in range(40)]
     ds, skipped = _skipped(_write(tmp_path, _results(*sims)))
     assert len(ds) == 20 and len(skipped) == 20
     assert arrow_table(ds).column("episode_id").num_chunks == 1
@@ -658,7 +658,8 @@ def test_typed_batches_are_checked_alike_column_wise_or_record_by_record(
     sims[3]["task_id"] = ""
     sims[40]["task_id"] = ""
     path = _write(tmp_path, _results(*sims))
-    monkeypatch.setattr(sys.modules["accordkit.load"], "_TABLE_CHECKS_FROM_RECORDS",
+    monkeypatch.setattr(sys.modules["accordkit.ingest.formats.tau2.batch"],
+                        "TABLE_CHECKS_FROM_RECORDS",
                         from_records)
     ds, skipped = _skipped(path)
     assert len(ds) == 68

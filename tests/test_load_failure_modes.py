@@ -97,16 +97,17 @@ def test_deeply_nested_reward_info_stays_inside_its_file(tmp_path):
 
 
 def test_unexpected_exception_in_one_file_becomes_a_problem_naming_it(tmp_path, monkeypatch):
-    reader = sys.modules["accordkit.load"]._Reader
+    reader = sys.modules["accordkit.ingest.read"].Reading
     bad = _write(tmp_path, _results(_sim("s1")), "bad.json")
-    real = reader.text_file
+    real = reader._text
 
-    def explode(self, data, source):
+    def explode(self, input):
+        source = input.name
         if source == str(bad):
             raise TypeError("unhashable type: 'list'")
-        return real(self, data, source)
+        return real(self, input)
 
-    monkeypatch.setattr(reader, "text_file", explode)
+    monkeypatch.setattr(reader, "_text", explode)
     err = _error(bad)
     assert (err.source, err.record) == (str(bad), "(whole file)")
     assert "TypeError: unhashable type: 'list'" in err.reason

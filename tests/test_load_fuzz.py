@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import accordkit as ak
-from accordkit.validate import DuplicateEpisodesWarning, SkippedRecordsWarning
+from accordkit.ingest.report import DuplicateEpisodesWarning, SkippedRecordsWarning
 
 #: Examples per test; the suite keeps it small, ``benchmarks/load_fuzz.py`` raises it.
 EXAMPLES = int(os.environ.get("ACCORDKIT_FUZZ_EXAMPLES", "60"))

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 
 import accordkit as ak
-from accordkit._arrow import arrow_table
+from accordkit._internal.arrow import arrow_table
 
 from .hub_stub import HubStub, use_hub
 

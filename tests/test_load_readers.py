@@ -131,7 +131,10 @@ def test_typed_results_reader_passes_what_it_refuses_to_the_json_reader(tmp_path
     bom = tmp_path / "bom.json"
     bom.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
     typed = next(r for r in readers.formats("file") if r.name == "results-file")
-    assert typed.read(None, bom, bom.read_bytes()) is None
+    from accordkit.ingest.context import ReadContext
+    from accordkit.ingest.inputs import Input
+
+    assert typed.read(Input(name=str(bom), path=str(bom)), ReadContext()) is None
     a = ak.load(plain, cache=False).to_list()
     b = ak.load(bom, cache=False).to_list()
     assert [dict(r, source=None) for r in a] == [dict(r, source=None) for r in b]
@@ -152,22 +155,23 @@ def test_a_file_a_registered_reader_finds_changed_is_not_cached_under_its_old_by
     path.write_text(old)
     for p in (first, path):
         os.utime(p, (1.6e9, 1.6e9))  # old: their digests may be remembered
-    load_mod = importlib.import_module("accordkit.load")
-    real_parse = load_mod._Reader.text_file
+    load_mod = importlib.import_module("accordkit.ingest.read")
+    real_parse = load_mod.Reading._text
 
-    def rewrite_while_parsing(self, data, source):
-        out = real_parse(self, data, source)
+    def rewrite_while_parsing(self, input):
+        source = input.name
+        out = real_parse(self, input)
         if source.endswith("a.json"):  # another process replaces u.json meanwhile
             assert read_ahead_done.wait(10), "u.json is read ahead while a.json is parsed"
             (tmp_path / "u.tmp").write_text(new)
             os.replace(tmp_path / "u.tmp", path)
         return out
 
-    monkeypatch.setattr(load_mod._Reader, "text_file", rewrite_while_parsing)
+    monkeypatch.setattr(load_mod.Reading, "_text", rewrite_while_parsing)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert list(ak.load([first, path])["episode_id"]) == ["tiny/a1", "tiny/v2"]
-    monkeypatch.setattr(load_mod._Reader, "text_file", real_parse)
+    monkeypatch.setattr(load_mod.Reading, "_text", real_parse)
     (tmp_path / "u.tmp").write_text(old)
     os.replace(tmp_path / "u.tmp", path)
     os.utime(path, (1.6e9, 1.6e9))

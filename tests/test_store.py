@@ -135,7 +135,7 @@ def test_reading_a_store_with_the_report_views_imports_no_datasets(tmp_path, sam
     import subprocess
     import sys
 
-    from accordkit.store import write_scores
+    from accordkit.engines import write_scores
 
     write_scores([str(sample_dir / "goalshift")], tmp_path / "store")
     code = (

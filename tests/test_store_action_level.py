@@ -37,7 +37,7 @@ def test_store_written_before_the_action_level_is_refused_for_it(tmp_path, sampl
 def test_review_levels_round_trip(tmp_path):
     from accordkit.metrics.reviews import tables_from_levels
 
-    from .adapters.test_tau2_reviews import HALLUCINATION, REVIEW, USER_ONLY, _results, _sim
+    from .ingest.formats.test_tau2_reviews import HALLUCINATION, REVIEW, USER_ONLY, _results, _sim
 
     path = tmp_path / "run_reviewed.json"
     path.write_text(json.dumps(_results([

@@ -100,7 +100,7 @@ def find(ds: Any, *, text: str | None = None, tool: str | Sequence[str] | None =
     >>> find(episode_table(rec), tool="cancel_reservation")["turn_idx"].tolist()
     [1]
     """
-    from .._arrow import arrow_table
+    from .._internal.arrow import arrow_table
 
     table = ds if isinstance(ds, pa.Table) else arrow_table(ds)
     tools = _names(tool, "tool")

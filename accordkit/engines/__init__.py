@@ -17,6 +17,6 @@ the stores they write read back identically, row for row.
 from __future__ import annotations
 
 from .plan import WorkItem, plan_work
-from .run import ENGINES, score_to_store
+from .run import ENGINES, score_to_store, write_scores
 
-__all__ = ["ENGINES", "WorkItem", "plan_work", "score_to_store"]
+__all__ = ["ENGINES", "WorkItem", "plan_work", "score_to_store", "write_scores"]

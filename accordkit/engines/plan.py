@@ -1,75 +1,69 @@
-"""Which batches a scoring run reads: the same plan for every engine.
+"""Which batches a scoring run reads: the same plan for every engine, and the loader's.
 
-Inputs are expanded to files; a parquet file becomes one work item per group of row groups
-(about ``batch_size`` rows each), any other input one item (a results file, a JSONL file, a
-dir-format tau2 run, a hub id). Modes that pool over a whole file (the upstream TCRR modes)
-keep each file in one item. A file that cannot be opened gets no item and its error is kept
-for the manifest: nothing is left out without saying so.
+The inputs are those of :func:`accordkit.ingest.plan.plan` (the plan :func:`accordkit.load`
+reads by), named as the user gave them (made absolute), each with its sha256. A parquet
+input (known by its content) becomes one work item per group of row groups (about
+``batch_size`` rows each); any other input one item (a results file, a JSONL file, a
+dir-format tau2 run, a hub id), which the engine reads in parts of about ``batch_size``
+episodes. Modes that pool over a whole file (the upstream TCRR modes) keep each file in one
+item. An input that cannot be opened gets no item and its error is kept for the manifest:
+nothing is left out without saying so.
+
+A :class:`WorkItem` is a frozen ``msgspec`` struct: every engine hands it on in one form,
+:meth:`WorkItem.encode` (JSON bytes), and reads it back with :meth:`WorkItem.decode`, so an
+item crosses processes and Ray's pandas batches whole.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from .._internal.files import file_sha256, stream_sha256
+import msgspec
+
+from ..ingest.context import ReadOptions
+from ..ingest.formats.parquet import Parquet, open_parquet
+from ..ingest.inputs import Card, Input, is_url
+from ..ingest.plan import plan, read_once
 from ..store import InputRecord
 
 __all__ = ["CardPart", "WorkItem", "plan_work", "expand_sources", "is_url"]
 
-#: File types read from folders (anything else there, e.g. README.md, is not an input).
-_DATA_SUFFIXES = (".parquet", ".json", ".jsonl")
+#: What a dataset folder's card says of one of its data files (config, split, folder).
+CardPart = Card
 
 
-@dataclass(frozen=True)
-class CardPart:
-    """What a dataset folder's card says of one of its data files.
-
-    Attributes
-    ----------
-    config, split : str
-        The config and split the card gives the file's rows (their ``config`` and
-        ``split`` columns), as :func:`accordkit.load` of the folder sets them.
-    folder : str
-        The dataset folder: it fills empty ``source`` values, as it does for a load of
-        the folder.
-    """
-
-    config: str
-    split: str
-    folder: str
-
-
-@dataclass(frozen=True)
-class WorkItem:
+class WorkItem(msgspec.Struct, frozen=True):
     """One batch to read and score.
 
     Attributes
     ----------
     input_index : int
-        Position of its input (file) in the plan.
+        Position of its input in the plan.
     batch_index : int
-        Position of the batch within that input.
+        Position of the batch within that input (the first, for an item read in parts).
     source : str
-        Path or URL of the file (or hub id).
+        The input's name (a path as given, made absolute; a URL; a hub id).
     kind : {"parquet", "file", "modes"}
-        ``"parquet"`` reads ``row_groups`` of a canonical parquet file; ``"file"`` loads the
-        whole source with :func:`accordkit.load`; ``"modes"`` computes the
-        :func:`accordkit.compare_modes` table of the goal-shift episodes of all parquet
-        inputs (``sources``), one ``source`` group at a time across them: the upstream
-        modes pool a whole source file, whose rows may lie in several shards.
+        ``"parquet"`` reads ``row_groups`` of a canonical parquet file; ``"file"`` reads the
+        whole input, in parts; ``"modes"`` computes the :func:`accordkit.compare_modes`
+        table of the goal-shift episodes of all parquet inputs (``sources``), one ``source``
+        group at a time across them: the upstream modes pool a whole source file, whose
+        rows may lie in several shards.
     row_groups : tuple of int
         For parquet items: the row groups to read.
     rows : int
         Rows in the batch (parquet) or 0 when unknown before reading.
     sources : tuple of str
         For the modes item: the parquet inputs.
-    card : CardPart or None
+    card : Card or None
         For a data file of a dataset folder: what its card says of it.
-    cards : tuple of (CardPart or None)
+    cards : tuple of (Card or None)
         For the modes item: the ``card`` of each of ``sources``.
+    input : Input or None
+        The input it reads (what the plan found: its kind, file, card).
+    inputs : tuple of Input
+        For the modes item: the parquet inputs.
     """
 
     input_index: int
@@ -79,134 +73,50 @@ class WorkItem:
     row_groups: tuple[int, ...] = ()
     rows: int = 0
     sources: tuple[str, ...] = ()
-    card: CardPart | None = None
-    cards: tuple[CardPart | None, ...] = ()
+    card: Card | None = None
+    cards: tuple[Card | None, ...] = ()
+    input: Input | None = None
+    inputs: tuple[Input, ...] = ()
 
-    def files(self) -> list[tuple[str, CardPart | None, str]]:
-        """``(file, card part, origin)`` of each input the item reads: the modes item's
-        ``sources``, else its ``source``. ``origin`` fills the file's empty ``source``
-        values: its dataset folder, or the file itself (as :func:`accordkit.load` does)."""
-        files = list(self.sources or (self.source,))
-        cards = list(self.cards) or [self.card] * len(files)
-        return [(f, c, c.folder if c else f) for f, c in zip(files, cards, strict=True)]
+    def read(self) -> Input:
+        """The input this item reads (one made from ``source`` and ``card`` when the item
+        was built without it)."""
+        if self.input is not None:
+            return self.input
+        return _input_of(self.source, self.card)
+
+    def files(self) -> list[Input]:
+        """The inputs the item reads: the modes item's, else its own."""
+        if self.inputs:
+            return list(self.inputs)
+        if self.sources:
+            cards = list(self.cards) or [None] * len(self.sources)
+            return [_input_of(s, c) for s, c in zip(self.sources, cards, strict=True)]
+        return [self.read()]
+
+    def encode(self) -> bytes:
+        """The item as JSON: the one form in which every engine hands it on."""
+        return msgspec.json.encode(self)
+
+    @classmethod
+    def decode(cls, data: bytes | str) -> WorkItem:
+        """The item :meth:`encode` wrote."""
+        return msgspec.json.decode(data, type=cls)
 
 
-def is_url(source: str) -> bool:
-    """Whether ``source`` is an fsspec URL (``s3://…``, ``gs://…``, ``memory://…``)."""
-    return "://" in source and not source.startswith("file://")
+def _input_of(source: str, card: Card | None) -> Input:
+    return Input(name=source, path=source, card=card, origin=card.folder if card else None)
 
 
-def _local(source: str) -> str:
-    return source[len("file://"):] if source.startswith("file://") else source
+def expand_sources(sources: Sequence[str], *, split: str | None = None) -> list[str]:
+    """The files (and hub ids) behind ``sources``, in a stable order: each input's file (a
+    dir-format run's metadata file), absolute as given; a folder with nothing to read stays
+    a source, so that the plan can say so.
 
-
-def expand_sources(sources: Sequence[str]) -> list[str]:
-    """Files (and hub ids) behind ``sources``, in a stable order.
-
-    A local folder gives the inputs :func:`accordkit.load` reads it by. A dataset folder
-    (its ``README.md`` lists ``configs``) gives the data files its card names
-    (:func:`accordkit.readers.dataset_folder.dataset_files`). Any other folder gives what
-    :func:`accordkit.readers.folder.folder_inputs` finds in it: its parquet, JSON and
-    JSONL files, sorted by path, a dir-format tau2 run being one input (its metadata file,
-    e.g. ``results.json``; its ``simulations/`` files are not inputs of their own). A
-    folder with nothing to read stays an input, so that the plan can say so.
+    The inputs are those :func:`accordkit.load` reads (:func:`accordkit.ingest.plan.plan`).
     """
-    return [source for source, _, _ in _expand(sources)]
-
-
-def _expand(sources: Sequence[str], *, split: str | None = None,
-            ) -> list[tuple[str, CardPart | None, str | None]]:
-    """``(input, card part, error)`` of each input behind ``sources`` (see
-    :func:`expand_sources`); a dataset folder's card problems (an unknown ``split``, a
-    config that matches no file) are inputs of their own, naming the folder, with the
-    error."""
-    out: list[tuple[str, CardPart | None, str | None]] = []
-    for src in sources:
-        src = str(src)
-        if is_url(src):
-            import fsspec
-
-            fs, root = fsspec.core.url_to_fs(src)
-            protocol = src.split("://", 1)[0]
-            if fs.isdir(root):
-                found = sorted(p for p in fs.find(root) if p.endswith(_DATA_SUFFIXES))
-                out += [(f"{protocol}://{p}", None, None) for p in found]
-            else:
-                out.append((src, None, None))
-            continue
-        path = Path(_local(src))
-        if path.exists():
-            path = path.resolve()       # the manifest names inputs from anywhere
-        if path.is_dir():
-            from ..readers.dataset_folder import dataset_files, is_dataset_folder
-            from ..readers.folder import folder_inputs
-            from ..schema import EpisodeValidationError
-
-            if not is_dataset_folder(path):
-                # a folder with nothing to read stays an input, so the plan can say so
-                out += ([(str(p), None, None) for p in folder_inputs(path)]
-                        or [(str(path), None, None)])
-                continue
-            try:
-                files, problems = dataset_files(path, split=split)
-            except EpisodeValidationError as exc:
-                out.append((str(path), None, exc.reason))
-                continue
-            out += [(str(f.path), CardPart(f.config, f.split, str(path)), None)
-                    for f in files]
-            out += [(str(path), None, p.reason) for p in problems]
-        else:
-            out.append((str(path) if path.exists() else src, None, None))
-    return out
-
-
-def _read_once(expanded: Sequence[tuple[str, CardPart | None, str | None]]) -> list[int]:
-    """For each input, the input that reads its file: itself, or another naming the same
-    file (on its own and inside a folder given too, through a link, ...), which is read once
-    so that its episodes are not scored twice.
-
-    Of the inputs naming one file, the first that reads it through a dataset card is chosen
-    (the card gives it a config and split, and ``split=`` chooses files by the card), else
-    the first.
-
-    Examples
-    --------
-    >>> card = CardPart("default", "train", "/d")
-    >>> _read_once([("/d/a.parquet", None, None), ("/d/a.parquet", card, None),
-    ...             ("/d/b.parquet", None, None), ("/d/a.parquet", None, None)])
-    [1, 1, 2, 1]
-    """
-    keys = [source if is_url(source) or not Path(source).exists() else os.path.realpath(source)
-            for source, _, _ in expanded]
-    chosen: dict[str, int] = {}
-    for index, ((_, card, error), key) in enumerate(zip(expanded, keys, strict=True)):
-        if error is None and (key not in chosen
-                              or (card is not None and expanded[chosen[key]][1] is None)):
-            chosen[key] = index
-    return [index if error is not None else chosen[key]
-            for index, ((_, _, error), key) in enumerate(zip(expanded, keys, strict=True))]
-
-
-def _sha256(source: str) -> str | None:
-    """Of a file or fsspec URL's bytes; None for anything else (a hub id)."""
-    if is_url(source):
-        import fsspec
-
-        with fsspec.open(source, "rb") as f:
-            return stream_sha256(f)
-    path = Path(source)
-    return file_sha256(path) if path.is_file() else None
-
-
-def _open_parquet(source: str):
-    import pyarrow.parquet as pq
-
-    if is_url(source):
-        import fsspec
-
-        fs, path = fsspec.core.url_to_fs(source)
-        return pq.ParquetFile(fs.open(path, "rb"))
-    return pq.ParquetFile(source)
+    return [i.path if i.kind in ("file", "run") and i.path else i.name
+            for i in plan(list(sources), options=ReadOptions(split=split), absolute=True)]
 
 
 def plan_work(sources: Sequence[str], *, batch_size: int = 20_000,
@@ -231,67 +141,85 @@ def plan_work(sources: Sequence[str], *, batch_size: int = 20_000,
     -------
     items : list of WorkItem
     inputs : list of InputRecord
-        One per expanded input, with its sha256, or its error when it cannot be opened; an
-        input that repeats an earlier one has no items and names it (``same_as``).
+        One per input, named as given (absolute) with the file it resolves to beside it
+        (``real``) and its sha256, or its error when it cannot be opened; an input that
+        repeats an earlier one (the same real file) has no items and names it (``same_as``).
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     items: list[WorkItem] = []
-    inputs: list[InputRecord] = []
-    parquet: list[tuple[int, int, str, CardPart | None]] = []
-    expanded = _expand(sources, split=split)
-    once = _read_once(expanded)
-    for index, (source, card, error) in enumerate(expanded):
-        record = InputRecord(index=index, source=source)
-        inputs.append(record)
-        if error is not None:
-            record.error = error
+    records: list[InputRecord] = []
+    parquet: list[tuple[int, int, Input]] = []
+    inputs = plan(list(sources), options=ReadOptions(split=split), absolute=True)
+    once = read_once(inputs)
+    for index, input in enumerate(inputs):
+        record = InputRecord(index=index, source=_recorded(input), real=input.real)
+        records.append(record)
+        if input.kind == "problem":
+            record.error = input.problem.reason if input.problem else "unreadable"
             continue
         if once[index] != index:
             record.same_as = once[index]
             continue
-        if not is_url(source) and Path(source).is_dir():
-            record.error = f"no {', '.join(_DATA_SUFFIXES)} file in this folder"
+        if input.kind == "hub":
+            items.append(WorkItem(index, 0, input.name, "file", input=input))
             continue
         try:
-            if not is_url(source) and Path(source).is_file():
-                st = Path(source).stat()
-                record.size, record.mtime_ns = st.st_size, st.st_mtime_ns
-            record.sha256 = _sha256(source)
+            input = input.with_digest()
+            is_parquet = input.kind == "file" and Parquet().sniff(input)
         except OSError as exc:
             record.error = f"unreadable: {exc}"
             continue
-        if not source.endswith(".parquet"):
-            items.append(WorkItem(index, 0, source, "file", card=card))
+        record.sha256, record.size, record.mtime_ns = input.sha256, input.size, input.mtime_ns
+        if not is_parquet:
+            items.append(WorkItem(index, 0, input.name, "file", card=input.card, input=input))
             continue
         try:
-            meta = _open_parquet(source).metadata
+            meta = open_parquet(input).metadata
         except Exception as exc:  # noqa: BLE001 - any failure to open is this input's error
             record.error = f"unreadable parquet file ({type(exc).__name__}: {exc})"
             continue
         groups = [(g, meta.row_group(g).num_rows) for g in range(meta.num_row_groups)]
-        if whole_files:
-            batches = [groups] if groups else []
-        else:
-            batches, current, rows = [], [], 0
-            for g, n in groups:
-                current.append((g, n))
-                rows += n
-                if rows >= batch_size:
-                    batches.append(current)
-                    current, rows = [], 0
-            if current:
-                batches.append(current)
-        for b, batch in enumerate(batches):
-            items.append(WorkItem(index, b, source, "parquet",
+        for b, batch in enumerate(_batches(groups, batch_size, whole=whole_files)):
+            items.append(WorkItem(index, b, input.name, "parquet",
                                   tuple(g for g, _ in batch), sum(n for _, n in batch),
-                                  card=card))
+                                  card=input.card, input=input))
         if groups:
-            parquet.append((index, len(batches), source, card))
+            parquet.append((index, len(_batches(groups, batch_size, whole=whole_files)),
+                            input))
     if parquet:
         # one item for the compare_modes table of every parquet input, named after the first
-        index, batch, source, _ = parquet[0]
-        items.append(WorkItem(index, batch, source, "modes",
-                              sources=tuple(src for _, _, src, _ in parquet),
-                              cards=tuple(c for _, _, _, c in parquet)))
-    return items, inputs
+        index, batch, first = parquet[0]
+        items.append(WorkItem(index, batch, first.name, "modes",
+                              sources=tuple(i.name for _, _, i in parquet),
+                              cards=tuple(i.card for _, _, i in parquet),
+                              inputs=tuple(i for _, _, i in parquet)))
+    return items, records
+
+
+def _batches(groups: list[tuple[int, int]], batch_size: int, *,
+             whole: bool) -> list[list[tuple[int, int]]]:
+    """Consecutive row groups ``(group, rows)`` in batches of at least ``batch_size`` rows
+    (the last may hold fewer); all in one with ``whole``."""
+    if whole:
+        return [groups] if groups else []
+    batches: list[list[tuple[int, int]]] = []
+    current: list[tuple[int, int]] = []
+    rows = 0
+    for g, n in groups:
+        current.append((g, n))
+        rows += n
+        if rows >= batch_size:
+            batches.append(current)
+            current, rows = [], 0
+    if current:
+        batches.append(current)
+    return batches
+
+
+def _recorded(input: Input) -> str:
+    """How the manifest names an input: its file (a dir-format run's metadata file, whose
+    digest the manifest keeps), as given; a URL or hub id as it is."""
+    if input.kind in ("file", "run") and input.path and not is_url(input.path):
+        return str(Path(input.path))
+    return input.name

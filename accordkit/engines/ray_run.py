@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from typing import Any
 
 from .plan import WorkItem
@@ -57,19 +56,17 @@ def run_on_ray(items: Sequence[WorkItem], *, out: str, num_proc: int, progress: 
         before = cluster_nodes()
         ctx = ray.data.DataContext.get_current()
         ctx.enable_progress_bars = progress
-        data = ray.data.from_items([asdict(i) for i in items],
+        # each item crosses Ray's pandas batches whole, in its one encoded form
+        data = ray.data.from_items([{"item": i.encode().decode()} for i in items],
                                    override_num_blocks=max(1, len(items)))
         scored = data.map_batches(_score_on_node, batch_size=1, batch_format="pandas",
                                   fn_kwargs={"out": str(out), "options": dict(options)})
         rows = scored.take_all()
         after = cluster_nodes()
     _remove_stale_temp(out)
-    for r in rows:
-        r["problems"] = json.loads(r.get("problems") or "[]")
-        r["notes"] = json.loads(r.get("notes") or "[]")
-        r["error"] = r.get("error") or None
-        r["node_id"] = str(r.get("node_id") or "")
-    return rows, {"nodes": node_records(rows, before=before, after=after)}
+    results = [{**json.loads(r["result"]), "node_id": str(r.get("node_id") or "")}
+               for r in rows]
+    return results, {"nodes": node_records(results, before=before, after=after)}
 
 
 def _remove_stale_temp(out: str) -> None:

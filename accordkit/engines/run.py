@@ -6,7 +6,6 @@ import functools
 import json
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -16,6 +15,7 @@ from typing import Any
 
 from .._internal.lock import held, lock_path
 from .._internal.pool import stop_pool
+from ..ingest.formats.parquet import open_parquet
 from ..store import (
     LEVEL_DIRS,
     PART_DIRS,
@@ -25,10 +25,12 @@ from ..store import (
     write_manifest,
     write_part,
 )
-from .plan import CardPart, WorkItem, _open_parquet, is_url, plan_work
+from .plan import WorkItem, plan_work
 from .ray_cluster import RayUnreachableError
+from .reading import ItemReading
 
-__all__ = ["ENGINES", "score_to_store", "score_item", "write_scored", "verdict_table",
+__all__ = ["ENGINES", "score_to_store", "write_scores", "score_item", "write_scored",
+           "verdict_table",
            "RayUnreachableError", "StoreBusyError", "InputsChangedError"]
 
 ENGINES = ("local", "ray")
@@ -73,60 +75,6 @@ def _store_busy(out: Path) -> Any:
             f"another accordkit run{held_by} is writing {out}; wait for it or choose "
             f"another --out (lock file {lock_path(out)})")
     return busy
-
-
-def _load_batch(item: WorkItem, *, errors: str, metadata: Mapping[str, Any] | None = None,
-                load_options: Mapping[str, Any] | None = None):
-    """Read one work item as canonical episodes; returns (dataset, the load's report).
-
-    ``load_options`` (``revision``, ``split``) are :func:`accordkit.load`'s.
-    """
-    from ..load import load_with_report
-
-    options = dict(load_options or {})
-    card = item.card
-    if item.kind == "parquet":
-        from ..load import load_table
-
-        table = _open_parquet(item.source).read_row_groups(list(item.row_groups))
-        table, origin, split = _with_card(table, card, split=options.get("split"))
-        ds, report = load_table(table, source=item.source, errors=errors, split=split,
-                                origin=origin)
-        return ds, report
-    if card is not None:
-        from ..load import load_data_file
-
-        ds, report = load_data_file(item.source, folder=card.folder, config=card.config,
-                                    split=card.split, errors=errors)
-        return ds, report
-    if is_url(item.source):
-        import fsspec
-
-        suffix = Path(item.source.split("?", 1)[0]).suffix
-        with tempfile.TemporaryDirectory() as tmp:
-            local = Path(tmp) / f"input{suffix}"
-            with fsspec.open(item.source, "rb") as src, local.open("wb") as dst:
-                shutil.copyfileobj(src, dst)
-            ds, report = load_with_report(str(local), errors=errors, metadata=metadata,
-                                          **options)
-            return ds, report
-    ds, report = load_with_report(item.source, errors=errors, metadata=metadata, **options)
-    return ds, report
-
-
-def _with_card(table: Any, card: CardPart | None, *, split: str | None,
-               ) -> tuple[Any, str | None, str | None]:
-    """A parquet batch as its dataset folder gives it: ``(table, origin, split filter)``.
-
-    A data file of a dataset folder gets the card's config and split, and the folder fills
-    its empty sources; the plan chose its files by ``split`` already, so no row filter is
-    left. Any other batch is unchanged and filtered by ``split``.
-    """
-    if card is None:
-        return table, None, split
-    from ..readers.parquet import with_parts
-
-    return with_parts(table, card.config, card.split), card.folder, None
 
 
 def verdict_table(paths: Sequence[str]) -> Any:
@@ -215,10 +163,9 @@ def _check_pooled_sources(items: Sequence[WorkItem], tcrr_mode: str) -> None:
     if modes is None or len(modes.sources) < 2:
         return
     inputs = modes.files()
-    where = _goalshift_sources([_open_parquet(f) for f, _, _ in inputs],
-                               [origin for _, _, origin in inputs])
+    where = _goalshift_sources([open_parquet(i) for i in inputs], [i.fills for i in inputs])
     for src, pieces in where.items():
-        files = sorted({inputs[f][0] for f, _, _ in pieces})
+        files = sorted({inputs[f].name for f, _, _ in pieces})
         if len(files) > 1:
             raise SplitSourceError(
                 f"tcrr_mode={tcrr_mode!r} pools the tool calls of a whole source file, but "
@@ -240,14 +187,14 @@ def _parquet_modes(item: WorkItem, *, split: str | None) -> Any:
     import pandas as pd
     import pyarrow as pa
 
-    from ..load import load_table
+    from ..ingest.context import ReadContext, ReadOptions
+    from ..ingest.formats.parquet import read_parquet
     from ..metrics.compare_modes import COMPARE_COLUMNS, compare_modes
+    from ..schema.arrow import episode_dataset
 
     inputs = item.files()
-    files = [f for f, _, _ in inputs]
-    cards = [c for _, c, _ in inputs]
-    opened = [_open_parquet(path) for path in files]
-    where = _goalshift_sources(opened, [origin for _, _, origin in inputs])
+    opened = [open_parquet(i) for i in inputs]
+    where = _goalshift_sources(opened, [i.fills for i in inputs])
     frames = []
     for groups in _modes_passes(list(where.values()), max_rows=MODES_PASS_ROWS):
         # one read of each row group the pass touches, its rows split among the groups
@@ -262,11 +209,11 @@ def _parquet_modes(item: WorkItem, *, split: str | None) -> Any:
                 parts[k].append(row_group.take(pa.array(rows)))
             del row_group
         for k, pieces in enumerate(groups):
-            first = pieces[0][0]
-            table, origin, keep = _with_card(pa.concat_tables(parts[k]), cards[first],
-                                             split=split)
-            ds, _ = load_table(table, source=files[first], errors="skip", split=keep,
-                               origin=origin)
+            first = inputs[pieces[0][0]]
+            # a data file of a dataset folder has its card's split (the plan chose the files
+            # by split); the rows of any other file are chosen by split here
+            ctx = ReadContext("skip", ReadOptions(split=None if first.card else split))
+            ds = episode_dataset(read_parquet(first, ctx, table=pa.concat_tables(parts[k])).table)
             parts[k] = []
             frame = compare_modes(ds)
             if len(frame):
@@ -298,25 +245,33 @@ def write_scored(ds: Any, out: str | Path, *, input_index: int, batch_index: int
     return parts
 
 
-def score_item(item: WorkItem, *, out: str, modes: Mapping[str, Any],
+def score_item(item: WorkItem | bytes | str, *, out: str, modes: Mapping[str, Any],
                errors: str = "skip", metadata: Mapping[str, Any] | None = None,
                load_options: Mapping[str, Any] | None = None,
-               verdicts: Sequence[str] = (),
+               verdicts: Sequence[str] = (), batch_size: int = 20_000,
                ) -> dict[str, Any]:
     """Read, score and store one work item; never raises for a bad input.
 
-    A ``"modes"`` item writes the input's :func:`accordkit.compare_modes` table; a whole
-    file (``"file"``) writes it with its scores.
+    ``item`` is a :class:`~accordkit.engines.plan.WorkItem` or its encoded form
+    (:meth:`~accordkit.engines.plan.WorkItem.encode`). A ``"modes"`` item writes the
+    :func:`accordkit.compare_modes` table of the parquet inputs; a whole input (``"file"``)
+    is read in batches of about ``batch_size`` episodes (:class:`~accordkit.engines.reading.
+    ItemReading`), each scored and written as a part of its own, and writes its
+    :func:`accordkit.compare_modes` table with them.
 
     Returns
     -------
     dict
         ``input_index``, ``batch_index``, ``kind``, ``episodes``, ``skipped``, ``problems``
-        (first reasons) and ``error`` (why the item could not be scored at all, or None).
+        (first reasons), ``notes``, ``error`` (why the item could not be scored at all, or
+        None), ``parts`` (files written) and ``batches`` (batches of scores written).
     """
+    if not isinstance(item, WorkItem):
+        item = WorkItem.decode(item)
     result = {"input_index": item.input_index, "batch_index": item.batch_index,
               "kind": item.kind, "episodes": 0, "skipped": 0, "problems": [], "notes": [],
-              "error": None, "parts": 0}
+              "error": None, "parts": 0, "batches": 0}
+    written: list[int] = []
     try:
         if item.kind == "modes":
             frame = _parquet_modes(item, split=dict(load_options or {}).get("split"))
@@ -324,11 +279,25 @@ def score_item(item: WorkItem, *, out: str, modes: Mapping[str, Any],
                           batch_index=item.batch_index) is not None:
                 result["parts"] += 1
             return result
-        ds, report = _load_batch(item, errors=errors, metadata=metadata,
-                                 load_options=load_options)
+        reading = ItemReading(item, errors=errors, metadata=metadata,
+                              load_options=load_options, batch_size=batch_size)
+        table = verdict_table([str(v) for v in verdicts])
+        goalshift: list[Any] = []
+        for ds in reading.batches():
+            if not len(ds):
+                continue
+            batch = item.batch_index + len(written)
+            written.append(batch)
+            result["parts"] += write_scored(ds, out, input_index=item.input_index,
+                                            batch_index=batch, modes=modes, verdicts=table,
+                                            with_modes=False)
+            result["episodes"] += len(ds)
+            if item.kind == "file":
+                goalshift.append(_goalshift_rows(ds))
+        report = reading.report
         skipped = report.skipped
         result["notes"] = [str(n) for n in report.notes[:MAX_PROBLEMS]]
-        if not len(ds) and skipped and all(s.concerns_the_file for s in skipped):
+        if not result["episodes"] and skipped and all(s.concerns_the_file for s in skipped):
             # nothing of the input could be read (a truncated results file, a header of the
             # wrong type): a failed input, as an unreadable parquet file is, not one
             # skipped record
@@ -337,20 +306,45 @@ def score_item(item: WorkItem, *, out: str, modes: Mapping[str, Any],
             return result
         result["skipped"] = len(skipped)
         result["problems"] = [str(s) for s in skipped[:MAX_PROBLEMS]]
-        result["episodes"] = len(ds)
-        result["parts"] += write_scored(
-            ds, out, input_index=item.input_index, batch_index=item.batch_index, modes=modes,
-            verdicts=verdict_table([str(v) for v in verdicts]),
-            with_modes=item.kind == "file")
+        if item.kind == "file":
+            result["parts"] += _write_modes(goalshift, out, input_index=item.input_index,
+                                            batch_index=item.batch_index)
+        result["batches"] = len(written)
     except Exception as exc:  # noqa: BLE001 - one bad input never stops the others
         result["error"] = f"{type(exc).__name__}: {exc}"
         result["episodes"] = 0
         # a level written before the failure would be read as if the item had succeeded
-        for sub in PART_DIRS.values():
-            (Path(out) / sub / part_name(item.input_index, item.batch_index)).unlink(
-                missing_ok=True)
-        result["parts"] = 0
+        for batch in written or [item.batch_index]:
+            for sub in PART_DIRS.values():
+                (Path(out) / sub / part_name(item.input_index, batch)).unlink(missing_ok=True)
+        result["parts"] = result["batches"] = 0
     return result
+
+
+def _goalshift_rows(ds: Any) -> Any:
+    """The goal-shift rows of a batch (the only ones :func:`accordkit.compare_modes` reads)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .._internal.arrow import arrow_table
+    from ..score import GOALSHIFT_BENCHMARKS
+
+    table = arrow_table(ds)
+    keep = pc.fill_null(pc.is_in(table.column("benchmark"),
+                                 value_set=pa.array(GOALSHIFT_BENCHMARKS)), False)
+    return table.filter(keep)
+
+
+def _write_modes(tables: list[Any], out: str, *, input_index: int, batch_index: int) -> int:
+    """Write the :func:`accordkit.compare_modes` table of an input's goal-shift rows (every
+    batch's: the upstream modes pool a whole source file); the parts written."""
+    from ..ingest.check import concat
+    from ..metrics.compare_modes import compare_modes
+    from ..schema.arrow import episode_dataset
+
+    ds = episode_dataset(concat(tables))
+    return int(write_part(out, "modes", compare_modes(ds), input_index=input_index,
+                          batch_index=batch_index) is not None)
 
 
 def _run_local(items: Sequence[WorkItem], *, out: str, num_proc: int, progress: bool,
@@ -388,20 +382,17 @@ def _run_local(items: Sequence[WorkItem], *, out: str, num_proc: int, progress: 
 
 
 def _ray_score_batch(batch: Any, *, out: str, options: Mapping[str, Any]) -> Any:
-    """map_batches function: score each work item of a (pandas) batch."""
+    """map_batches function: score each work item of a (pandas) batch.
+
+    Items come as :meth:`WorkItem.encode` gives them (column ``item``) and results leave as
+    JSON text (column ``result``): both cross Ray's pandas batches whole, whatever they hold
+    (a dataset card, lists, a reason with a newline).
+    """
     import pandas as pd
 
-    rows = []
-    for rec in batch.to_dict("records"):
-        rec["row_groups"] = tuple(int(g) for g in (rec.get("row_groups") or ()))
-        rec["sources"] = tuple(str(p) for p in (rec.get("sources") or ()))
-        item = WorkItem(**{k: rec[k] for k in WorkItem.__dataclass_fields__})
-        res = score_item(item, out=out, **options)
-        # lists travel as JSON text in the pandas batch (a reason may hold a newline)
-        res["problems"] = json.dumps(res["problems"])
-        res["notes"] = json.dumps(res["notes"])
-        rows.append(res)
-    return pd.DataFrame(rows)
+    results = [json.dumps(score_item(WorkItem.decode(encoded), out=out, **options))
+               for encoded in batch["item"]]
+    return pd.DataFrame({"result": results})
 
 
 #: Written first into a store's folder: it marks the folder's part folders as a store's, so
@@ -526,7 +517,7 @@ def _score_to_store(sources: Sequence[str], *, out: Path, engine: str, num_proc:
     load_options = {k: v for k, v in (("revision", revision), ("split", split))
                     if v is not None}
     options = {"modes": modes, "errors": errors, "metadata": metadata,
-               "load_options": load_options, "verdicts": verdicts}
+               "load_options": load_options, "verdicts": verdicts, "batch_size": batch_size}
     engine_extra: dict[str, Any] = {}
     if engine == "local":
         results = _run_local(items, out=str(out), num_proc=num_proc, progress=progress,
@@ -542,7 +533,7 @@ def _score_to_store(sources: Sequence[str], *, out: Path, engine: str, num_proc:
     for res in sorted(results, key=lambda r: (r["input_index"], r["batch_index"])):
         rec = by_input[int(res["input_index"])]
         if res.get("kind") != "modes":
-            rec.batches += 1
+            rec.batches += int(res.get("batches", 1))
         rec.episodes += int(res["episodes"])
         rec.skipped += int(res["skipped"])
         room = MAX_PROBLEMS - len(rec.problems)
@@ -568,3 +559,37 @@ def _score_to_store(sources: Sequence[str], *, out: Path, engine: str, num_proc:
     from ..store import read_manifest as _read
 
     return _read(out)
+
+
+def write_scores(sources: str | Path | Sequence[str | Path], out: str | Path, *,
+                 errors: str = "raise", tcrr_mode: str = "episode",
+                 action_mode: str = "best_match", shop_type_gate: bool = False,
+                 metadata: Mapping[str, Any] | None = None) -> Path:
+    """Score ``sources`` into a store at ``out`` in this process; return the manifest path.
+
+    The in-memory face of ``accordkit score --out`` (for many or large inputs use
+    :func:`accordkit.engines.score_to_store` with ``num_proc`` or ``engine="ray"``).
+
+    Parameters
+    ----------
+    sources : path, hub id or list of them
+    out : str or Path
+        Folder to write; must not hold a finished store.
+    errors : {"raise", "skip"}
+        ``"raise"``: the first input that cannot be read fully raises ``ValueError`` naming
+        it (the unfinished store has no manifest). ``"skip"``: bad records are skipped and
+        listed per input in the manifest.
+    tcrr_mode, action_mode, shop_type_gate
+        Scoring modes (:func:`accordkit.score`), recorded in the manifest.
+    metadata : mapping, optional
+        Passed to :func:`accordkit.load` (τ-bench files).
+    """
+    if isinstance(sources, str | Path):
+        sources = [sources]
+    modes = {"tcrr_mode": tcrr_mode, "action_mode": action_mode,
+             "shop_type_gate": shop_type_gate}
+    manifest = score_to_store([str(s) for s in sources], out=out, errors=errors, modes=modes,
+                              metadata=metadata, progress=False,
+                              _fail_fast=errors == "raise")
+    del manifest
+    return Path(out) / "manifest.json"

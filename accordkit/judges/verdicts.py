@@ -616,7 +616,8 @@ def attach_verdicts(ds: Any, verdicts: pd.DataFrame, *, judge_model: str | None 
     >>> attach_verdicts(table, empty_verdicts()).num_rows
     0
     """
-    from .._arrow import arrow_table, episode_dataset
+    from .._internal.arrow import arrow_table
+    from ..schema.arrow import episode_dataset
 
     table = ds if isinstance(ds, pa.Table) else arrow_table(ds)
     v = _usable(verdicts, judge_model)

@@ -22,7 +22,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._arrow import one_array, take_rows
+from .._internal.arrow import one_array, take_rows
 
 __all__ = ["Transcripts", "group_starts", "positions_in_runs", "join_positions", "last_positions",
            "text_codes"]
@@ -192,7 +192,7 @@ class Transcripts:
 
     def message_values(self, name: str, rows: np.ndarray) -> pa.Array:
         """One field of the flattened messages at ``rows`` (positions among them), taken
-        from each chunk without joining the field (see :func:`~accordkit._arrow.take_rows`)."""
+        from each chunk without joining the field (see :func:`~accordkit._internal.arrow.take_rows`)."""
         return take_rows(self.message_chunks(name), rows)
 
     # ----------------------------------------------------------------- tool calls

@@ -84,7 +84,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._arrow import one_array
+from .._internal.arrow import one_array
 from .._internal.jsontext import loads
 from ._calls import Transcripts, _np, join_positions, positions_in_runs, text_codes
 from ._checks import check_episode_table
@@ -837,7 +837,7 @@ def action_diff(ds: Any, *, tool_kinds: Mapping[str, str] | None = None) -> pd.D
     0             0  lock_card  matched         1
     1             1  log_event  missing      <NA>
     """
-    from .._arrow import arrow_table
+    from .._internal.arrow import arrow_table
     from ..names import ID_COLUMNS
 
     table = ds if isinstance(ds, pa.Table) else arrow_table(ds)

@@ -29,7 +29,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._arrow import one_array, one_chunk
+from .._internal.arrow import one_array, one_chunk
 from ._calls import Transcripts
 from .goalshift import score_episodes
 from .gsrt import shift_rows
@@ -49,7 +49,7 @@ def _table(ds) -> pa.Table:
     if isinstance(ds, pa.Table):
         table = ds
     else:
-        from .._arrow import arrow_table
+        from .._internal.arrow import arrow_table
 
         table = arrow_table(ds)
     mask = pc.fill_null(pc.is_in(table.column("benchmark"), value_set=pa.array(_GOALSHIFT)),

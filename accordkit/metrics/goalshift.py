@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._arrow import one_chunk
+from .._internal.arrow import one_chunk
 from ._calls import Transcripts, _np
 from ._checks import check_episode_table
 from .gsrt import SHIFT_COLUMNS, gsrt_columns, shift_arrays, shift_rows

@@ -30,7 +30,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._arrow import one_array
+from .._internal.arrow import one_array
 from ._calls import Transcripts, _np, group_starts, positions_in_runs
 
 __all__ = ["SHIFT_COLUMNS", "shift_rows", "shift_arrays", "episode_gsrt", "gsrt_columns"]

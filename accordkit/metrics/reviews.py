@@ -1,7 +1,7 @@
 """Conversation reviews as data: one row per review and one per error it found.
 
 Reviews come from two places, in the same form (the canonical ``reviews_json`` object, see
-:mod:`accordkit.adapters.tau2_reviews`):
+:mod:`accordkit.ingest.formats.tau2.reviews`):
 
 * stored by tau2 with each simulation (``review``, ``user_only_review``,
   ``hallucination_check``), read from the episodes' ``reviews_json`` column;
@@ -171,7 +171,7 @@ def review_tables(ds: Any) -> ReviewTables:
     """
     import pyarrow as pa
 
-    from .._arrow import arrow_table
+    from .._internal.arrow import arrow_table
 
     table = ds if isinstance(ds, pa.Table) else arrow_table(ds)
     if "reviews_json" not in table.column_names:
@@ -210,13 +210,13 @@ def review_level(ds: Any, *, errors: bool = False) -> pd.DataFrame:
 
     Examples
     --------
-    >>> from accordkit._arrow import empty_table
+    >>> from accordkit.schema.arrow import empty_table
     >>> list(review_level(empty_table()).columns)[-2:]
     ['critical_agent_error', 'summary']
     """
     import pyarrow as pa
 
-    from .._arrow import arrow_table
+    from .._internal.arrow import arrow_table
     from ..names import ID_COLUMNS
 
     table = ds if isinstance(ds, pa.Table) else arrow_table(ds)

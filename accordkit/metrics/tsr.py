@@ -40,7 +40,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .._arrow import one_array
+from .._internal.arrow import one_array
 from .._internal.jsontext import loads
 from ._calls import Transcripts, _np, group_starts, join_positions, text_codes
 

@@ -144,7 +144,7 @@ def _missing_sources(sources: list[str] | tuple[str, ...]) -> list[str]:
     from pathlib import Path
 
     from ..engines.plan import is_url
-    from ..readers.hub import is_hub_id
+    from ..ingest.formats.hub import is_hub_id
 
     local = [s[len("file://"):] if s.startswith("file://") else s for s in sources]
     return [src for src, path in zip(sources, local, strict=True)

@@ -22,20 +22,27 @@ _PACKAGES = ("accordkit", "datasets", "pandas", "numpy", "scipy", "seaborn", "pa
              "litellm")
 
 
-def source_fingerprint(source: str, *, revision: str | None = None) -> dict[str, Any]:
+def source_fingerprint(source: str, *, revision: str | None = None,
+                       hashes: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Identify a source: each file's sha256 for local paths, the revision for hub ids; a
-    URL is named without its credentials."""
-    from ..engines.plan import is_url
+    URL is named without its credentials. ``hashes`` (file -> sha256, from a score store's
+    manifest) are taken as they are: those files are not read again."""
+    from ..ingest.inputs import is_url
+
+    known = dict(hashes or {})
+
+    def digest(p: Path) -> str:
+        return known.get(str(p)) or file_sha256(p)
 
     if is_url(source):
         return {"source": redact_sources(source), "kind": "url"}
     path = Path(source)
     if path.is_file():
-        return {"source": source, "kind": "file", "sha256": file_sha256(path)}
+        return {"source": source, "kind": "file", "sha256": digest(path)}
     if path.is_dir():
         files = sorted(p for p in path.rglob("*") if p.is_file() and ".cache" not in p.parts)
         return {"source": source, "kind": "folder",
-                "files": {str(p.relative_to(path)): file_sha256(p) for p in files}}
+                "files": {str(p.relative_to(path)): digest(p) for p in files}}
     return {"source": source, "kind": "hub", "revision": revision or "main (not pinned)"}
 
 
@@ -76,7 +83,8 @@ def _judges(verdict_paths: Iterable[str | Path]) -> list[dict[str, Any]]:
 
 def collect_provenance(*, sources: Sequence[str], parameters: Mapping[str, Any],
                        revision: str | None = None,
-                       verdicts: Iterable[str | Path] = ()) -> dict[str, Any]:
+                       verdicts: Iterable[str | Path] = (),
+                       hashes: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Everything a reader needs to reproduce a report.
 
     Returns
@@ -84,7 +92,8 @@ def collect_provenance(*, sources: Sequence[str], parameters: Mapping[str, Any],
     dict
         ``accordkit`` version and git revision, package versions, Python, time, the
         parameters (metric modes and interval settings included), a fingerprint of each
-        source and the judge models and prompt versions of any verdict files.
+        source (its files' sha256, taken from ``hashes`` when a score store's manifest has
+        them) and the judge models and prompt versions of any verdict files.
     """
     verdicts = list(verdicts)
     return {
@@ -94,7 +103,7 @@ def collect_provenance(*, sources: Sequence[str], parameters: Mapping[str, Any],
         "python": platform.python_version(),
         "packages": _versions(),
         "parameters": redact_sources(json.loads(json.dumps(dict(parameters), default=str))),
-        "sources": [source_fingerprint(s, revision=revision) for s in sources],
+        "sources": [source_fingerprint(s, revision=revision, hashes=hashes) for s in sources],
         "judges": _judges(verdicts),
     }
 

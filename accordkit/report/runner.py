@@ -398,7 +398,8 @@ def build_report(
     if verdicts is None:
         verdicts = [v for v in SAMPLE_VERDICTS if Path(v).exists()] if default_sources else []
     verdicts = [str(Path(v).resolve()) for v in verdicts]
-    sources = [str(Path(s).resolve()) if Path(s).exists() else s for s in sources]
+    # named as given (a link keeps its name; the manifest puts the file it leads to beside)
+    sources = [os.path.abspath(s) if Path(s).exists() else s for s in sources]
     specs = wanted_notebooks(notebooks, params)
     runs = expand_grid(params)
     with staged_output(final_out, inputs=[*sources, *verdicts]) as stage:
@@ -435,13 +436,20 @@ def build_report(
 
         return _run_notebooks(stage, specs, sources=sources, verdicts=verdicts, params=params,
                               facts=facts, skipped=skipped, jobs=jobs, show_code=show_code,
-                              progress=progress, store_for=store_for)
+                              progress=progress, store_for=store_for,
+                              hashes=_manifest_hashes(read_manifest(store)))
 
 
 #: Run parameters that change what is loaded, and (with the modes) the stored scores: runs
 #: that share them share one dataset, or one store.
 _LOAD_PARAMETERS = ("revision", "split", "metadata")
 _SCORING_PARAMETERS = ("tcrr_mode", "action_mode", *_LOAD_PARAMETERS)
+
+
+def _manifest_hashes(manifest: Mapping[str, Any]) -> dict[str, str]:
+    """file -> sha256 of a store's inputs, as scored (provenance reads no file again)."""
+    return {r["source"]: r["sha256"] for r in manifest.get("inputs", [])
+            if isinstance(r.get("source"), str) and isinstance(r.get("sha256"), str)}
 
 
 def _key(params: Mapping[str, Any], names: Sequence[str]) -> str:
@@ -636,7 +644,8 @@ def _report_from_store(store: Path, *, out: Path, params: dict[str, Any],
                               facts=facts, skipped=skipped, jobs=jobs, show_code=show_code,
                               progress=progress,
                               score_store={"path": str(store), "modes": dict(
-                                  manifest.get("modes", {})), "inputs": scored})
+                                  manifest.get("modes", {})), "inputs": scored},
+                              hashes=_manifest_hashes(manifest))
 
 
 def wanted_notebooks(notebooks: Sequence[str] | None,
@@ -685,11 +694,13 @@ def _run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[st
                    verdicts: list[str], params: dict[str, Any], facts: InputFacts,
                    skipped: list[dict[str, Any]], jobs: int, show_code: bool,
                    progress: bool, store_for: Any = None,
-                   score_store: Mapping[str, Any] | None = None) -> ReportResults:
+                   score_store: Mapping[str, Any] | None = None,
+                   hashes: Mapping[str, str] | None = None) -> ReportResults:
     """Run every (run, notebook) into the (staging) folder ``out`` and write the index.
 
     ``store_for(run_dir, parameters)`` gives the score store a run's notebooks read (unless
-    the parameters name one already: ``scores_dir``).
+    the parameters name one already: ``scores_dir``); ``hashes`` are the sources' file
+    digests its manifest holds (taken for provenance, not computed again).
     """
     from tqdm.auto import tqdm
 
@@ -705,7 +716,8 @@ def _run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[st
         run_dir = out if len(runs) == 1 else out / run_folder(run_name)
         merged = {**DEFAULT_PARAMETERS, **run_params}
         prov = collect_provenance(sources=sources, parameters=merged,
-                                  revision=merged.get("revision"), verdicts=verdicts)
+                                  revision=merged.get("revision"), verdicts=verdicts,
+                                  hashes=hashes)
         prov["skipped_records"] = skipped
         if score_store is not None:   # read from a store: its inputs as they were scored
             prov["score_store"] = dict(score_store)

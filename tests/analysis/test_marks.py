@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import accordkit as ak
-from accordkit.adapters.tau2_reviews import stored_reviews
 from accordkit.analysis.marks import NO_TURN, conversation_marks, merge_marks
+from accordkit.ingest.formats.tau2.reviews import stored_reviews
 from accordkit.metrics.action_diff import action_diff
 from accordkit.metrics.reviews import reviews_from_json
 from accordkit.testing import build_episode, criteria, episode_table, message
@@ -54,7 +54,7 @@ def test_show_marks_the_conversation_and_escapes_the_labels():
     assert "    ! first divergence (wrong_arguments)" in text
     assert "! missing: refund" in text
     # by id, from the episodes
-    from accordkit._arrow import episode_dataset
+    from accordkit.schema.arrow import episode_dataset
 
     by_id = ak.show("tau2/e1", episodes=episode_dataset(episode_table(rec)),
                     marks={3: ["look here"]})

@@ -13,7 +13,6 @@ import pytest
 
 import accordkit as ak
 from accordkit.engines import plan_work, score_to_store
-from accordkit.load import load_data_file
 from accordkit.store import read_scores
 
 from ..test_load_canonical import _ep
@@ -75,7 +74,11 @@ def test_store_holds_what_a_load_of_the_folder_holds(tmp_path, folder, split):
 def test_a_data_file_reads_as_in_a_load_of_its_folder(folder):
     whole = ak.load(folder, cache=False).to_pandas().set_index("episode_id")
     path = folder / "main" / "train-0.parquet"
-    one, report = load_data_file(path, folder=folder, config="main", split="train")
+    from accordkit.ingest.plan import plan
+    from accordkit.ingest.read import load_input
+
+    (input,) = [i for i in plan([str(folder)]) if i.path == str(path)]
+    one, report = load_input(input, errors="raise")
     one = one.to_pandas().set_index("episode_id")
     assert not report.skipped and len(one) == 5
     pd.testing.assert_frame_equal(one, whole.loc[one.index])

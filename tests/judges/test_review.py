@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import accordkit as ak
-from accordkit.adapters.tau2_reviews import stored_reviews
+from accordkit.ingest.formats.tau2.reviews import stored_reviews
 from accordkit.judges import merge_verdicts, run_judge
 from accordkit.judges.review import (
     COMPARE_LABELS,

@@ -119,8 +119,8 @@ def test_gsrt_and_nl_conversions():
 
 
 def _dataset(*records):
-    from accordkit._arrow import episode_dataset
     from accordkit.schema import EPISODE_FEATURES
+    from accordkit.schema.arrow import episode_dataset
 
     return episode_dataset(pa.Table.from_pylist(list(records),
                                                 schema=EPISODE_FEATURES.arrow_schema))

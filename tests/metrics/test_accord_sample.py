@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import accordkit
-from accordkit._arrow import arrow_table
+from accordkit._internal.arrow import arrow_table
 from accordkit.metrics.accord import score_episodes, score_preferences
 from accordkit.metrics.accord_table import accord_table
 from accordkit.synth.accord import generate_accord

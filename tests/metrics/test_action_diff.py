@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import accordkit as ak
-from accordkit._arrow import arrow_table
+from accordkit._internal.arrow import arrow_table
 from accordkit.metrics.action_diff import (
     ACTION_COLUMNS,
     SUMMARY_COLUMNS,
@@ -388,7 +388,7 @@ def test_action_diff_has_the_id_columns_and_episodes_in_order():
 
 
 def test_empty_table_gives_the_columns():
-    from accordkit._arrow import empty_table
+    from accordkit.schema.arrow import empty_table
 
     out = action_diff(empty_table())
     assert out.empty and list(out.columns) == [*ID_COLUMNS, *ACTION_COLUMNS]

@@ -55,7 +55,7 @@ def _chunked_and_joined(acb_dir, tau2_dir):
     import warnings
 
     import accordkit as ak
-    from accordkit._arrow import arrow_table
+    from accordkit._internal.arrow import arrow_table
 
     files = sorted(p for d in (acb_dir, tau2_dir) for p in d.glob("*.json")
                    if p.name != "expected_upstream.json")
@@ -92,7 +92,7 @@ def test_scores_of_a_chunked_table_are_those_of_one_chunk(acb_dir, tau2_dir):
 
 @pytest.mark.parametrize("seed", range(5))
 def test_take_rows_takes_from_each_chunk_as_take_from_the_joined_column(seed):
-    from accordkit._arrow import take_rows
+    from accordkit._internal.arrow import take_rows
 
     rng = np.random.default_rng(seed)
     chunks = [[f"v{i}-{j}" if rng.random() > 0.2 else None for j in range(rng.integers(0, 5))]

@@ -11,7 +11,7 @@ import pyarrow as pa
 import pytest
 
 import accordkit as ak
-from accordkit._arrow import arrow_table
+from accordkit._internal.arrow import arrow_table
 from accordkit.metrics.goalshift import EPISODE_COLUMNS, score_episodes, score_shifts
 from accordkit.metrics.passk import pass_hat_k
 from accordkit.metrics.tcrr import call_redundancy

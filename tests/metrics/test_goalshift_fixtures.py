@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import accordkit as ak
-from accordkit._arrow import arrow_table
+from accordkit._internal.arrow import arrow_table
 from accordkit.metrics.compare_modes import compare_modes
 from accordkit.metrics.goalshift import score_episodes, score_shifts
 from accordkit.metrics.tcrr import tcrr_counts

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from accordkit.adapters.tau2_reviews import stored_reviews
+from accordkit.ingest.formats.tau2.reviews import stored_reviews
 from accordkit.metrics.reviews import (
     ERROR_COLUMNS,
     REVIEW_COLUMNS,
@@ -17,7 +17,7 @@ from accordkit.metrics.reviews import (
 )
 from accordkit.testing import build_episode, episode_table, message
 
-from ..adapters.test_tau2_reviews import HALLUCINATION, REVIEW, USER_ONLY
+from ..ingest.formats.test_tau2_reviews import HALLUCINATION, REVIEW, USER_ONLY
 
 
 def test_tables_from_stored_reviews():

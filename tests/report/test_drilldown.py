@@ -8,11 +8,11 @@ import re
 import pandas as pd
 from bs4 import BeautifulSoup
 
-from accordkit._arrow import episode_dataset
 from accordkit.analysis.failures import failure_taxonomy
 from accordkit.analysis.flips import flips
 from accordkit.metrics.action_diff import action_diff
 from accordkit.report.drilldown import DrillDown
+from accordkit.schema.arrow import episode_dataset
 from accordkit.testing import build_episode, criteria, episode_table, message
 
 EVIL = '<img src=x onerror=alert(1)>'

@@ -10,7 +10,7 @@ import pytest
 
 from accordkit.cli import main
 
-from ..adapters.test_tau2_reviews import REVIEW, USER_ONLY, _results, _sim
+from ..ingest.formats.test_tau2_reviews import REVIEW, USER_ONLY, _results, _sim
 
 pytestmark = pytest.mark.slow
 

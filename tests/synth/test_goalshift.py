@@ -9,7 +9,7 @@ import datasets
 import pyarrow.parquet as pq
 import pytest
 
-from accordkit._arrow import arrow_table
+from accordkit._internal.arrow import arrow_table
 from accordkit.save import save
 from accordkit.schema import EPISODE_FEATURES, EpisodeValidationError, validate_episode
 from accordkit.synth.goalshift import AGENT_MODELS, PERSONA_TEXT, generate_goalshift

@@ -14,7 +14,7 @@ HOMES = {
     r"\(0\.6,\s*0\.4\)|0\.6\s*\*|\*\s*0\.6\b|0\.4\s*\*\s*[a-z(]": "metrics/tue.py",
     r"[\"']hard_underspec[\"'],\s*[\"']soft_underspec[\"']": "names.py",  # schema re-exports
     r"[\"']benchmark[\"'],\s*[\"']domain[\"'],\s*[\"']scenario_id[\"'],\s*[\"']task_id[\"'],"
-    r"\s*[\"']episode_id[\"'],\s*[\"']source[\"']": "schema.py",
+    r"\s*[\"']episode_id[\"'],\s*[\"']source[\"']": "schema/features.py",
 }
 
 
