@@ -156,6 +156,8 @@ class _CellWeights:
 #: A column whose non-zero rows span at least this share of the clusters is multiplied
 #: with all of them (one product with many columns costs about as much as with a few).
 _FULL_SPAN = 0.75
+#: Column ranges are widened to multiples of this share of the clusters.
+_SPAN_GRID = 64
 
 
 def _column_spans(stacked: Sequence[np.ndarray],
@@ -169,14 +171,22 @@ def _column_spans(stacked: Sequence[np.ndarray],
     the columns' rows lo:hi side by side)``.
 
     >>> spans = _column_spans([np.array([0.0, 1, 2, 0, 0, 0, 0, 0]),
-    ...                        np.array([1.0, 1, 1, 1, 1, 1, 1, 0])], 8)
+    ...                        np.array([1.0, 1, 1, 1, 1, 1, 1, 0])], 8)   # a grid of 1
     >>> {k: v[0].tolist() for k, v in spans.items()}
     {(1, 3): [0], (0, 8): [1]}
     """
     groups: dict[tuple[int, int], list[int]] = {}
+    # ranges widened to a grid of 1/64 of the clusters, so that columns over nearly the same
+    # range (a domain's metrics, whose first and last non-zero clusters differ by a few)
+    # make one product, not one each
+    step = max(1, -(-n_clusters // _SPAN_GRID))
     for j, column in enumerate(stacked):
         nonzero = np.flatnonzero(column)
-        lo, hi = (int(nonzero[0]), int(nonzero[-1]) + 1) if len(nonzero) else (0, 0)
+        if len(nonzero):
+            lo = int(nonzero[0]) // step * step
+            hi = min(n_clusters, -(-(int(nonzero[-1]) + 1) // step) * step)
+        else:
+            lo = hi = 0
         if hi - lo >= _FULL_SPAN * n_clusters:
             lo, hi = 0, n_clusters
         groups.setdefault((lo, hi), []).append(j)
