@@ -52,8 +52,10 @@ nb = NotebookContext.from_parameters("accord_results", globals())
 out = nb.out
 group = nb.group(["agent_model", "method"])
 episodes = nb.scores(benchmarks=["accord"])
+# preferences: millions of rows, so only the ids the tables group and resample by
 prefs = nb.scores("preference", benchmarks=["accord"],
-                  columns=["pref_id", "dynamic", "satisfied", "completed"])
+                  columns=["pref_id", "dynamic", "satisfied", "completed", *group],
+                  ids=["scenario_id", cluster])
 print(f"{len(episodes)} episodes, {episodes['scenario_id'].nunique()} scenarios, "
       f"{len(prefs)} (episode, preference) pairs")
 episodes.groupby(["domain", *group]).size().rename("episodes").to_frame()
