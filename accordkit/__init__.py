@@ -78,6 +78,7 @@ _EXPORTS = {
     "judge_agreement": "accordkit.judges:agreement",
     # statistics and tables
     "summarize": "accordkit.stats",
+    "summarize_tables": "accordkit.stats",
     "compare": "accordkit.stats",
     "compare_metrics": "accordkit.stats",
     "Metric": "accordkit.stats",
@@ -86,6 +87,7 @@ _EXPORTS = {
     "accord_dynamics": "accordkit.tables",
     "accord_cost": "accordkit.tables",
     "accord_main_and_cost": "accordkit.tables",
+    "accord_tables": "accordkit.tables",
     "goalshift_main": "accordkit.tables",
     "goalshift_gsrt": "accordkit.tables",
     "failure_flags": "accordkit.tables",

@@ -451,7 +451,8 @@ def _check_unique_episodes(store: Path, parts: Sequence[Path], ids: Any) -> None
 
 def read_scores(store: str | Path, *, level: str | None = "episode",
                 columns: Sequence[str] | None = None, exact_dtypes: bool = True,
-                categorical: bool = False, check_inputs: bool = True) -> Any:
+                categorical: bool = False, check_inputs: bool = True,
+                ids: Sequence[str] | None = None) -> Any:
     """Read a score store back as the frames ``ak.score`` would return.
 
     Parameters
@@ -473,6 +474,12 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
         and compared alike, in still less memory where values repeat. A preference frame
         of a million AcCoRD episodes (6.2 million rows) takes 0.26 GB this way against
         1.6 GB as strings. String arithmetic (``a + " / " + b``) needs ``.astype(str)``.
+    ids : list of str, optional
+        With ``columns``: read only these of the id columns (default: all of them;
+        ``benchmark`` is always read, and ``episode_id`` at the episode level). A
+        table that groups preferences by model, method and dynamic needs neither the
+        episode nor the task ids: six million preference rows then read in about a quarter
+        of the time and a third of the memory.
     check_inputs : bool, default True
         Warn about the store's inputs: those that could not be read or scored, and those
         whose file changed since it was scored (a file of the size and modification time
@@ -514,7 +521,7 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
         if check_inputs:
             _warn_about_inputs(Path(store), manifest)
         return {lv: read_scores(store, level=lv, columns=columns, exact_dtypes=exact_dtypes,
-                                categorical=categorical, check_inputs=False)
+                                categorical=categorical, check_inputs=False, ids=ids)
                 for lv in LEVEL_DIRS if lv not in _LATER_LEVELS}
     import pandas as pd
     import pyarrow.parquet as pq
@@ -523,6 +530,14 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
 
     if level not in LEVEL_DIRS:
         raise ValueError(f"level must be one of {tuple(LEVEL_DIRS)}, got {level!r}")
+    if ids is not None:
+        unknown = [c for c in ids if c not in ID_COLUMNS]
+        if unknown or columns is None:
+            raise ValueError(f"ids must be id columns {tuple(ID_COLUMNS)} and come with "
+                             f"columns; got ids={list(ids)!r}, columns={columns!r}")
+        # the benchmark orders the columns; an episode store is checked by its episode ids
+        ids = list(dict.fromkeys(["benchmark", *(["episode_id"] if level == "episode" else []),
+                                  *ids]))
     store = Path(store)
     manifest = read_manifest(store)
     parts = _parts(store, level, manifest)
@@ -533,11 +548,13 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
         from .score import score
 
         frame = score(empty_dataset(), level=level)
+        keep = ID_COLUMNS if ids is None else ids
         return frame if columns is None else frame[[c for c in frame.columns
-                                                    if c in ID_COLUMNS or c in columns]]
+                                                    if c in keep or c in columns]]
     want = None
     if columns is not None:
-        want = list(dict.fromkeys([*ID_COLUMNS, *columns, *ORDER_COLUMNS]))
+        want = list(dict.fromkeys([*(ID_COLUMNS if ids is None else ids), *columns,
+                                   *ORDER_COLUMNS]))
     if categorical:
         frame = _read_categorical(parts, want)
         if level == "episode":

@@ -50,17 +50,21 @@ from accordkit.report import NotebookContext, views
 
 nb = NotebookContext.from_parameters("accord_results", globals())
 out = nb.out
-# the cells of a table over the same scenarios (every model x method, x dynamic) share one
-# draw of resamples instead of one each: same estimates, intervals within Monte Carlo error
-# of per-cell draws (docs/statistics.md, "Shared draws")
-boot = {**nb.boot, "share_draws": True}
 group = nb.group(["agent_model", "method"])
 episodes = nb.scores(benchmarks=["accord"])
+# preferences: millions of rows, so only the ids the tables group and resample by
 prefs = nb.scores("preference", benchmarks=["accord"],
-                  columns=["pref_id", "dynamic", "satisfied", "completed"])
+                  columns=["pref_id", "dynamic", "satisfied", "completed", *group],
+                  ids=["scenario_id", cluster])
 print(f"{len(episodes)} episodes, {episodes['scenario_id'].nunique()} scenarios, "
       f"{len(prefs)} (episode, preference) pairs")
 episodes.groupby(["domain", *group]).size().rename("episodes").to_frame()
+
+# %%
+# Table 3, the cost and Table 4, pooled and per domain, are cuts of the same scenarios: their
+# cells draw one set of resamples instead of one each (same estimates; intervals within
+# Monte Carlo error of per-cell draws; docs/statistics.md, "Shared draws")
+tables = views.accord_tables(episodes, prefs, by=group, **nb.boot)
 
 # %% [markdown]
 # ## Table 3 — main results
@@ -69,13 +73,12 @@ episodes.groupby(["domain", *group]).size().rename("episodes").to_frame()
 # per-episode product with completion (0 when not completed).
 
 # %%
-# the interaction-cost table (below) has the same cells: one set of resamples for both
-main, cost = views.accord_main_and_cost(episodes, by=group, **boot)
+main, cost = tables["main"], tables["cost"]
 out.table(main, "table3", rows=group, columns="metric",
           caption="AcCoRD Table 3 (all domains pooled).")
 
 # %%
-main_domain = views.accord_main(episodes, by=["domain", *group], **boot)
+main_domain = tables["main_by_domain"]
 out.table(main_domain, "table3_by_domain", rows=["domain", *group], columns="metric",
           caption="AcCoRD Table 3 per domain.")
 
@@ -85,7 +88,7 @@ out.table(main_domain, "table3_by_domain", rows=["domain", *group], columns="met
 # up front) are shown apart from the four dynamics.
 
 # %%
-dyn = views.accord_dynamics(prefs, by=group, **boot)
+dyn = tables["dynamics"]
 out.table(dyn, "table4_dynamics", rows=group, columns="dynamic",
           caption="AcCoRD Table 4: preference score by dynamic (completed episodes).")
 
@@ -97,7 +100,7 @@ grid = plot_intervals(dyn, x="dynamic", hue="agent_model", col="method",
 out.figure(grid, "dynamics", data=dyn)
 
 # %%
-dyn_domain = views.accord_dynamics(prefs, by=["domain", *group], **boot)
+dyn_domain = tables["dynamics_by_domain"]
 out.table(dyn_domain, "table4_dynamics_by_domain", rows=["domain", *group], columns="dynamic",
           caption="Preference score by dynamic, per domain (completed episodes).")
 

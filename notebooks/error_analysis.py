@@ -158,7 +158,7 @@ else:
 # recovered from, redundant tool calls and hand-offs to a human.
 
 # %%
-prefs = (nb.scores("preference", columns=["dynamic", "satisfied"])
+prefs = (nb.scores("preference", columns=["dynamic", "satisfied"], ids=["episode_id"])
          if "accord" in set(episodes["benchmark"]) else None)
 shifts = nb.scores("shift")
 flags = views.failure_flags(episodes, prefs, shifts)

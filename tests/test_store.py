@@ -58,6 +58,26 @@ def test_column_selection_keeps_ids(tmp_path, sample):
     assert list(got.columns) == [*ak.ID_COLUMNS, "task_score"]
 
 
+@pytest.mark.parametrize("categorical", [False, True])
+@pytest.mark.parametrize("level", ["episode", "preference"])
+def test_a_read_of_some_ids_has_their_values_and_the_columns_that_order_and_check(
+        tmp_path, sample, level, categorical):
+    store = _store_by_halves(tmp_path, sample, level)
+    write_manifest(store, _halves(sample), modes={}, engine="test")
+    some = read_scores(store, level=level, columns=["completed"], ids=["scenario_id"],
+                       categorical=categorical)
+    every = read_scores(store, level=level, columns=["completed"], categorical=categorical)
+    # the benchmark always (it orders the columns), the episode ids at the episode level
+    expected = ["benchmark", *(["episode_id"] if level == "episode" else []), "scenario_id",
+                "completed"]
+    assert sorted(some.columns) == sorted(expected)
+    pd.testing.assert_frame_equal(some, every[list(some.columns)])
+    with pytest.raises(ValueError, match="ids must be id columns"):
+        read_scores(store, level=level, columns=["completed"], ids=["completed"])
+    with pytest.raises(ValueError, match="come with columns"):
+        read_scores(store, level=level, ids=["scenario_id"])
+
+
 def test_a_store_without_manifest_is_refused(tmp_path, sample):
     store = _store_by_halves(tmp_path, sample, "episode")
     with pytest.raises(IncompleteStoreError, match="did not finish"):

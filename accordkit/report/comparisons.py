@@ -90,7 +90,9 @@ def comparison_plan(frame: pd.DataFrame, *, within: Sequence[str] = ("benchmark"
     groups = frame.groupby(cols, dropna=False, sort=True) if cols else [((), frame)]
     for key, part in groups:
         key = key if isinstance(key, tuple) else (key,)
-        tasks = {v: set(p[task].astype(str)) for v, p in part.groupby(between, sort=True)}
+        # each distinct task once (a million episodes have tens of thousands of tasks)
+        tasks = {v: set(p[task].drop_duplicates().astype(str))
+                 for v, p in part.groupby(between, sort=True)}
         if not tasks:
             continue
         if baseline in tasks:

@@ -133,13 +133,20 @@ class NotebookContext:
 
     def scores(self, level: str = "episode", *,
                benchmarks: Sequence[str] | None = None,
-               columns: Sequence[str] | None = None) -> pd.DataFrame:
+               columns: Sequence[str] | None = None,
+               ids: Sequence[str] | None = None) -> pd.DataFrame:
         """Score frame at ``level``, with the notebook's modes, filtered by its parameters.
 
         ``columns`` (besides the id columns) limits what is read from a score store: a
-        preference frame of a million episodes has millions of rows.
+        preference frame of a million episodes has millions of rows. ``ids`` (with
+        ``columns``) limits the id columns too; those the filters read (benchmark, domain,
+        agent model) are always there.
         """
-        key = level if columns is None else (level, tuple(columns))
+        if ids is not None:
+            ids = list(dict.fromkeys(["benchmark", "domain", "agent_model",
+                                      *(c for c in ids if c)]))
+        key = level if columns is None else (level, tuple(columns),
+                                             None if ids is None else tuple(ids))
         if key not in self._scores:
             if self.params.get("scores_dir"):
                 from ..store import read_scores
@@ -149,7 +156,8 @@ class NotebookContext:
                 # report says what became of the inputs, on its index page
                 self._scores[key] = read_scores(
                     self.params["scores_dir"], level=level, columns=columns,
-                    exact_dtypes=False, categorical=level == "preference", check_inputs=False)
+                    exact_dtypes=False, categorical=level == "preference", check_inputs=False,
+                    ids=ids)
             else:
                 if level not in self._scores:
                     from ..score import score
@@ -161,8 +169,8 @@ class NotebookContext:
                 if columns is not None:
                     from ..names import ID_COLUMNS
 
-                    frame = frame[[c for c in frame.columns
-                                   if c in ID_COLUMNS or c in columns]]
+                    keep = ID_COLUMNS if ids is None else ids
+                    frame = frame[[c for c in frame.columns if c in keep or c in columns]]
                 self._scores[key] = frame
         return select(self._scores[key], models=self.params.get("models"),
                       domains=self.params.get("domains"), benchmarks=benchmarks)

@@ -74,11 +74,24 @@ def with_configuration(frame: pd.DataFrame) -> pd.DataFrame:
     parts = pd.DataFrame({c: (out[c] if c in out else pd.Series(None, index=out.index,
                                                                  dtype=object))
                           for c in CONFIG_COLUMNS})
-    labels = [configuration_label(r) for r in parts.to_dict("records")]
-    if "benchmark" in out and out["benchmark"].nunique(dropna=False) > 1:
-        labels = [f"{UNKNOWN if pd.isna(b) else b}: {label}"
-                  for b, label in zip(out["benchmark"], labels, strict=True)]
-    out["configuration"] = labels if len(out) else pd.Series(dtype=object)
+    prefixed = "benchmark" in out and out["benchmark"].nunique(dropna=False) > 1
+    if prefixed:
+        parts["benchmark"] = out["benchmark"]
+    if not len(out):
+        out["configuration"] = pd.Series(dtype=object)
+        return out
+    # one label per distinct combination (a million episodes have a handful), then spread
+    codes = parts.groupby(list(parts.columns), dropna=False, sort=False,
+                          observed=True).ngroup().to_numpy()
+    _, first = np.unique(codes, return_index=True)
+    labels = []
+    for row in parts.iloc[first].to_dict("records"):
+        label = configuration_label(row)
+        if prefixed:
+            bench = row["benchmark"]
+            label = f"{UNKNOWN if pd.isna(bench) else bench}: {label}"
+        labels.append(label)
+    out["configuration"] = pd.array(labels, dtype="str").take(codes)
     return out
 
 

@@ -25,7 +25,7 @@ from ._warnings import (
 )
 from .compare import compare, compare_metrics
 from .metrics import Metric
-from .summarize import summarize
+from .summarize import summarize, summarize_tables
 
 # isort: split
 # reliability (issue 15)
@@ -36,6 +36,7 @@ from .survival import kaplan_meier, km_median, km_medians, recovery_curves, reco
 
 __all__ = [
     "summarize",
+    "summarize_tables",
     "compare",
     "compare_metrics",
     "Metric",

@@ -153,6 +153,47 @@ class _CellWeights:
         return self._counts[rows][:, self._members]
 
 
+#: A column whose non-zero rows span at least this share of the clusters is multiplied
+#: with all of them (one product with many columns costs about as much as with a few).
+_FULL_SPAN = 0.75
+#: Column ranges are widened to multiples of this share of the clusters.
+_SPAN_GRID = 64
+
+
+def _column_spans(stacked: Sequence[np.ndarray],
+                  n_clusters: int) -> dict[tuple[int, int], tuple[np.ndarray, np.ndarray]]:
+    """The stacked columns grouped by the range of clusters where they are not zero.
+
+    A cell over part of the clusters (one domain, say, whose scenario ids sort together)
+    has columns that are zero outside a range; multiplying only that range of the counts
+    does the same sums without the zeros. The products are exact (:func:`exact_parts`), so
+    they are the same bits as with every cluster. Returns ``(lo, hi) -> (column indices,
+    the columns' rows lo:hi side by side)``.
+
+    >>> spans = _column_spans([np.array([0.0, 1, 2, 0, 0, 0, 0, 0]),
+    ...                        np.array([1.0, 1, 1, 1, 1, 1, 1, 0])], 8)   # a grid of 1
+    >>> {k: v[0].tolist() for k, v in spans.items()}
+    {(1, 3): [0], (0, 8): [1]}
+    """
+    groups: dict[tuple[int, int], list[int]] = {}
+    # ranges widened to a grid of 1/64 of the clusters, so that columns over nearly the same
+    # range (a domain's metrics, whose first and last non-zero clusters differ by a few)
+    # make one product, not one each
+    step = max(1, -(-n_clusters // _SPAN_GRID))
+    for j, column in enumerate(stacked):
+        nonzero = np.flatnonzero(column)
+        if len(nonzero):
+            lo = int(nonzero[0]) // step * step
+            hi = min(n_clusters, -(-(int(nonzero[-1]) + 1) // step) * step)
+        else:
+            lo = hi = 0
+        if hi - lo >= _FULL_SPAN * n_clusters:
+            lo, hi = 0, n_clusters
+        groups.setdefault((lo, hi), []).append(j)
+    return {(lo, hi): (np.array(cols), np.column_stack([stacked[j][lo:hi] for j in cols]))
+            for (lo, hi), cols in groups.items()}
+
+
 def shared_distributions(cells, streams, n_clusters, args) -> list[list[np.ndarray | None]]:
     """Bootstrap distributions of every cell's estimators from one resampling of all the
     clusters.
@@ -194,9 +235,13 @@ def shared_distributions(cells, streams, n_clusters, args) -> list[list[np.ndarr
             work.append((k, i, members, est, plan, []))
     if not work:
         return out
-    matrix = np.column_stack(stacked) if stacked else None
+    spans = _column_spans(stacked, n_clusters)
     for counts in _blocks(streams, n_clusters, args.n_resamples):
-        products = counts @ matrix if matrix is not None else None
+        products = None
+        if spans:
+            products = np.empty((len(counts), len(stacked)))
+            for (lo, hi), (columns, matrix) in spans.items():
+                products[:, columns] = counts[:, lo:hi] @ matrix
         for _, _, members, est, plan, part in work:
             if plan is None:
                 part.append(est.on_counts(counts[:, members]))

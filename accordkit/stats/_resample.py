@@ -59,7 +59,10 @@ def stable_key(names: Sequence[str], values: Sequence[object]) -> tuple:
 
 def digest(values: Sequence[object]) -> str:
     """A short sha256 of a sequence of values, e.g. the scenario set of a model."""
-    text = repr(tuple(_native(v) for v in values))
+    items = tuple(values.tolist() if isinstance(values, np.ndarray) else values)
+    if not all(type(v) is str for v in items):   # Python strings are already native
+        items = tuple(_native(v) for v in items)
+    text = repr(items)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 

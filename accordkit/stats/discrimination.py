@@ -99,9 +99,43 @@ def fit_2pl(successes: np.ndarray, trials: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 def _point_biserial(y: np.ndarray, x: np.ndarray) -> float:
+    """The correlation of one task's outcomes ``y`` with its configurations' abilities."""
     if len(y) < 2 or np.all(y == y[0]) or np.all(x == x[0]):
         return np.nan
     return float(np.corrcoef(y, x)[0, 1])
+
+
+def _point_biserial_by_task(y: np.ndarray, x: np.ndarray, codes: np.ndarray,
+                            n_tasks: int) -> np.ndarray:
+    """:func:`_point_biserial` of every task at once (``codes``: each row's task, 0..n-1).
+
+    Centred sums per task by ``bincount``, so a run of tens of thousands of tasks takes
+    no Python loop; equal to the per-task ``corrcoef`` within rounding (1e-12, tested).
+    NaN where a task has fewer than two rows or a constant outcome or ability.
+
+    >>> y = np.array([1.0, 0, 1, 1]); x = np.array([0.9, 0.2, 0.5, 0.5])
+    >>> _point_biserial_by_task(y, x, np.array([0, 0, 1, 1]), 2).round(6).tolist()
+    [1.0, nan]
+    """
+    n = np.bincount(codes, minlength=n_tasks).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        dy = y - (np.bincount(codes, y, n_tasks) / n)[codes]
+        dx = x - (np.bincount(codes, x, n_tasks) / n)[codes]
+        sxy = np.bincount(codes, dy * dx, n_tasks)
+        r = sxy / np.sqrt(np.bincount(codes, dx * dx, n_tasks)
+                          * np.bincount(codes, dy * dy, n_tasks))
+    # constant within a task, exactly (a mean of equal values need not be that value)
+    order = np.argsort(codes, kind="stable")
+    starts = np.searchsorted(codes[order], np.arange(n_tasks))
+    present = n > 0
+    constant = n < 2
+    for values in (y, x):
+        ordered = values[order]
+        low = np.minimum.reduceat(ordered, starts[present])
+        high = np.maximum.reduceat(ordered, starts[present])
+        constant[present] |= low == high
+    r[constant] = np.nan
+    return np.clip(r, -1.0, 1.0)
 
 
 def task_discrimination(
@@ -181,11 +215,10 @@ def task_discrimination(
         difficulty, discrimination, method = b, a, "2pl"
     else:
         abilities = overall.rename("ability")
-        ability_of = data["config"].map(overall).to_numpy()
-        by_task = {t: idx for t, idx in data.groupby("task", sort=True).indices.items()}
-        discrimination = np.array([
-            _point_biserial(data["y"].to_numpy()[by_task[t]], ability_of[by_task[t]])
-            for t in rate.index])
+        ability_of = data["config"].map(overall).to_numpy(dtype=float)
+        codes = rate.index.get_indexer(data["task"])
+        discrimination = _point_biserial_by_task(data["y"].to_numpy(dtype=float), ability_of,
+                                                 codes, len(rate.index))
         difficulty = 1.0 - (succ.sum(axis=1) / trials.sum(axis=1)).to_numpy()
         method = "point_biserial"
     solved = (rate >= threshold - 1e-12).sum(axis=1)

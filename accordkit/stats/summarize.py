@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +31,7 @@ from ._validate import SUMMARY_COLUMNS, _summarize_iv, metric_values
 from ._warnings import BCaFallbackWarning, DegenerateIntervalWarning, MixedBenchmarksWarning
 from .metrics import MetricLike
 
-__all__ = ["summarize", "SMALL_CLUSTERS", "SMALL_EVENTS"]
+__all__ = ["summarize", "summarize_tables", "SMALL_CLUSTERS", "SMALL_EVENTS"]
 
 #: A cell is flagged ``small_cell`` below this many clusters ...
 SMALL_CLUSTERS = 10
@@ -153,103 +153,237 @@ def summarize(
                            {"cluster": "scenario_id", "method": "bca"})
     if isinstance(frame, pd.DataFrame) and frame.empty:
         return _empty_summary(metrics, by)
-    args = _summarize_iv(frame, metrics, by, opts["cluster"], strata, opts["method"],
-                         confidence, n_resamples, seed)
+    table = _Table(frame, metrics, by, cluster=opts["cluster"], strata=strata,
+                   method=opts["method"], confidence=confidence, n_resamples=n_resamples,
+                   seed=seed)
     if not isinstance(share_draws, bool):
         raise TypeError(f"share_draws must be True or False, got {share_draws!r}")
-    frame = args.frame
-    values = {col: metric_values(frame, col) for m in args.metrics for col in m.columns}
-    if args.cluster is None:
-        codes_of_rows = cluster_codes(frame, None)
-        cluster_ids = codes_of_rows
-    else:
-        codes_of_rows, cluster_ids = sorted_codes(frame[args.cluster])
-        cluster_ids = np.asarray(cluster_ids, dtype=object)
-    if args.strata is not None:
-        strata_codes, strata_values = sorted_codes(frame[args.strata])
+    table.build(share_draws=share_draws)
+    if share_draws:
+        _draw_shared([table])
+    _warn(table.notes)
+    return table.result(share_draws=share_draws)
 
-    notes: dict[str, list[str]] = {"bca": [], "degenerate": [], "empty": [],
-                                   "not_reached": [], "median_jackknife": [], "mixed": []}
-    benchmarks = _benchmark_codes(frame, args.by)
-    # each metric adds a cell's rows in its own value order: bit-stable sums
-    ranks = metric_ranks(values, [m.columns for m in args.metrics])
 
-    def streams(key: tuple, cluster_stratum: np.ndarray) -> list:
-        if args.strata is None:
-            return [(cell_rng(args.seed, key), np.arange(len(cluster_stratum)))]
-        return [(cell_rng(args.seed, key + (("__stratum__", strata_values[h]),)),
-                 np.flatnonzero(cluster_stratum == h)) for h in np.unique(cluster_stratum)]
+def summarize_tables(
+    tables: Mapping[str, tuple[pd.DataFrame, MetricLike | Sequence[MetricLike],
+                               str | Sequence[str] | None]],
+    *,
+    cluster: str | None = "scenario_id",
+    strata: str | None = None,
+    method: str = "bca",
+    confidence: float = 0.95,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+) -> dict[str, pd.DataFrame]:
+    """Several :func:`summarize` tables from one resampling of their clusters.
 
-    def finish(c: _Cell) -> list[dict]:
+    Each table is what ``summarize(frame, metrics, by, share_draws=True, ...)`` computes,
+    except that the cells of *all* the tables that share clusters draw together: a report
+    whose tables are cuts of the same scenarios (pooled, per domain, per dynamic ...) draws
+    its resamples once instead of once per table. A table whose cells already covered the
+    union of the clusters draws exactly what it would alone (the seed comes from the drawn
+    clusters' ids), so its numbers are the same to the last bit; a table over part of the
+    clusters (per domain, say) gets intervals within Monte Carlo error of its own draws,
+    as with ``share_draws`` (docs/statistics.md, "Shared draws").
+
+    Parameters
+    ----------
+    tables : mapping of str to (frame, metrics, by)
+        The tables, each as :func:`summarize`'s first three arguments. The frames may differ
+        (episodes, preferences ...); their ``cluster`` columns name the same clusters.
+    cluster, strata, method, confidence, n_resamples, seed
+        As in :func:`summarize`, the same for every table.
+
+    Returns
+    -------
+    dict of str to DataFrame
+        Each table by its key, as :func:`summarize` gives it (``attrs["provenance"]`` says
+        the draws were shared by the tables).
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> rng = np.random.default_rng(3)
+    >>> frame = pd.DataFrame({"scenario_id": np.repeat(np.arange(30), 2),
+    ...                       "domain": np.repeat(["a", "b"], 30),
+    ...                       "success": rng.random(60) < 0.6})
+    >>> out = summarize_tables({"pooled": (frame, "success", None),
+    ...                         "by_domain": (frame, "success", "domain")}, n_resamples=500)
+    >>> alone = summarize(frame, "success", n_resamples=500, share_draws=True)
+    >>> bool(out["pooled"][["ci_low", "ci_high"]].equals(alone[["ci_low", "ci_high"]]))
+    True
+    >>> out["by_domain"]["domain"].tolist()
+    ['a', 'b']
+    """
+    built: dict[str, _Table] = {}
+    out: dict[str, pd.DataFrame] = {}
+    for name, (frame, metrics, by) in tables.items():
+        if isinstance(frame, pd.DataFrame) and frame.empty:
+            out[name] = _empty_summary(metrics, by)
+            continue
+        table = _Table(frame, metrics, by, cluster=cluster, strata=strata, method=method,
+                       confidence=confidence, n_resamples=n_resamples, seed=seed)
+        table.build(share_draws=True)
+        built[name] = table
+    _draw_shared(list(built.values()))
+    notes: dict[str, list[str]] = {}
+    for name, table in built.items():
+        for kind, items in table.notes.items():
+            notes.setdefault(kind, []).extend(items)
+        out[name] = table.result(share_draws=True, draws="shared by the tables "
+                                 + ", ".join(repr(k) for k in built))
+    _warn(notes)
+    return {name: out[name] for name in tables}
+
+
+def _streams(seed: int, key: tuple, cluster_stratum: np.ndarray,
+             strata_values: Sequence[Any] | None) -> list:
+    """The generators of a resampling and the clusters each draws from (one per stratum)."""
+    if strata_values is None:
+        return [(cell_rng(seed, key), np.arange(len(cluster_stratum)))]
+    return [(cell_rng(seed, key + (("__stratum__", strata_values[h]),)),
+             np.flatnonzero(cluster_stratum == h)) for h in np.unique(cluster_stratum)]
+
+
+class _Table:
+    """One table of :func:`summarize`: its cells, their estimators and, once drawn, rows."""
+
+    def __init__(self, frame: pd.DataFrame, metrics: Any, by: Any, *, cluster: str | None,
+                 strata: str | None, method: str, confidence: float, n_resamples: int,
+                 seed: int) -> None:
+        args = _summarize_iv(frame, metrics, by, cluster, strata, method, confidence,
+                             n_resamples, seed)
+        self.args = args
+        self.frame = frame = args.frame
+        self.values = {col: metric_values(frame, col) for m in args.metrics
+                       for col in m.columns}
+        if args.cluster is None:
+            self.codes_of_rows = cluster_codes(frame, None)
+            self.cluster_ids = self.codes_of_rows
+        else:
+            self.codes_of_rows, cluster_ids = sorted_codes(frame[args.cluster])
+            self.cluster_ids = np.asarray(cluster_ids, dtype=object)
+        self.strata_codes = self.strata_values = None
+        if args.strata is not None:
+            self.strata_codes, self.strata_values = sorted_codes(frame[args.strata])
+        self.notes: dict[str, list[str]] = {"bca": [], "degenerate": [], "empty": [],
+                                            "not_reached": [], "median_jackknife": [],
+                                            "mixed": []}
+        self.rows: list[list[dict]] = []
+        #: (index in rows, cell) of the cells left for a shared resampling
+        self.shared: list[tuple[int, _Cell]] = []
+
+    def cluster_strata(self) -> np.ndarray:
+        """The stratum code of every cluster of the table (zeros without strata)."""
+        out = np.zeros(len(self.cluster_ids), dtype=np.intp)
+        if self.strata_codes is not None:
+            out[self.codes_of_rows] = self.strata_codes
+        return out
+
+    def finish(self, c: _Cell) -> list[dict]:
+        args = self.args
         label = cell_label(args.by, c.cell.values)
         keys = dict(zip(args.by, c.cell.values, strict=True))
         return [{**keys, **_summary_row(metric, est, theta_b, c.cluster_stratum, args, label,
-                                        notes), "n_rows": len(c.cell.positions)}
+                                        self.notes), "n_rows": len(c.cell.positions)}
                 for metric, est, theta_b in zip(args.metrics, c.estimators, c.thetas,
                                                  strict=True)]
 
-    rows: list[list[dict]] = []
-    shared: list[tuple[int, _Cell]] = []
-    for cell in iter_cells(frame, args.by):
-        pos = cell.positions
-        if benchmarks is not None:
-            _note_mixed(args.metrics, values, benchmarks[pos], pos,
-                        cell_label(args.by, cell.values), notes)
-        codes, members = local_clusters(codes_of_rows[pos])
-        n_clusters = len(members)
-        cluster_stratum = np.zeros(n_clusters, dtype=np.intp)
-        if args.strata is not None:
-            cluster_stratum[codes] = strata_codes[pos]
-        estimators = []
-        for metric, rank in zip(args.metrics, ranks, strict=True):
-            order = in_rank_order(pos, rank)
-            estimators.append(estimator_for(metric, values, pos[order], codes[order],
-                                            n_clusters))
-        c = _Cell(cell, members, cluster_stratum, estimators)
-        if share_draws:  # finished below, from the one resampling of all the clusters
-            shared.append((len(rows), c))
-            rows.append([])
-        else:
-            c.thetas = cell_distributions(estimators, streams(cell.key, cluster_stratum),
-                                          n_clusters, args)
-            rows.append(finish(c))
-    if shared:
-        all_stratum = np.zeros(len(cluster_ids), dtype=np.intp)
-        if args.strata is not None:
-            all_stratum[codes_of_rows] = strata_codes
-        for group in overlapping_groups([c.members for _, c in shared]):
-            # one resampling of the clusters of cells that overlap, seeded from their ids;
-            # each cell's statistic on the drawn clusters' rows of the cell
-            clusters = np.unique(np.concatenate([shared[k][1].members for k in group]))
-            key = (("__clusters__", digest(cluster_ids[clusters])),)
-            found = shared_distributions(
-                [(np.searchsorted(clusters, shared[k][1].members), shared[k][1].estimators)
-                 for k in group],
-                streams(key, all_stratum[clusters]), len(clusters), args)
-            for k, thetas in zip(group, found, strict=True):
-                at, c = shared[k]
-                c.thetas = thetas
-                rows[at] = finish(c)
-    rows = [row for cell_rows in rows for row in cell_rows]
+    def build(self, *, share_draws: bool) -> None:
+        """Every cell's estimators; drawn here, one cell at a time, unless shared."""
+        args, values = self.args, self.values
+        benchmarks = _benchmark_codes(self.frame, args.by)
+        # each metric adds a cell's rows in its own value order: bit-stable sums
+        ranks = metric_ranks(values, [m.columns for m in args.metrics])
+        for cell in iter_cells(self.frame, args.by):
+            pos = cell.positions
+            if benchmarks is not None:
+                _note_mixed(args.metrics, values, benchmarks[pos], pos,
+                            cell_label(args.by, cell.values), self.notes)
+            codes, members = local_clusters(self.codes_of_rows[pos])
+            n_clusters = len(members)
+            cluster_stratum = np.zeros(n_clusters, dtype=np.intp)
+            if self.strata_codes is not None:
+                cluster_stratum[codes] = self.strata_codes[pos]
+            estimators = []
+            for metric, rank in zip(args.metrics, ranks, strict=True):
+                order = in_rank_order(pos, rank)
+                estimators.append(estimator_for(metric, values, pos[order], codes[order],
+                                                n_clusters))
+            c = _Cell(cell, members, cluster_stratum, estimators)
+            if share_draws:  # finished by _draw_shared, from one resampling of the clusters
+                self.shared.append((len(self.rows), c))
+                self.rows.append([])
+            else:
+                streams = _streams(args.seed, cell.key, cluster_stratum, self.strata_values)
+                c.thetas = cell_distributions(estimators, streams, n_clusters, args)
+                self.rows.append(self.finish(c))
 
-    _warn(notes)
-    out = pd.DataFrame(rows, columns=[*args.by, *SUMMARY_COLUMNS])
-    out["n_censored"] = out["n_censored"].astype("Int64")
-    out.attrs["provenance"] = {
-        "function": "summarize",
-        "method": args.method,
-        "confidence": args.confidence,
-        "n_resamples": args.n_resamples,
-        "seed": args.seed,
-        "draws": "shared by all cells" if share_draws else "per cell",
-        "cluster": args.cluster,
-        "strata": args.strata,
-        "by": list(args.by),
-        "metrics": [m.name for m in args.metrics],
-        "numpy": np.__version__,
-        "scipy": scipy.__version__,
-    }
-    return out
+    def result(self, *, share_draws: bool, draws: str | None = None) -> pd.DataFrame:
+        args = self.args
+        rows = [row for cell_rows in self.rows for row in cell_rows]
+        out = pd.DataFrame(rows, columns=[*args.by, *SUMMARY_COLUMNS])
+        out["n_censored"] = out["n_censored"].astype("Int64")
+        out.attrs["provenance"] = {
+            "function": "summarize",
+            "method": args.method,
+            "confidence": args.confidence,
+            "n_resamples": args.n_resamples,
+            "seed": args.seed,
+            "draws": draws or ("shared by all cells" if share_draws else "per cell"),
+            "cluster": args.cluster,
+            "strata": args.strata,
+            "by": list(args.by),
+            "metrics": [m.name for m in args.metrics],
+            "numpy": np.__version__,
+            "scipy": scipy.__version__,
+        }
+        return out
+
+
+def _draw_shared(tables: Sequence[_Table]) -> None:
+    """Draw once for the shared cells of ``tables`` whose clusters overlap, and finish them.
+
+    Cells whose clusters overlap (directly or through other cells, in any of the tables)
+    draw together from their clusters (within strata), seeded from those clusters' ids;
+    each cell's statistic is computed on the drawn clusters' rows of the cell.
+    """
+    cells = [(t, at, c) for t in tables for at, c in t.shared]
+    if not cells:
+        return
+    if len(tables) == 1:
+        ids = tables[0].cluster_ids
+        where = [np.arange(len(ids))]
+    else:  # the clusters of all the tables, by id, in sorted order
+        union = pd.Index(np.concatenate([t.cluster_ids for t in tables])).unique()
+        union = union.sort_values()
+        ids = np.asarray(union, dtype=object)
+        where = [union.get_indexer(pd.Index(t.cluster_ids)) for t in tables]
+    position = {id(t): w for t, w in zip(tables, where, strict=True)}
+    strata_values = None
+    stratum = np.zeros(len(ids), dtype=np.intp)
+    if tables[0].args.strata is not None:
+        names = sorted({v for t in tables for v in t.strata_values})
+        code = {v: i for i, v in enumerate(names)}
+        strata_values = names
+        for t in tables:
+            local = np.array([code[v] for v in t.strata_values], dtype=np.intp)
+            stratum[position[id(t)]] = local[t.cluster_strata()]
+    members = [position[id(t)][c.members] for t, _, c in cells]
+    args = tables[0].args
+    for group in overlapping_groups(members):
+        # one resampling of the clusters of cells that overlap, seeded from their ids;
+        # each cell's statistic on the drawn clusters' rows of the cell
+        clusters = np.unique(np.concatenate([members[k] for k in group]))
+        key = (("__clusters__", digest(ids[clusters])),)
+        found = shared_distributions(
+            [(np.searchsorted(clusters, members[k]), cells[k][2].estimators) for k in group],
+            _streams(args.seed, key, stratum[clusters], strata_values), len(clusters), args)
+        for k, thetas in zip(group, found, strict=True):
+            table, at, c = cells[k]
+            c.thetas = thetas
+            table.rows[at] = table.finish(c)
 
 
 _SUMMARY_DTYPES = {

@@ -19,6 +19,7 @@ from .builders import (
     accord_dynamics,
     accord_main,
     accord_main_and_cost,
+    accord_tables,
     bootstrap_options,
     failure_flags,
     goalshift_gsrt,
@@ -49,7 +50,7 @@ _PLOTS = ("model_palette", "plot_intervals", "plot_forest", "plot_passk", "plot_
 __all__ = [
     "format_table", "interval_caption", "FORMATS",
     "accord_table", "ACCORD_TABLE_METRICS",
-    "accord_main", "accord_dynamics", "accord_cost", "accord_main_and_cost", "goalshift_main",
+    "accord_main", "accord_dynamics", "accord_cost", "accord_main_and_cost", "accord_tables", "goalshift_main",
     "goalshift_gsrt",
     "failure_flags", "FAILURES", "bootstrap_options", "select", "preference_scores",
     "with_tue_points", "summarize_together",

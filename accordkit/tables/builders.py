@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..metrics.tue import tue_points
-from ..stats import summarize
+from ..stats import summarize, summarize_tables
 from .catalogue import (
     ACCORD_COST,
     ACCORD_DYNAMICS,
@@ -34,6 +34,7 @@ __all__ = [
     "accord_dynamics",
     "accord_cost",
     "accord_main_and_cost",
+    "accord_tables",
     "summarize_together",
     "goalshift_main",
     "goalshift_gsrt",
@@ -148,9 +149,93 @@ def accord_dynamics(preferences: pd.DataFrame, *,
     """
     prefs = preference_scores(preferences, include_incomplete=include_incomplete)
     out = summarize(prefs, [ACCORD_PREFERENCE], [*by, "dynamic"], **options)
+    return _in_dynamic_order(out, by)
+
+
+def _in_dynamic_order(table: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
+    """Rows of a dynamics table in :data:`ACCORD_DYNAMICS` order within each group."""
     order = {d: i for i, d in enumerate(ACCORD_DYNAMICS)}
-    return out.sort_values([*by, "dynamic"], key=lambda s: s.map(order) if s.name == "dynamic"
-                           else s, kind="stable").reset_index(drop=True)
+    return table.sort_values([*by, "dynamic"], key=lambda s: s.map(order)
+                             if s.name == "dynamic" else s,
+                             kind="stable").reset_index(drop=True)
+
+
+def accord_tables(episodes: pd.DataFrame, preferences: pd.DataFrame, *,
+                  by: Sequence[str] = ("agent_model", "method"),
+                  include_incomplete: bool = False, cluster: str | None = "scenario_id",
+                  method: str = "bca", confidence: float = 0.95, n_resamples: int = 10_000,
+                  seed: int = 0, share_draws: bool = True) -> dict[str, pd.DataFrame]:
+    """Every AcCoRD table of the report from one resampling of the scenarios.
+
+    Table 3 and the interaction cost, pooled and per domain, and Table 4 (preference score
+    by dynamic), pooled and per domain, are cuts of the same scenarios: one
+    :func:`accordkit.stats.summarize_tables` draws their resamples once instead of five
+    times (a million episodes: 83,334 scenarios x 10,000 resamples per draw). The pooled
+    tables are those of :func:`accord_main_and_cost` and :func:`accord_dynamics` with
+    ``share_draws=True`` to the last bit (their cells cover every scenario); the per-domain
+    tables' intervals are within Monte Carlo error of their own draws (docs/statistics.md,
+    "Shared draws").
+
+    Parameters
+    ----------
+    episodes, preferences : pandas.DataFrame
+        Episode and preference scores (:func:`accordkit.score`, or a score store).
+    by : sequence of str
+        The groups of every table (``domain`` is added in front for the per-domain ones).
+    include_incomplete : bool
+        As in :func:`accord_dynamics`.
+    cluster, method, confidence, n_resamples, seed
+        As in :func:`accordkit.summarize`.
+    share_draws : bool, default True
+        Must be True (accepted so that ``summarize`` options can be passed as they are).
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        ``main``, ``cost``, ``main_by_domain``, ``dynamics``, ``dynamics_by_domain``.
+
+    Examples
+    --------
+    >>> ep = pd.DataFrame({"agent_model": "m", "method": "react", "domain": "shop",
+    ...                    "scenario_id": ["s1", "s2", "s3", "s4"],
+    ...                    "completed": [True, True, True, False],
+    ...                    "outcome_score": [1.0, 0.5, 0.0, None],
+    ...                    "perfect_outcome": [1, 0, 0, 0], "task_score": [1.0, 0.5, 0.0, 0.0],
+    ...                    "n_env_actions": [3, 4, 5, 6], "n_utterances": [2, 2, 3, 4]})
+    >>> prefs = pd.DataFrame({"agent_model": "m", "method": "react", "domain": "shop",
+    ...                       "scenario_id": ["s1", "s1", "s2", "s3"],
+    ...                       "dynamic": ["hard", "soft", "hard", "hard"],
+    ...                       "satisfied": [True, False, True, False],
+    ...                       "completed": True})
+    >>> tables = accord_tables(ep, prefs, n_resamples=200, method="percentile")
+    >>> sorted(tables)
+    ['cost', 'dynamics', 'dynamics_by_domain', 'main', 'main_by_domain']
+    >>> tables["main"].set_index("metric")["estimate"]["task score"]
+    np.float64(0.375)
+    """
+    if share_draws is not True:
+        raise ValueError("accord_tables always shares its draws (share_draws=True); call "
+                         "accord_main, accord_cost and accord_dynamics for per-cell draws")
+    by = list(by)
+    options = {"cluster": cluster, "method": method, "confidence": confidence,
+               "n_resamples": n_resamples, "seed": seed}
+    prefs = preference_scores(preferences, include_incomplete=include_incomplete)
+    every = [*ACCORD_MAIN, *ACCORD_COST]
+    found = summarize_tables({
+        "main_cost": (episodes, every, by),
+        "main_by_domain": (episodes, list(ACCORD_MAIN), ["domain", *by]),
+        "dynamics": (prefs, [ACCORD_PREFERENCE], [*by, "dynamic"]),
+        "dynamics_by_domain": (prefs, [ACCORD_PREFERENCE], ["domain", *by, "dynamic"]),
+    }, **options)
+    both = found["main_cost"]
+    main_names = [m.name for m in ACCORD_MAIN]
+    return {
+        "main": both[both["metric"].isin(main_names).to_numpy()].reset_index(drop=True),
+        "cost": both[~both["metric"].isin(main_names).to_numpy()].reset_index(drop=True),
+        "main_by_domain": found["main_by_domain"],
+        "dynamics": _in_dynamic_order(found["dynamics"], by),
+        "dynamics_by_domain": _in_dynamic_order(found["dynamics_by_domain"], ["domain", *by]),
+    }
 
 
 def accord_cost(episodes: pd.DataFrame, *, by: Sequence[str] = ("agent_model", "method"),

@@ -166,6 +166,12 @@ def check_shared_tolerance(m: re.Match) -> None:
     assert f"<= {int(m.group('pct')) / 100} * width" in source
 
 
+def check_tables_tolerance(m: re.Match) -> None:
+    source = (REPO / "tests" / "stats" / "test_summarize_tables.py").read_text(encoding="utf-8")
+    assert f"n_resamples={int(_num(m.group('resamples')))}" in source
+    assert f"{int(m.group('pct')) / 100} * width" in source
+
+
 def check_small_cell(m: re.Match) -> None:
     from accordkit.stats.summarize import SMALL_CLUSTERS, SMALL_EVENTS
 
@@ -343,6 +349,8 @@ CLAIMS: list[tuple[str, Check]] = [
     (r"at most (?P<bits>26) significant bits", check_exact_parts),
     (r"at (?P<resamples>4,000) resamples: every\s+end within (?P<pct>\d+) % of the interval's "
      r"width", check_shared_tolerance),
+    (r"every end within (?P<pct>\d+) % of the\s+width at (?P<resamples>4,000) resamples",
+     check_tables_tolerance),
     (r"On the sample \(\s+, (?P<tasks>\d+) tasks × (?P<trials>\d+) trials\): sim-attentive has "
      r"mean (?P<a_mean>[\d.]+), icc (?P<a_icc>[\d.]+),\s+flip rate (?P<a_flip>[\d.]+) and mdd "
      r"(?P<a_mdd>[\d.]+); sim-persistent (?P<p_mean>[\d.]+), icc (?P<p_icc>[\d.]+), mdd "

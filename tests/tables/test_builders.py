@@ -188,3 +188,34 @@ def test_public_api_exports_the_builders():
     from accordkit.report import views
 
     assert views.accord_main is accord_main and plots.plot_intervals is ak.plot_intervals
+
+
+@pytest.fixture(scope="module")
+def sample_scores(sample_dir):
+    """The embedded AcCoRD sample's episode and preference scores."""
+    ds = ak.load(str(sample_dir / "accord"), cache=False)
+    return ak.score(ds), ak.score(ds, level="preference")
+
+
+def test_accord_tables_pooled_equal_the_shared_draw_builders_to_the_bit(sample_scores):
+    """One resampling for the report's five AcCoRD tables: the pooled ones are the bits of
+    their own builders with share_draws=True (their cells cover every scenario)."""
+    from accordkit.tables import accord_tables
+
+    episodes, prefs = sample_scores
+    options = {"n_resamples": 400, "seed": 4, "method": "bca"}
+    tables = accord_tables(episodes, prefs, by=["agent_model", "method"], **options)
+    main, cost = accord_main_and_cost(episodes, by=["agent_model", "method"],
+                                      share_draws=True, **options)
+    pd.testing.assert_frame_equal(tables["main"], main, check_exact=True)
+    pd.testing.assert_frame_equal(tables["cost"], cost, check_exact=True)
+    dyn = accord_dynamics(prefs, by=["agent_model", "method"], share_draws=True, **options)
+    pd.testing.assert_frame_equal(tables["dynamics"], dyn, check_exact=True)
+    # per domain: the same estimates; intervals from the larger resampling
+    by_domain = accord_main(episodes, by=["domain", "agent_model", "method"], **options)
+    np.testing.assert_array_equal(tables["main_by_domain"]["estimate"], by_domain["estimate"])
+    dyn_domain = accord_dynamics(prefs, by=["domain", "agent_model", "method"], **options)
+    np.testing.assert_array_equal(tables["dynamics_by_domain"]["estimate"],
+                                  dyn_domain["estimate"])
+    with pytest.raises(ValueError, match="always shares"):
+        accord_tables(episodes, prefs, share_draws=False, **options)
