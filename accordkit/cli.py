@@ -15,20 +15,21 @@ import sys
 from collections.abc import Sequence
 
 from . import __version__
+from .benchmarks import CATALOG, sample_parts
 
 DESCRIPTION = """\
 accordkit re-scores user-agent collaboration benchmarks and reports them.
 
   load      sources (hub ids, dataset folders, parquet/JSONL, tau2 and
             AgentChangeBench result files) become canonical episodes
-  score     accordkit's own metric implementations (AcCoRD, AgentChangeBench, tau2)
+  score     accordkit's own metric implementations ({names})
   judge     LLM-judged scores through litellm, cached on disk and resumable
   report    parameterized notebooks run by papermill -> HTML report, tables, figures
 
 Sources are recognised by content. A path that exists is never treated as a hub id. The
 command runs offline (HF_HUB_OFFLINE=1 unless set): set HF_HUB_OFFLINE=0 to read from
 the hub.
-"""
+""".format(names=", ".join(b.name for b in CATALOG.values()))
 
 EPILOG = """\
 examples:
@@ -327,7 +328,7 @@ def build_parser(*, commands: set[str] | None = None) -> argparse.ArgumentParser
     p.add_argument("--out", default="data/sample", help="output folder (default: data/sample)")
     p.add_argument("--seed", type=int, default=0, help="simulator seed (default: 0)")
     p.add_argument("--only", nargs="+", action="extend",
-                   choices=("accord", "goalshift", "verdicts"),
+                   choices=(*(s.part for s in sample_parts()), "verdicts"),
                    help="write only these parts")
     big = p.add_argument_group(
         "large sets", "With --episodes, write a large AcCoRD set instead of the sample: "

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 
 from ._internal.arrow import arrow_table
 from ._internal.gc import gc_paused
+from .benchmarks import scored_by
 from .metrics import accord, goalshift
 from .names import SCORE_OPTIONS
 from .schema import ID_COLUMNS
@@ -27,7 +28,9 @@ from .schema import ID_COLUMNS
 __all__ = ["score", "LEVELS", "SCORE_OPTIONS", "check_options"]
 
 LEVELS = ("episode", "preference", "shift", "action", "review", "review_error")
-GOALSHIFT_BENCHMARKS = ("agentchangebench", "tau2", "taubench")
+#: The benchmarks each metric family scores (the catalogue, :mod:`accordkit.benchmarks`).
+ACCORD_BENCHMARKS = scored_by(accord.__name__)
+GOALSHIFT_BENCHMARKS = scored_by(goalshift.__name__)
 
 
 def _id_columns(table: pa.Table) -> dict[str, pd.Series]:
@@ -181,7 +184,7 @@ def _score(ds: datasets.Dataset, *, level: str, shop_type_gate: bool, tcrr_mode:
         from .judges.verdicts import attach_verdicts
 
         table = attach_verdicts(table, verdicts)
-    accord_rows = _rows_of(table, ("accord",))
+    accord_rows = _rows_of(table, ACCORD_BENCHMARKS)
     goal_rows = _rows_of(table, GOALSHIFT_BENCHMARKS)
     if level == "episode" and len(goal_rows) == table.num_rows and table.num_rows:
         # goal-shift episodes only (every results file): one frame of the ids and metrics

@@ -24,6 +24,7 @@ KNOWN_CYCLES: list[set[str]] = []
 MAY_IMPORT = {
     "accordkit._internal": (),
     "accordkit.names": (),
+    "accordkit.benchmarks": ("accordkit.names",),   # the catalogue: names what is above
     "accordkit.faults": (),
     "accordkit.schema": ("accordkit.names", "accordkit._internal"),
     "accordkit.ingest": ("accordkit.schema", "accordkit.names", "accordkit.faults",
@@ -31,7 +32,7 @@ MAY_IMPORT = {
     "accordkit.load": ("accordkit.ingest", "accordkit.schema", "accordkit._internal"),
     "accordkit.readers": ("accordkit.ingest",),
     "accordkit.metrics": ("accordkit.schema", "accordkit.names", "accordkit.faults",
-                          "accordkit._internal", "accordkit.metrics"),
+                          "accordkit._internal", "accordkit.metrics", "accordkit.benchmarks"),
 }
 
 

@@ -16,6 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..benchmarks import judged_by
 from .calls import ItemRef, JudgeCall, JudgeSpec
 from .parse import INVALID, parse_gsrt
 from .prompts import fence_code, fill, load_prompt, quote
@@ -53,6 +54,6 @@ def parse(raw: str, call: JudgeCall) -> list[tuple[str, str]]:
     return [(INVALID if obj is None else json.dumps(obj, ensure_ascii=False), raw)]
 
 
-SPEC = JudgeSpec(name="gsrt", benchmarks=("agentchangebench", "tau2"), verdicts=(),
+SPEC = JudgeSpec(name="gsrt", benchmarks=judged_by("gsrt"), verdicts=(),
                  build=build, parse=parse,
                  has_stored=lambda episode: episode.get("gsrt_judge") is not None)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..benchmarks import judged_by
 from .calls import ItemRef, JudgeCall, JudgeSpec
 from .parse import parse_nl_results
 from .prompts import cut, fence_code, fill, load_prompt, quote
@@ -53,6 +54,6 @@ def parse(raw: str, call: JudgeCall) -> list[tuple[str, str]]:
     return parse_nl_results(raw, len(call.items))
 
 
-SPEC = JudgeSpec(name="nl_assertions", benchmarks=("agentchangebench", "tau2"),
+SPEC = JudgeSpec(name="nl_assertions", benchmarks=judged_by("nl_assertions"),
                  verdicts=LABELS, build=build, parse=parse,
                  has_stored=lambda episode: episode.get("nl_verdicts") is not None)

@@ -17,6 +17,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..benchmarks import judged_by
 from .calls import ItemRef, JudgeCall, JudgeSpec
 from .parse import parse_label
 from .prompts import PromptTemplate, fence_code, fill, load_prompt, quote
@@ -120,5 +121,5 @@ def _has_stored(episode: Mapping[str, Any]) -> bool:
     return any(p.get("satisfied") is not None for p in episode.get("preferences") or ())
 
 
-SPEC = JudgeSpec(name="outcome", benchmarks=("accord",), verdicts=LABELS, build=build,
-                 parse=parse, has_stored=_has_stored)
+SPEC = JudgeSpec(name="outcome", benchmarks=judged_by("outcome"), verdicts=LABELS,
+                 build=build, parse=parse, has_stored=_has_stored)

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..benchmarks import judged_by
 from ..faults import FAULT_TYPES, SEVERITIES
 from .calls import ItemRef, JudgeCall, JudgeSpec
 from .parse import INVALID, parse_json_object
@@ -161,7 +162,7 @@ def _has_stored(episode: Mapping[str, Any]) -> bool:
         return False
 
 
-SPEC = JudgeSpec(name="review", benchmarks=("tau2", "agentchangebench", "taubench"),
+SPEC = JudgeSpec(name="review", benchmarks=judged_by("review"),
                  verdicts=(), build=build, parse=parse, has_stored=_has_stored)
 
 

@@ -38,6 +38,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..benchmarks import judged_by
 from .prompts import fence_code, load_prompt
 from .transcript import dialogue_lines
 from .usersim import TESTS, scenario_text, user_turns
@@ -179,10 +180,11 @@ def make_sample_verdicts(ds: Any, *, seed: int = 0,
     ['standin/judge-a', 'standin/judge-b']
     """
     episodes = ds.to_list() if hasattr(ds, "to_list") else list(ds)
+    judged = judged_by("usersim_tests")
     cols: dict[str, list[Any]] = {c: [] for c in VERDICT_COLUMNS}
     for model in models:
         for ep in episodes:
-            if ep.get("benchmark") != "accord":
+            if ep.get("benchmark") not in judged:
                 continue
             tpl = load_prompt(f"usersim_tests.{ep['domain']}")
             for turn, answers in standin_answers(ep, model, seed=seed).items():

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..benchmarks import judged_by
 from .calls import ItemRef, JudgeCall, JudgeSpec
 from .parse import INVALID, parse_json_object, parse_label
 from .prompts import fence_code, fill, load_prompt, quote
@@ -100,5 +101,5 @@ def parse(raw: str, call: JudgeCall) -> list[tuple[str, str]]:
     return out
 
 
-SPEC = JudgeSpec(name="usersim_tests", benchmarks=("accord",), verdicts=LABELS, build=build,
-                 parse=parse, has_stored=lambda episode: False)
+SPEC = JudgeSpec(name="usersim_tests", benchmarks=judged_by("usersim_tests"), verdicts=LABELS,
+                 build=build, parse=parse, has_stored=lambda episode: False)

@@ -30,6 +30,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._internal.arrow import one_array, one_chunk
+from ..benchmarks import ids
 from ._calls import Transcripts
 from .goalshift import score_episodes
 from .gsrt import shift_rows
@@ -42,7 +43,8 @@ __all__ = ["compare_modes", "COMPARE_COLUMNS"]
 
 COMPARE_COLUMNS = ["source", "domain", "agent_model", "metric", "default", "upstream",
                    "upstream_mode", "n_episodes"]
-_GOALSHIFT = ("agentchangebench", "tau2")
+#: The benchmarks whose upstream definitions are compared (the catalogue's ``mode_comparison``).
+_GOALSHIFT = ids(mode_comparison=True)
 
 
 def _table(ds) -> pa.Table:

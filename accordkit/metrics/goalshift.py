@@ -18,6 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._internal.arrow import one_chunk
+from ..benchmarks import CATALOG
 from ._calls import Transcripts, _np
 from ._checks import check_episode_table
 from .gsrt import SHIFT_COLUMNS, gsrt_columns, shift_arrays, shift_rows
@@ -97,7 +98,10 @@ def outcome_rewards(benchmark: np.ndarray, termination: np.ndarray,
     excluded = np.array([t in EXCLUDED_TERMINATIONS for t in termination], dtype=bool)
     premature = np.array([t is not None and t not in evaluated for t in termination],
                          dtype=bool)
-    reward[premature & (np.asarray(benchmark, dtype=object) == "tau2") & np.isnan(reward)] = 0.0
+    bench = np.asarray(benchmark, dtype=object)
+    for spec in CATALOG.values():  # tau2 scores an early stop without a stored reward 0
+        if spec.premature_stop_reward is not None:
+            reward[premature & (bench == spec.id) & np.isnan(reward)] = spec.premature_stop_reward
     reward[excluded] = np.nan
     return reward
 

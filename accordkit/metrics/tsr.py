@@ -42,6 +42,7 @@ import pyarrow.compute as pc
 
 from .._internal.arrow import one_array
 from .._internal.jsontext import loads
+from ..benchmarks import ids
 from ._calls import Transcripts, _np, group_starts, join_positions, text_codes
 
 __all__ = [
@@ -63,7 +64,7 @@ def check_action_mode(action_mode: str) -> None:
         raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
 
 #: Benchmarks whose communicate strings are matched message by message, commas removed.
-PER_MESSAGE_BENCHMARKS = ("tau2", "taubench")
+PER_MESSAGE_BENCHMARKS = ids(communicate_rule="per_message")
 #: Base channel weights, in the order upstream sums them.
 BASE_WEIGHTS = {"action": 0.45, "nl_assertion": 0.30, "communicate_info": 0.25}
 

@@ -18,16 +18,14 @@ from typing import Any
 
 import pandas as pd
 
+from ..benchmarks import CATALOG
+
 __all__ = ["comparison_plan", "paired_comparisons", "benchmark_comparisons",
            "DEFAULT_COMPARISON_METRICS", "MIN_SHARED_TASKS"]
 
-#: Metrics compared per benchmark when none are given.
+#: Metrics compared per benchmark when none are given (the catalogue's ``comparison_metrics``).
 DEFAULT_COMPARISON_METRICS: dict[str, list[Any]] = {
-    "accord": ["task_score", "outcome_score", "completed"],
-    "agentchangebench": ["tsr", ("n_recovered", "n_shifts"), "reward"],
-    "tau2": ["reward", "success"],
-    "taubench": ["reward", "success"],
-}
+    b.id: list(b.comparison_metrics) for b in CATALOG.values()}
 
 _PLAN_COLUMNS = ["between_value", "baseline", "n_tasks", "n_shared", "comparable", "reason",
                  "n_compared"]

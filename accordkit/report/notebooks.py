@@ -1,6 +1,9 @@
 """The report's notebooks and what each needs to run.
 
 A notebook whose inputs are absent is skipped with the reason (a skip is not a failure).
+Which benchmarks a notebook shows is the benchmark catalogue's to say
+(:func:`accordkit.benchmarks.shown_in`): a notebook that needs ``"benchmarks"`` runs when
+the sources hold an episode of one of them.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .._internal.resources import notebook_folder
+from ..benchmarks import shown_in
 
 __all__ = ["NotebookSpec", "NOTEBOOKS", "InputFacts", "NOTEBOOK_DIR", "skip_reason",
            "declared_parameters", "notebook_parameters"]
@@ -18,13 +22,10 @@ __all__ = ["NotebookSpec", "NOTEBOOKS", "InputFacts", "NOTEBOOK_DIR", "skip_reas
 #: The notebooks' folder: ``notebooks/`` of a clone, or the installed package's copy.
 NOTEBOOK_DIR = notebook_folder()
 
-#: Requirement -> human-readable reason used when it is not met.
+#: Requirement -> human-readable reason used when it is not met (``"benchmarks"``: the
+#: notebook's own ``absent``).
 _REASONS = {
-    "accord": "no AcCoRD episodes in the sources",
-    "goalshift": "no AgentChangeBench episodes (the runs with goal shifts) in the sources; "
-                 "plain tau2 runs are on the tau2 page",
     "usersim_verdicts": "no stored usersim_tests verdicts (pass --verdicts FILE)",
-    "tau2": "no tau2-format episodes (tau2-bench, AgentChangeBench, τ-bench) in the sources",
     "two_models": "fewer than two agent configurations of one benchmark to compare",
     "episodes": "no episodes in the sources",
 }
@@ -32,12 +33,17 @@ _REASONS = {
 
 @dataclass(frozen=True)
 class NotebookSpec:
-    """One report notebook: file name, title, one-line description and requirements."""
+    """One report notebook: file name, title, one-line description and requirements.
+
+    ``absent`` is the reason it is skipped when it needs ``"benchmarks"`` (the benchmarks
+    the catalogue shows in it) and the sources hold none of them.
+    """
 
     name: str
     title: str
     description: str
     needs: tuple[str, ...]
+    absent: str = ""
 
     @property
     def path(self) -> Path:
@@ -53,18 +59,21 @@ NOTEBOOKS: tuple[NotebookSpec, ...] = (
     NotebookSpec("accord_results", "AcCoRD results",
                  "Table 3 (completion, outcome, perfect outcome, task score) and Table 4 "
                  "(per-dynamic preference scores, interaction cost) with clustered intervals.",
-                 ("accord",)),
+                 ("benchmarks",), "no AcCoRD episodes in the sources"),
     NotebookSpec("goalshift_results", "Goal-shift results (AgentChangeBench)",
                  "TSR and its channels, TUE, TCRR, recovery and GSRT, pass^k, by domain, model "
                  "and persona, and accordkit's definitions next to the upstream ones, for the "
                  "runs with goal shifts.",
-                 ("goalshift",)),
+                 ("benchmarks",),
+                 "no AgentChangeBench episodes (the runs with goal shifts) in the sources; "
+                 "plain tau2 runs are on the tau2 page"),
     NotebookSpec("tau2_results", "tau2 results (stored reward, pass^k, checks, cost)",
                  "tau2's own headline per domain and configuration: mean stored reward with "
                  "task-clustered intervals, pass^k and pass@k curves, the stored reward "
                  "checks, termination reasons, agent and user cost per task, and paired "
                  "comparisons within a domain and task set.",
-                 ("tau2",)),
+                 ("benchmarks",),
+                 "no tau2-format episodes (tau2-bench, AgentChangeBench, τ-bench) in the sources"),
     NotebookSpec("usersim_unit_tests", "User-simulator unit tests",
                  "AcCoRD Table 6 analog: pass rates per unit test and judge model, and the "
                  "agreement between judge models, from stored verdicts.",
@@ -123,15 +132,13 @@ class InputFacts:
         return cls(len(frame), frozenset(frame["benchmark"].astype(str)), configs,
                    frozenset(judges))
 
-    def has(self, need: str) -> bool:
-        if need == "accord":
-            return "accord" in self.benchmarks
-        if need == "goalshift":   # plain tau2 runs have no goal shifts: the tau2 page
-            return "agentchangebench" in self.benchmarks
-        if need == "tau2":
-            from .tau2_views import TAU2_BENCHMARKS
-
-            return bool(self.benchmarks & set(TAU2_BENCHMARKS))
+    def has(self, need: str, *, notebook: str | None = None) -> bool:
+        """Whether the sources meet ``need``; ``"benchmarks"`` asks for an episode of a
+        benchmark the catalogue shows in ``notebook``."""
+        if need == "benchmarks":   # e.g. plain tau2 runs have no goal shifts: the tau2 page
+            if notebook is None:
+                raise ValueError("the requirement 'benchmarks' needs the notebook's name")
+            return bool(self.benchmarks & set(shown_in(notebook)))
         if need == "usersim_verdicts":
             return "usersim_tests" in self.verdict_judges
         if need == "two_models":
@@ -143,7 +150,8 @@ class InputFacts:
 
 def skip_reason(spec: NotebookSpec, facts: InputFacts) -> str | None:
     """Why ``spec`` cannot run on these inputs, or None when it can."""
-    missing = [_REASONS[n] for n in spec.needs if not facts.has(n)]
+    missing = [spec.absent if n == "benchmarks" else _REASONS[n]
+               for n in spec.needs if not facts.has(n, notebook=spec.name)]
     return "; ".join(missing) or None
 
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..benchmarks import CATALOG
 from .comparisons import paired_comparisons
 from .tau2_views import with_configuration
 
@@ -28,8 +29,9 @@ __all__ = ["GROUP", "BINARY_METRICS", "reliability_episodes", "chosen_metrics",
 #: The columns a noise floor, a plan or a comparison never pools across.
 GROUP = ("benchmark", "domain", "configuration")
 
-#: The binary metric of each benchmark when the notebook is given none.
-BINARY_METRICS = {"accord": "completed", "agentchangebench": "success", "tau2": "success"}
+#: The binary metric of each benchmark when the notebook is given none (the catalogue's
+#: ``binary_metric``).
+BINARY_METRICS = {b.id: b.binary_metric for b in CATALOG.values()}
 
 _DIFF_COLUMNS = ["benchmark", "domain", "metric", "configuration", "baseline", "delta",
                  "ci_low", "ci_high", "p_adjusted", "n_pairs", "mdd", "exceeds_noise_floor"]

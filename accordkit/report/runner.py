@@ -19,6 +19,7 @@ from typing import Any
 from .._internal.pool import stop_pool
 from .._internal.redact import redact_sources
 from .._internal.resources import sample_folder
+from ..benchmarks import sample_parts
 from ..names import SCORE_OPTIONS
 from ..store import RepeatedEpisodesError, StoreChangedWarning
 from .filenames import run_folder
@@ -34,7 +35,7 @@ __all__ = ["build_report", "RunResult", "ReportResults", "DEFAULT_PARAMETERS",
 MAX_REASONS = 5
 
 #: The embedded sample (``data/sample`` of a clone, or the installed package's copy).
-SAMPLE_SOURCES = (str(sample_folder() / "accord"), str(sample_folder() / "goalshift"))
+SAMPLE_SOURCES = tuple(str(sample_folder() / s.part) for s in sample_parts())
 SAMPLE_VERDICTS = (str(sample_folder() / "verdicts" / "usersim_tests.parquet"),)
 
 #: Parameters every notebook accepts, with their defaults.

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..benchmarks import ids
 from ..metrics.stored_checks import BASIS_COMPONENTS, REWARD_CHECKS
 from ..names import CONFIG_COLUMNS
 from ..stats import Metric, summarize
@@ -38,7 +39,7 @@ __all__ = [
 ]
 
 #: Benchmarks whose episodes come from tau2-format result files.
-TAU2_BENCHMARKS = ("tau2", "agentchangebench", "taubench")
+TAU2_BENCHMARKS = ids(tau2_format=True)
 
 #: Shown for a configuration column the source file did not record.
 UNKNOWN = "?"

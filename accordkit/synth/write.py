@@ -7,21 +7,15 @@ from pathlib import Path
 
 import datasets
 
+from ..benchmarks import CATALOG, judged_by, resolve, sample_parts
 from ..save import save
 from ..schema import EPISODE_FEATURES
 
 __all__ = ["write_sample", "PARTS"]
 
-PARTS = ("accord", "goalshift", "verdicts")
-
-_DESCRIPTIONS = {
-    "accord": "AcCoRD-style episodes (shop and travel) from accordkit's scripted simulator: a "
-              "rule-based user with hard/soft-underspecified, unachievable and triggered "
-              "preferences, and scripted agents of different quality.",
-    "goalshift": "AgentChangeBench-style episodes (banking, airline, retail) from accordkit's "
-                 "scripted simulator: goal sequences with mid-conversation shifts, five "
-                 "personas, repeated tool calls, transfers, and stored judge output.",
-}
+#: The sample's parts: one per benchmark the catalogue simulates (its ``sample``), then the
+#: stand-in ``usersim_tests`` verdicts on the episodes that judge scores.
+PARTS = (*(sample.part for sample in sample_parts()), "verdicts")
 
 
 def _episodes(records: list[dict]) -> datasets.Dataset:
@@ -39,8 +33,9 @@ def write_sample(out: str | Path = "data/sample", *, seed: int = 0,
     seed : int
         Simulator seed.
     parts : iterable of str, optional
-        Subset of ``("accord", "goalshift", "verdicts")``; all by default. ``verdicts``
-        needs the AcCoRD episodes and regenerates them in memory when not written.
+        Subset of :data:`PARTS` (``("accord", "goalshift", "verdicts")``); all by default.
+        ``verdicts`` needs the AcCoRD episodes and regenerates them in memory when not
+        written.
 
     Returns
     -------
@@ -53,26 +48,27 @@ def write_sample(out: str | Path = "data/sample", *, seed: int = 0,
     if unknown:
         raise ValueError(f"unknown sample part(s) {sorted(unknown)}; expected {PARTS}")
     written: list[Path] = []
-    accord_ds = None
-    if "accord" in parts or "verdicts" in parts:
-        from .accord import generate_accord
-
-        accord_ds = _episodes(generate_accord(seed=seed)[0])
-        if "accord" in parts:
-            written.append(save(accord_ds, out / "accord", title="accordkit sample: AcCoRD",
-                                description=_DESCRIPTIONS["accord"]))
-    if "goalshift" in parts:
-        from .goalshift import generate_goalshift
-
-        ds = _episodes(generate_goalshift(seed=seed)[0])
-        written.append(save(ds, out / "goalshift", title="accordkit sample: goal shifts",
-                            description=_DESCRIPTIONS["goalshift"]))
+    judged: list[datasets.Dataset] = []   # the episodes the stand-in verdicts judge
+    for bench in CATALOG.values():
+        sample = bench.sample
+        if sample is None:
+            continue
+        for_verdicts = "verdicts" in parts and bench.id in judged_by("usersim_tests")
+        if sample.part not in parts and not for_verdicts:
+            continue
+        ds = _episodes(resolve(sample.generator)(seed=seed)[0])
+        if for_verdicts:
+            judged.append(ds)
+        if sample.part in parts:
+            written.append(save(ds, out / sample.part, title=sample.title,
+                                description=sample.description))
     if "verdicts" in parts:
         from ..judges.standin import make_sample_verdicts
         from ..judges.verdicts import write_verdicts
 
         path = out / "verdicts" / "usersim_tests.parquet"
         path.parent.mkdir(parents=True, exist_ok=True)
-        write_verdicts(make_sample_verdicts(accord_ds, seed=seed), path)
+        episodes = judged[0] if len(judged) == 1 else datasets.concatenate_datasets(judged)
+        write_verdicts(make_sample_verdicts(episodes, seed=seed), path)
         written.append(path)
     return written

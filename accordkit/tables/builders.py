@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..benchmarks import ids as benchmark_ids
 from ..metrics.tue import tue_points
 from ..stats import summarize, summarize_tables
 from .catalogue import (
@@ -368,7 +369,8 @@ def failure_flags(episodes: pd.DataFrame, preferences: pd.DataFrame | None = Non
 
     not_completed = (col("completed").astype("boolean") == False).fillna(False)  # noqa: E712
     if "benchmark" in episodes:  # an AcCoRD failure (no purchase); tau2 rows say `completed`
-        not_completed &= episodes["benchmark"].eq("accord").fillna(False)  # of termination
+        # of termination (the catalogue's ``incomplete_is_failure``)
+        not_completed &= episodes["benchmark"].isin(benchmark_ids(incomplete_is_failure=True))
     out["not_completed"] = not_completed
     bad_trig: set[str] = set()
     if preferences is not None and len(preferences):

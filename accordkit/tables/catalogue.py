@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from ..benchmarks import CATALOG
 from ..names import DYNAMICS
 from ..stats import Metric
 
@@ -77,12 +78,9 @@ GOALSHIFT_GSRT = (
 )
 
 #: Default metrics of a model comparison per benchmark (column names or ratio pairs, as
-#: :func:`accordkit.compare` takes them).
+#: :func:`accordkit.compare` takes them): each catalogue entry's ``paper_comparison_metrics``.
 COMPARISON_METRICS: dict[str, tuple[str | tuple[str, str], ...]] = {
-    "accord": ("task_score", "outcome_score", "completed"),
-    "agentchangebench": ("tsr", ("n_recovered", "n_shifts")),
-    "tau2": ("success",),
-}
+    b.id: b.paper_comparison_metrics for b in CATALOG.values() if b.paper_comparison_metrics}
 
 #: Every table of the catalogue by name.
 CATALOGUE: dict[str, tuple[Metric, ...]] = {

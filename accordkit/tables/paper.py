@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from ..benchmarks import shown_in_table
 from ..stats._point import point_estimates
 from .builders import preference_scores
 from .catalogue import (
@@ -62,7 +63,7 @@ def _rows(frame: pd.DataFrame, what: str, need: list[str]) -> pd.DataFrame:
         raise ValueError(f"the {what} frame lacks the columns {missing}; pass the output of "
                          f"accordkit.score(..., level={what[:-1]!r})")
     if "benchmark" in frame.columns:  # a score frame may mix benchmarks
-        frame = frame.loc[frame["benchmark"] == "accord"]
+        frame = frame.loc[frame["benchmark"].isin(shown_in_table(f"{__name__}:accord_table"))]
     return frame.reset_index(drop=True)
 
 
