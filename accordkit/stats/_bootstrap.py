@@ -11,6 +11,7 @@ x dynamic ...) then draws and reads its counts once instead of once per cell and
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -210,7 +211,7 @@ def shared_distributions(cells, streams, n_clusters, args) -> list[list[np.ndarr
     out: list[list[np.ndarray | None]] = []
     work = []  # (cell index, estimator index, members, estimator, plan)
     stacked: list[np.ndarray] = []
-    index: dict[bytes, int] = {}
+    index: dict[bytes, int] = {}   # a column's sha256 -> its place (duplicates once)
     for k, (members, estimators) in enumerate(cells):
         out.append([None] * len(estimators))
         for i in _needed(estimators, args.method):
@@ -226,7 +227,7 @@ def shared_distributions(cells, streams, n_clusters, args) -> list[list[np.ndarr
                     spread[members] = columns[:, j]
                     where = []
                     for part in exact_parts(spread, n_clusters):
-                        key = part.tobytes()
+                        key = hashlib.sha256(part.tobytes()).digest()
                         if key not in index:
                             index[key] = len(stacked)
                             stacked.append(part)
@@ -236,10 +237,12 @@ def shared_distributions(cells, streams, n_clusters, args) -> list[list[np.ndarr
     if not work:
         return out
     spans = _column_spans(stacked, n_clusters)
+    n_stacked = len(stacked)
+    del stacked, index   # the spans hold the columns now (a million episodes: 146 MB)
     for counts in _blocks(streams, n_clusters, args.n_resamples):
         products = None
         if spans:
-            products = np.empty((len(counts), len(stacked)))
+            products = np.empty((len(counts), n_stacked))
             for (lo, hi), (columns, matrix) in spans.items():
                 products[:, columns] = counts[:, lo:hi] @ matrix
         for _, _, members, est, plan, part in work:

@@ -14,7 +14,6 @@ import scipy
 from . import _estimators
 from ._bootstrap import cell_distributions, overlapping_groups, shared_distributions
 from ._cells import (
-    Cell,
     cell_label,
     cluster_codes,
     in_rank_order,
@@ -225,6 +224,7 @@ def summarize_tables(
         table = _Table(frame, metrics, by, cluster=cluster, strata=strata, method=method,
                        confidence=confidence, n_resamples=n_resamples, seed=seed)
         table.build(share_draws=True)
+        table.release_rows()
         built[name] = table
     _draw_shared(list(built.values()))
     notes: dict[str, list[str]] = {}
@@ -265,6 +265,7 @@ class _Table:
             self.codes_of_rows, cluster_ids = sorted_codes(frame[args.cluster])
             self.cluster_ids = np.asarray(cluster_ids, dtype=object)
         self.strata_codes = self.strata_values = None
+        self._cluster_strata: np.ndarray | None = None
         if args.strata is not None:
             self.strata_codes, self.strata_values = sorted_codes(frame[args.strata])
         self.notes: dict[str, list[str]] = {"bca": [], "degenerate": [], "empty": [],
@@ -276,17 +277,26 @@ class _Table:
 
     def cluster_strata(self) -> np.ndarray:
         """The stratum code of every cluster of the table (zeros without strata)."""
-        out = np.zeros(len(self.cluster_ids), dtype=np.intp)
-        if self.strata_codes is not None:
-            out[self.codes_of_rows] = self.strata_codes
-        return out
+        if self._cluster_strata is None:
+            out = np.zeros(len(self.cluster_ids), dtype=np.intp)
+            if self.strata_codes is not None:
+                out[self.codes_of_rows] = self.strata_codes
+            self._cluster_strata = out
+        return self._cluster_strata
+
+    def release_rows(self) -> None:
+        """Forget the row-level arrays once every cell has its estimators: a table waiting
+        for a shared resampling keeps only what finishing it needs (six million preference
+        rows held by several tables at once would otherwise cost hundreds of MB)."""
+        self.cluster_strata()   # remembered
+        self.frame = self.values = self.codes_of_rows = self.strata_codes = None
 
     def finish(self, c: _Cell) -> list[dict]:
         args = self.args
-        label = cell_label(args.by, c.cell.values)
-        keys = dict(zip(args.by, c.cell.values, strict=True))
+        label = cell_label(args.by, c.values)
+        keys = dict(zip(args.by, c.values, strict=True))
         return [{**keys, **_summary_row(metric, est, theta_b, c.cluster_stratum, args, label,
-                                        self.notes), "n_rows": len(c.cell.positions)}
+                                        self.notes), "n_rows": c.n_rows}
                 for metric, est, theta_b in zip(args.metrics, c.estimators, c.thetas,
                                                  strict=True)]
 
@@ -311,7 +321,7 @@ class _Table:
                 order = in_rank_order(pos, rank)
                 estimators.append(estimator_for(metric, values, pos[order], codes[order],
                                                 n_clusters))
-            c = _Cell(cell, members, cluster_stratum, estimators)
+            c = _Cell(cell.values, len(pos), members, cluster_stratum, estimators)
             if share_draws:  # finished by _draw_shared, from one resampling of the clusters
                 self.shared.append((len(self.rows), c))
                 self.rows.append([])
@@ -407,7 +417,8 @@ def _empty_summary(metrics: object, by: object) -> pd.DataFrame:
 class _Cell:
     """A table cell, its clusters (global codes) and its metrics' estimators."""
 
-    cell: Cell
+    values: tuple
+    n_rows: int
     members: np.ndarray
     cluster_stratum: np.ndarray
     estimators: list
