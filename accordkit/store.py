@@ -180,6 +180,11 @@ class InputRecord:
         :func:`accordkit.load` keeps one copy of each episode.
     real : str or None
         The file ``source`` resolves to, links followed (``source`` keeps the name given).
+    duplicates : int
+        Episodes of this input left out as copies of one read before, of the same content
+        (checkpoints of one run), when the store was scored with ``merge=True``
+        (:mod:`accordkit.engines.merge`): each episode is kept once, as
+        :func:`accordkit.load` keeps it.
     """
 
     index: int
@@ -195,6 +200,7 @@ class InputRecord:
     notes: list[str] = field(default_factory=list)
     same_as: int | None = None
     real: str | None = None
+    duplicates: int = 0
 
 
 def part_name(input_index: int, batch_index: int) -> str:

@@ -25,6 +25,7 @@ from ..store import (
     write_manifest,
     write_part,
 )
+from .merge import merge_repeats, with_modes_inputs
 from .plan import WorkItem, plan_work
 from .ray_cluster import RayUnreachableError
 from .reading import ItemReading
@@ -153,25 +154,32 @@ def _goalshift_sources(opened: Sequence[Any], origins: Sequence[str],
     return where
 
 
-def _check_pooled_sources(items: Sequence[WorkItem], tcrr_mode: str) -> None:
-    """Refuse a pooled TCRR mode when one source's goal-shift rows lie in several inputs.
+def _split_pooled_sources(items: Sequence[WorkItem], tcrr_mode: str,
+                          ) -> tuple[set[int], str | None]:
+    """The parquet inputs holding part of a source whose goal-shift rows lie in several
+    inputs, and the message of a refusal naming the first such source (or None).
 
     The upstream modes pool the tool calls of a whole source file, and a store scores each
     input apart: such a source would be scored in pieces, each with a wrong TCRR.
     """
     (modes,) = [i for i in items if i.kind == "modes"] or [None]
     if modes is None or len(modes.sources) < 2:
-        return
+        return set(), None
     inputs = modes.files()
     where = _goalshift_sources([open_parquet(i) for i in inputs], [i.fills for i in inputs])
+    split: set[str] = set()
+    message = None
     for src, pieces in where.items():
         files = sorted({inputs[f].name for f, _, _ in pieces})
         if len(files) > 1:
-            raise SplitSourceError(
+            split |= set(files)
+            message = message or (
                 f"tcrr_mode={tcrr_mode!r} pools the tool calls of a whole source file, but "
                 f"the goal-shift episodes of source {src or '(none)'!r} lie in {len(files)} "
                 f"inputs ({', '.join(files[:3])}); a store scores each input apart, so score "
-                f"them in one load: ak.score(ak.load([...]), tcrr_mode={tcrr_mode!r})")
+                f"them in one load: ak.score(ak.load([...]), tcrr_mode={tcrr_mode!r}), or "
+                "with merge=True")
+    return {i.input_index for i in items if i.kind == "parquet" and i.source in split}, message
 
 
 def _parquet_modes(item: WorkItem, *, split: str | None) -> Any:
@@ -431,8 +439,8 @@ def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "lo
                    modes: Mapping[str, Any] | None = None, progress: bool = True,
                    metadata: Mapping[str, Any] | None = None,
                    verdicts: Sequence[str] = (), revision: str | None = None,
-                   split: str | None = None, _fail_fast: bool = False,
-                   ) -> dict[str, Any]:
+                   split: str | None = None, merge: bool = False,
+                   _fail_fast: bool = False) -> dict[str, Any]:
     """Score ``sources`` batch by batch into a score store at ``out``.
 
     Parameters
@@ -465,6 +473,14 @@ def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "lo
     revision, split : str, optional
         :func:`accordkit.load`'s options: the hub revision; only the rows of this split
         (canonical files, dataset folders and hub ids).
+    merge : bool
+        Read the inputs that hold one episode more than once (checkpoints of one run) as one
+        load, each episode kept once as :func:`accordkit.load` keeps it, and so too the
+        parquet inputs among which a pooled TCRR mode finds a source file split
+        (:mod:`accordkit.engines.merge`; memory then holds those inputs at once). The
+        manifest lists them (``merged``) and each input's ``duplicates``. False: such a store
+        holds the episode twice (and is refused when read), and a split source is refused
+        (``SplitSourceError``).
 
     Returns
     -------
@@ -497,21 +513,26 @@ def score_to_store(sources: Sequence[str], *, out: str | Path, engine: str = "lo
         return _score_to_store(sources, out=out, engine=engine, num_proc=num_proc,
                                batch_size=batch_size, errors=errors, modes=modes,
                                progress=progress, metadata=metadata, verdicts=verdicts,
-                               revision=revision, split=split, _fail_fast=_fail_fast)
+                               revision=revision, split=split, merge=merge,
+                               _fail_fast=_fail_fast)
 
 
 def _score_to_store(sources: Sequence[str], *, out: Path, engine: str, num_proc: int,
                     batch_size: int, errors: str, modes: dict[str, Any], progress: bool,
                     metadata: Mapping[str, Any] | None, verdicts: Sequence[str],
-                    revision: str | None, split: str | None, _fail_fast: bool,
-                    ) -> dict[str, Any]:
+                    revision: str | None, split: str | None, merge: bool,
+                    _fail_fast: bool) -> dict[str, Any]:
     """:func:`score_to_store`, with the lock of ``out`` held."""
     _claim_store_folder(out)
     started = time.perf_counter()
     whole = modes.get("tcrr_mode") in POOLED_TCRR_MODES
     items, inputs = plan_work(sources, batch_size=batch_size, whole_files=whole, split=split)
+    together: set[int] = set()    # inputs read as one load (merge=True), not item by item
     if whole:
-        _check_pooled_sources(items, modes["tcrr_mode"])
+        split_inputs, refusal = _split_pooled_sources(items, modes["tcrr_mode"])
+        if refusal and not merge:
+            raise SplitSourceError(refusal)
+        together = with_modes_inputs(split_inputs, items)
     verdicts = tuple(str(Path(v).resolve()) if Path(v).exists() else str(v)
                      for v in verdicts)
     load_options = {k: v for k, v in (("revision", revision), ("split", split))
@@ -519,13 +540,15 @@ def _score_to_store(sources: Sequence[str], *, out: Path, engine: str, num_proc:
     options = {"modes": modes, "errors": errors, "metadata": metadata,
                "load_options": load_options, "verdicts": verdicts, "batch_size": batch_size}
     engine_extra: dict[str, Any] = {}
+    scored_items = [i for i in items
+                    if not {f.input_index for f in _items_of(i, items)} & together]
     if engine == "local":
-        results = _run_local(items, out=str(out), num_proc=num_proc, progress=progress,
+        results = _run_local(scored_items, out=str(out), num_proc=num_proc, progress=progress,
                              **options)
     else:
         from .ray_run import run_on_ray
 
-        results, engine_extra = run_on_ray(items, out=str(out), num_proc=num_proc,
+        results, engine_extra = run_on_ray(scored_items, out=str(out), num_proc=num_proc,
                                            progress=progress, **options)
     by_input: dict[int, InputRecord] = {r.index: r for r in inputs}
     # an error names its batch only when the input was read in several
@@ -546,6 +569,13 @@ def _score_to_store(sources: Sequence[str], *, out: Path, engine: str, num_proc:
                    if int(res["input_index"]) in batched or res.get("kind") == "modes"
                    else str(res["error"]))
             rec.error = msg if rec.error is None else f"{rec.error}; {msg}"
+    merged: list[int] = []
+    if merge:
+        merged = merge_repeats(out, items, inputs, group=together, modes=modes, errors=errors,
+                               metadata=metadata, load_options=load_options,
+                               verdicts=verdicts)
+        if merged:
+            engine_extra["merged"] = [inputs[i].source for i in merged]
     if _fail_fast:
         failed = [r for r in inputs if r.error]
         if failed:
@@ -559,6 +589,14 @@ def _score_to_store(sources: Sequence[str], *, out: Path, engine: str, num_proc:
     from ..store import read_manifest as _read
 
     return _read(out)
+
+
+def _items_of(item: WorkItem, items: Sequence[WorkItem]) -> list[WorkItem]:
+    """The parquet items a ``compare_modes`` item covers; any other item itself."""
+    if item.kind != "modes":
+        return [item]
+    names = set(item.sources)
+    return [i for i in items if i.kind == "parquet" and i.source in names]
 
 
 def write_scores(sources: str | Path | Sequence[str | Path], out: str | Path, *,
