@@ -193,14 +193,14 @@ def _write_group(ds: Any, origin: Any, group: Sequence[int], *, out: str | Path,
 
     from ..metrics.compare_modes import compare_modes
     from ..score import score
-    from .run import LEVELS, verdict_table
+    from .verdicts import verdict_table
 
     table = verdict_table([str(v) for v in verdicts])
     of_episode = dict(zip(ds["episode_id"], origin.tolist(), strict=True))
     for index, n in zip(*np.unique(origin, return_counts=True), strict=True):
         records[int(index)].episodes = int(n)
         records[int(index)].batches = 1
-    for level in LEVELS:
+    for level in LEVEL_DIRS:
         frame = score(ds, level=level, verdicts=table, **dict(modes))
         if not len(frame):
             continue

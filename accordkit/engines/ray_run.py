@@ -29,7 +29,7 @@ def _score_on_node(batch: Any, *, out: str, options: Mapping[str, Any]) -> Any:
     """map_batches function: score the batch's items and add the id of this node."""
     import ray
 
-    from .run import _ray_score_batch
+    from .item import _ray_score_batch
 
     frame = _ray_score_batch(batch, out=out, options=options)
     frame["node_id"] = ray.get_runtime_context().get_node_id()
