@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -247,18 +246,3 @@ def _write_modes(tables: list[Any], out: str, *, input_index: int, batch_index: 
     ds = episode_dataset(concat(tables))
     return int(write_part(out, "modes", compare_modes(ds), input_index=input_index,
                           batch_index=batch_index) is not None)
-
-
-def _ray_score_batch(batch: Any, *, out: str, options: Mapping[str, Any]) -> Any:
-    """map_batches function: score each work item of a (pandas) batch.
-
-    Items come as :meth:`WorkItem.encode` gives them (column ``item``) and results leave as
-    JSON text (column ``result``): both cross Ray's pandas batches whole, whatever they hold
-    (a dataset card, lists, a reason with a newline).
-    """
-    import pandas as pd
-
-    results = [json.dumps(score_item(WorkItem.decode(encoded), out=out, **options))
-               for encoded in batch["item"]]
-    return pd.DataFrame({"result": results})
-

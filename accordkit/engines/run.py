@@ -289,7 +289,8 @@ def _score_to_store(sources: Sequence[str], *, out: Path, engine: str, num_proc:
     else:
         from .ray_run import run_on_ray
 
-        results, engine_extra = run_on_ray(scored_items, out=str(out), num_proc=num_proc,
+        results, engine_extra = run_on_ray(scored_items, score=score_item, out=str(out),
+                                           num_proc=num_proc,
                                            progress=progress, **options)
     by_input: dict[int, InputRecord] = {r.index: r for r in inputs}
     # an error names its batch only when the input was read in several
