@@ -11,7 +11,10 @@ decides where batches are read and scored:
   this machine (``LocalCluster``).
 
 Every engine plans the same work items (:func:`plan_work`) and writes the same parts, so
-the stores they write read back identically, row for row.
+the stores they write read back identically, row for row. One item is scored by
+:mod:`.item`; with ``merge=True``, inputs that repeat an episode (or split a source file a
+pooled mode needs whole) are then read together and merged as :func:`accordkit.load` merges
+them (:mod:`.merge`).
 """
 
 from __future__ import annotations

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = ["cache_dir", "real_path", "cache_key", "files_key", "file_digest", "known_digest",
+           "file_sha256_remembered",
            "remember_digest", "StatTaken", "take_stat",
            "remembered_entry", "write_digests", "read_entry", "read_file", "write_entry",
            "store_file", "DigestNote", "CacheFile",
@@ -199,6 +200,31 @@ def file_digest(path: Path, *, memos: list[DigestNote] | None = None) -> bytes:
     known = known_digest(path, taken.stat)
     return known if known is not None else remember_digest(path, path.read_bytes(), taken,
                                                            memos=memos)
+
+
+def file_sha256_remembered(path: str | Path) -> tuple[str, os.stat_result]:
+    """The sha256 (hex) of a file's bytes, streamed, and its stat taken before the read.
+
+    The digest is taken from the memo :func:`file_digest` keeps when the file is unchanged,
+    and remembered there otherwise (unless the file is "racy" or changed while it was
+    read): a load that reads the file next finds its digest without hashing it again.
+    """
+    from .._internal import files as _files
+
+    real = real_path(path)
+    taken = take_stat(real)
+    known = known_digest(real, taken.stat)
+    if known is not None:
+        return known.hex(), taken.stat
+    digest = _files.file_sha256(real)
+    st, at = taken
+    try:
+        same = _stat_key(real.stat()) == _stat_key(st)
+    except OSError:
+        same = False
+    if same and at - st.st_mtime_ns / 1e9 > _RACY_SECONDS:
+        write_digests([DigestNote(real, {"stat": _stat_key(st), "sha256": digest})])
+    return digest, st
 
 
 def known_digest(path: Path, st: os.stat_result | None = None) -> bytes | None:

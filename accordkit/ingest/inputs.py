@@ -14,7 +14,6 @@ links followed, beside it. Two inputs are the same file when their ``real`` path
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -206,21 +205,24 @@ class Input(msgspec.Struct, frozen=True, kw_only=True):
 
     def with_digest(self) -> Input:
         """This input with the sha256, size and modification time of its file (local files
-        and URLs; anything else unchanged).
+        and URLs; anything else unchanged). A local file's digest is the one the episode
+        cache remembers for it while it is unchanged (:mod:`accordkit.ingest.cache`), and is
+        remembered there when it is taken, so that the file is hashed once.
 
         Raises
         ------
         OSError
             When the file cannot be read.
         """
-        from .._internal.files import file_sha256, stream_sha256
+        from .._internal.files import stream_sha256
+        from .cache import file_sha256_remembered
 
         if self.kind not in ("file", "run") or self.path is None:
             return self
         if self.is_url:
             with self.open() as fh:
                 return msgspec.structs.replace(self, sha256=stream_sha256(fh))
-        path = Path(self.path)
-        st = os.stat(path)
-        return msgspec.structs.replace(self, sha256=file_sha256(path), size=st.st_size,
+        # remembered with the episode cache's digests: reading the file next finds it
+        sha256, st = file_sha256_remembered(self.path)
+        return msgspec.structs.replace(self, sha256=sha256, size=st.st_size,
                                        mtime_ns=st.st_mtime_ns)

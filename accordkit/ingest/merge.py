@@ -16,7 +16,7 @@ import pyarrow as pa
 from ..schema import EpisodeValidationError
 from .context import ReadContext
 
-__all__ = ["drop_duplicates", "copy_name"]
+__all__ = ["drop_duplicates", "first_copies", "copy_name"]
 
 #: Columns that say where a record was read from; not part of an episode's content.
 PROVENANCE = ("source", "config", "split")
@@ -51,10 +51,31 @@ def drop_duplicates(table: pa.Table, where: list[tuple[str, str]], ctx: ReadCont
     ``where`` holds the (file, record) each row was read from; the copies of each episode
     kept once are added to ``duplicates`` (``episode_id -> copies``).
     """
+    keep = first_copies(table, where, ctx, duplicates)
+    return table if len(keep) == table.num_rows else table.take(pa.array(keep))
+
+
+def first_copies(table: pa.Table, where: list[tuple[str, str]], ctx: ReadContext,
+                 duplicates: dict[str, list[str]]) -> np.ndarray:
+    """The rows :func:`drop_duplicates` keeps (positions, in order): the first copy of each
+    episode id; a later copy of different content is a problem (``ctx``), one of the same
+    content is named in ``duplicates``.
+
+    Examples
+    --------
+    >>> from accordkit.ingest.context import ReadContext
+    >>> t = pa.table({"episode_id": ["a", "b", "a"], "source": ["x", "x", "y"]})
+    >>> dup = {}
+    >>> first_copies(t, [("x", "a"), ("x", "b"), ("y", "a")], ReadContext("skip"), dup).tolist()
+    [0, 1]
+    >>> dup
+    {'a': ['x', 'y']}
+    """
     ids = table.column("episode_id").to_numpy(zero_copy_only=False)
+    everything = np.arange(table.num_rows)
     uniq, counts = np.unique(ids, return_counts=True)
     if not (counts > 1).any():
-        return table
+        return everything
     dup_ids = set(uniq[counts > 1].tolist())
     if len(where) != table.num_rows:  # pragma: no cover - a part without its labels
         src = table.column("source").to_pylist()
@@ -81,5 +102,4 @@ def drop_duplicates(table: pa.Table, where: list[tuple[str, str]], ctx: ReadCont
                 copies.append(copy_name(where[r], str(eid)))
         if len(copies) > 1:
             duplicates[str(eid)] = copies
-    keep = np.setdiff1d(np.arange(table.num_rows), np.array(drop, dtype=np.int64))
-    return table.take(pa.array(keep))
+    return np.setdiff1d(everything, np.array(drop, dtype=np.int64))

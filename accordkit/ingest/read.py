@@ -292,14 +292,17 @@ class Reading:
                 taken = take_stat(real)
             except OSError:
                 taken = None
-        known = None if taken is None else _known_key(name, real, options, taken.stat)
+        sha = None if taken is None else known_digest(real, taken.stat)
+        known = None if sha is None else cache_key(None, path=name, options=options,
+                                                   digest=sha)
         entry = None if known is None else self._cached(real, known)
         key = known
         if entry is None:
             # the stat remembered with the digest is one taken before the bytes were read
             # and both are of the file ``real`` names (a symbolic link repointed meanwhile
-            # is read as it was when the load found where it led)
-            data, digest, taken = (real.read_bytes(), None, taken) if fetched is None \
+            # is read as it was when the load found where it led); a digest remembered for
+            # that stat (by the plan of a scoring run, say) is not taken again
+            data, digest, taken = (real.read_bytes(), sha, taken) if fetched is None \
                 else fetched
             digest = remember_digest(real, data, taken, memos=self.memos, digest=digest)
             key = cache_key(None, path=name, options=options, digest=digest)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 import subprocess
 from collections.abc import Iterable, Mapping, Sequence
@@ -16,17 +17,29 @@ from .._internal.files import file_sha256
 from .._internal.redact import redact_sources
 
 __all__ = ["collect_provenance", "file_sha256", "source_fingerprint", "git_revision",
-           "provenance_line"]
+           "provenance_line", "judges_of"]
 
 _PACKAGES = ("accordkit", "datasets", "pandas", "numpy", "scipy", "seaborn", "papermill",
              "litellm")
 
 
 def source_fingerprint(source: str, *, revision: str | None = None,
-                       hashes: Mapping[str, str] | None = None) -> dict[str, Any]:
+                       hashes: Mapping[str, str] | None = None,
+                       hash_files: bool = True) -> dict[str, Any]:
     """Identify a source: each file's sha256 for local paths, the revision for hub ids; a
     URL is named without its credentials. ``hashes`` (file -> sha256, from a score store's
-    manifest) are taken as they are: those files are not read again."""
+    manifest) are taken as they are: those files are not read again.
+
+    With ``hash_files=False`` no file is read: the digests are those of ``hashes`` only (a
+    report's, from its store's manifest), a folder lists the files of ``hashes`` inside it
+    (the inputs read from it), and a file the manifest holds no digest for (one that could
+    not be read) has ``sha256`` None. A source that is gone is still named by ``hashes``.
+
+    Examples
+    --------
+    >>> source_fingerprint("/runs", hashes={"/runs/a.json": "ab12"}, hash_files=False)
+    {'source': '/runs', 'kind': 'folder', 'files': {'a.json': 'ab12'}}
+    """
     from ..ingest.inputs import is_url
 
     known = dict(hashes or {})
@@ -37,9 +50,19 @@ def source_fingerprint(source: str, *, revision: str | None = None,
     if is_url(source):
         return {"source": redact_sources(source), "kind": "url"}
     path = Path(source)
-    if path.is_file():
+    if not hash_files:
+        if source in known:
+            return {"source": source, "kind": "file", "sha256": known[source]}
+        prefix = source.rstrip(os.sep) + os.sep
+        inside = {name[len(prefix):]: sha for name, sha in sorted(known.items())
+                  if name.startswith(prefix)}
+        if inside or path.is_dir():
+            return {"source": source, "kind": "folder", "files": inside}
+        if path.is_file():
+            return {"source": source, "kind": "file", "sha256": None}
+    elif path.is_file():
         return {"source": source, "kind": "file", "sha256": digest(path)}
-    if path.is_dir():
+    elif path.is_dir():
         files = sorted(p for p in path.rglob("*") if p.is_file() and ".cache" not in p.parts)
         return {"source": source, "kind": "folder",
                 "files": {str(p.relative_to(path)): digest(p) for p in files}}
@@ -68,7 +91,8 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _judges(verdict_paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+def judges_of(verdict_paths: Iterable[str | Path]) -> list[dict[str, Any]]:
+    """The judge, model and prompt version of each verdict file, with the file's sha256."""
     import pandas as pd
 
     rows = []
@@ -84,8 +108,13 @@ def _judges(verdict_paths: Iterable[str | Path]) -> list[dict[str, Any]]:
 def collect_provenance(*, sources: Sequence[str], parameters: Mapping[str, Any],
                        revision: str | None = None,
                        verdicts: Iterable[str | Path] = (),
-                       hashes: Mapping[str, str] | None = None) -> dict[str, Any]:
+                       hashes: Mapping[str, str] | None = None,
+                       hash_files: bool = True,
+                       judges: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:
     """Everything a reader needs to reproduce a report.
+
+    ``hashes`` and ``hash_files`` are :func:`source_fingerprint`'s; ``judges`` is
+    :func:`judges_of` of ``verdicts`` when taken already (a report's runs share it).
 
     Returns
     -------
@@ -103,8 +132,9 @@ def collect_provenance(*, sources: Sequence[str], parameters: Mapping[str, Any],
         "python": platform.python_version(),
         "packages": _versions(),
         "parameters": redact_sources(json.loads(json.dumps(dict(parameters), default=str))),
-        "sources": [source_fingerprint(s, revision=revision, hashes=hashes) for s in sources],
-        "judges": _judges(verdicts),
+        "sources": [source_fingerprint(s, revision=revision, hashes=hashes,
+                                       hash_files=hash_files) for s in sources],
+        "judges": [dict(j) for j in judges] if judges is not None else judges_of(verdicts),
     }
 
 

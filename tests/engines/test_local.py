@@ -177,7 +177,7 @@ def test_a_source_file_split_across_shards_is_one_row_group_of_the_modes_table(t
 def test_interleaved_source_files_read_each_row_group_once_per_pass(tmp_path, sample_dir,
                                                                      monkeypatch, pass_rows):
     # shuffled rows: every row group holds rows of every source file
-    from accordkit.engines import run
+    from accordkit.engines import item
 
     table = pq.read_table(sorted((sample_dir / "goalshift").rglob("*.parquet"))[0])
     table = table.take(pa.array(np.random.default_rng(1).permutation(table.num_rows)))
@@ -193,7 +193,7 @@ def test_interleaved_source_files_read_each_row_group_once_per_pass(tmp_path, sa
         return real(self, i, columns=columns, **kwargs)
 
     monkeypatch.setattr(pq.ParquetFile, "read_row_group", counted)
-    monkeypatch.setattr(run, "MODES_PASS_ROWS", pass_rows)
+    monkeypatch.setattr(item, "MODES_PASS_ROWS", pass_rows)
     score_to_store([str(tmp_path / "mixed.parquet")], out=tmp_path / "store", progress=False)
     full_reads = sum(whole for _, whole in reads)
     # one group per pass: each row group once per source; one pass: each row group once

@@ -79,13 +79,15 @@ def test_a_file_named_twice_is_scored_once(tmp_path, sample_dir):
 
 
 def test_a_batch_that_fails_half_written_leaves_no_part(tmp_path, sample_dir, monkeypatch):
-    real = run_mod.write_scored
+    from accordkit.engines import item as item_mod
+
+    real = item_mod.write_scored
 
     def write_then_fail(ds, out, **kw):
         real(ds, out, **kw)  # every level written ...
         raise OSError("disk full")  # ... then the batch fails
 
-    monkeypatch.setattr(run_mod, "write_scored", write_then_fail)
+    monkeypatch.setattr(item_mod, "write_scored", write_then_fail)
     files = sorted(str(p) for p in (sample_dir / "goalshift").rglob("*.parquet"))
     out = tmp_path / "store"
     manifest = score_to_store(files[:1], out=out, progress=False, batch_size=10_000)

@@ -92,7 +92,9 @@ def test_inputs_holding_one_episode_twice_are_merged_as_ak_load_does(tmp_path, t
                        progress=False, notebooks=["tau2_results"])
     assert [r.status for r in res] == ["ok"]
     store = tmp_path / "rep" / "scores"
-    assert read_manifest(store)["engine"] == "report"
+    # one route: the report scored its sources into its store, reading the two inputs
+    # together (as one load) to keep each episode once
+    assert read_manifest(store)["merged"] == [str(one), str(copy)]
     ids = ak.read_scores(store)["episode_id"]
     assert not ids.duplicated().any() and len(ids) == len(ak.load(str(one)))
 
