@@ -367,7 +367,8 @@ def test_sigterm_stops_the_workers_with_the_command(tmp_path, shards):
     assert kids, "no worker started"
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=30) == 130
-    assert "interrupted" in proc.stderr.read()
+    with proc.stderr:                                   # closed after: no ResourceWarning
+        assert "interrupted" in proc.stderr.read()
     time.sleep(0.5)
     alive = [k for k in kids if Path(f"/proc/{k}").exists()
              and "Z" not in Path(f"/proc/{k}/stat").read_text().split()[2]]
