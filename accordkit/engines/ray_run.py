@@ -16,7 +16,7 @@ into the store, and listed, exactly once.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .plan import WorkItem
@@ -25,22 +25,30 @@ from .ray_cluster import cluster_nodes, ray_session
 __all__ = ["run_on_ray", "node_records"]
 
 
-def _score_on_node(batch: Any, *, out: str, options: Mapping[str, Any]) -> Any:
-    """map_batches function: score the batch's items and add the id of this node."""
+def _score_on_node(batch: Any, *, score: Callable[..., dict[str, Any]], out: str,
+                   options: Mapping[str, Any]) -> Any:
+    """map_batches function: score the batch's items and add the id of this node.
+
+    Items come as :meth:`WorkItem.encode` gives them (column ``item``) and results leave as
+    JSON text (column ``result``): both cross Ray's pandas batches whole, whatever they hold
+    (a dataset card, lists, a reason with a newline).
+    """
+    import pandas as pd
     import ray
 
-    from .run import _ray_score_batch
+    results = [json.dumps(score(WorkItem.decode(encoded), out=out, **options))
+               for encoded in batch["item"]]
+    return pd.DataFrame({"result": results,
+                         "node_id": ray.get_runtime_context().get_node_id()})
 
-    frame = _ray_score_batch(batch, out=out, options=options)
-    frame["node_id"] = ray.get_runtime_context().get_node_id()
-    return frame
 
-
-def run_on_ray(items: Sequence[WorkItem], *, out: str, num_proc: int, progress: bool,
+def run_on_ray(items: Sequence[WorkItem], *, score: Callable[..., dict[str, Any]], out: str,
+               num_proc: int, progress: bool,
                **options: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Score every item on Ray (``RAY_ADDRESS``, else a local Ray of ``num_proc`` CPUs).
 
-    ``options`` are :func:`~accordkit.engines.run.score_item`'s.
+    ``score`` scores one item (:func:`~accordkit.engines.run.score_item`, passed in so that
+    this module needs nothing from the engine that calls it); ``options`` are its options.
 
     Returns
     -------
@@ -60,7 +68,8 @@ def run_on_ray(items: Sequence[WorkItem], *, out: str, num_proc: int, progress: 
         data = ray.data.from_items([{"item": i.encode().decode()} for i in items],
                                    override_num_blocks=max(1, len(items)))
         scored = data.map_batches(_score_on_node, batch_size=1, batch_format="pandas",
-                                  fn_kwargs={"out": str(out), "options": dict(options)})
+                                  fn_kwargs={"score": score, "out": str(out),
+                                             "options": dict(options)})
         rows = scored.take_all()
         after = cluster_nodes()
     _remove_stale_temp(out)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
 import shutil
 import time
@@ -381,20 +380,6 @@ def _run_local(items: Sequence[WorkItem], *, out: str, num_proc: int, progress: 
     return results
 
 
-def _ray_score_batch(batch: Any, *, out: str, options: Mapping[str, Any]) -> Any:
-    """map_batches function: score each work item of a (pandas) batch.
-
-    Items come as :meth:`WorkItem.encode` gives them (column ``item``) and results leave as
-    JSON text (column ``result``): both cross Ray's pandas batches whole, whatever they hold
-    (a dataset card, lists, a reason with a newline).
-    """
-    import pandas as pd
-
-    results = [json.dumps(score_item(WorkItem.decode(encoded), out=out, **options))
-               for encoded in batch["item"]]
-    return pd.DataFrame({"result": results})
-
-
 #: Written first into a store's folder: it marks the folder's part folders as a store's, so
 #: that a rerun after an interruption may clear them (and never a folder of the user's).
 STORE_MARKER = ".accordkit-store"
@@ -525,7 +510,8 @@ def _score_to_store(sources: Sequence[str], *, out: Path, engine: str, num_proc:
     else:
         from .ray_run import run_on_ray
 
-        results, engine_extra = run_on_ray(items, out=str(out), num_proc=num_proc,
+        results, engine_extra = run_on_ray(items, score=score_item, out=str(out),
+                                           num_proc=num_proc,
                                            progress=progress, **options)
     by_input: dict[int, InputRecord] = {r.index: r for r in inputs}
     # an error names its batch only when the input was read in several
