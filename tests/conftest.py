@@ -88,3 +88,19 @@ def hostile_report(tmp_path_factory, tau2_dir, sample_dir) -> Path:
 
     return build(tmp_path_factory.mktemp("hostile"),
                  template=tau2_dir / "airline_grok-3_4tasks_4trials.json", sample=sample_dir)
+
+
+#: Released AgentChangeBench files that define a task twice with different content (so upstream
+#: released them): reading one warns so, and a test that reads it asserts the warning.
+TWICE_DEFINED = frozenset({"banking_gpt-4.1_legacy-reward_meta-tags_7sims.json"})
+
+
+def warns_of_twice_defined_tasks(paths):
+    """``pytest.warns`` for the warning that reading these files gives when one of them is in
+    :data:`TWICE_DEFINED`, else a context that expects nothing."""
+    import contextlib
+
+    paths = [paths] if isinstance(paths, (str, Path)) else paths
+    if any(Path(p).name in TWICE_DEFINED for p in paths):
+        return pytest.warns(UserWarning, match="is defined 2 times with different content")
+    return contextlib.nullcontext()

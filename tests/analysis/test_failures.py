@@ -14,6 +14,7 @@ from accordkit.analysis.failures import (
     failure_taxonomy,
 )
 from accordkit.metrics.reviews import reviews_from_json
+from accordkit.stats import DegenerateIntervalWarning
 
 
 def _diff():
@@ -63,8 +64,13 @@ def test_indicators_by_hand():
 
 
 def test_taxonomy_shares_and_cells():
-    t = failure_taxonomy(EPISODES, actions=_diff(), reviews=_reviews(), by="domain",
-                         n_resamples=500, method="percentile")
+    # domain y holds one episode, and some resamples of x draw none reviewed: both said
+    with pytest.warns(DegenerateIntervalWarning,
+                      match="fewer than two clusters|some resamples drew no rows") as caught:
+        t = failure_taxonomy(EPISODES, actions=_diff(), reviews=_reviews(), by="domain",
+                             n_resamples=500, method="percentile")
+    said = " ".join(str(w.message) for w in caught)
+    assert "'failed' in domain='y'" in said and "'agent_error' in domain='x'" in said
     x = t[t["domain"] == "x"].set_index("metric")
     assert x.loc["failed", "estimate"] == pytest.approx(2 / 3)
     assert x.loc["extra_write", "estimate"] == pytest.approx(1 / 3)

@@ -49,13 +49,15 @@ def test_two_runs_started_together_never_mix(tmp_path, sample_dir):
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     second = subprocess.Popen([*cmd, str(sample_dir / "accord")], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    codes = sorted([first.wait(timeout=300), second.wait(timeout=300)])
+    # communicate() reads and closes each run's pipes (wait() left them open: ResourceWarning)
+    errs = [run.communicate(timeout=300)[1] for run in (first, second)]
+    codes = sorted([first.returncode, second.returncode])
     manifest = read_manifest(out)
     frame = read_scores(out)
     assert len(frame) == manifest["episodes"]
     assert set(frame["benchmark"]) in ({"accord"}, {"agentchangebench"}), "one run's only"
     assert codes == [0, 1]
-    loser = (first if first.returncode else second).stderr.read()
+    loser = errs[0] if first.returncode else errs[1]
     # it found the store being written, or (the first run done already) finished
     assert "another accordkit run" in loser \
         or "already holds a finished score store" in loser, loser

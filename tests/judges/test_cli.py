@@ -106,7 +106,9 @@ def test_killed_run_resumes_without_re_requesting_stored_items(source, tmp_path,
         time.sleep(0.02)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
-    assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode()[-2000:]
+    with proc.stderr:                       # closed after reading: no ResourceWarning
+        err = proc.stderr.read().decode()[-2000:]
+    assert proc.returncode == -signal.SIGKILL, err
     assert not (tmp_path / "out" / "verdicts.parquet").exists()
     stored = {json.loads(p.read_text())["messages"][1]["content"]
               for p in JudgeCache(cache_dir).entries()}

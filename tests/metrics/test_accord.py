@@ -67,7 +67,8 @@ def test_incomplete_episode_scores_zero_task_and_no_outcome():
 
 def test_zero_preference_episodes():
     t = table(episode("done", prefs=[]), episode("fail", completed=False, prefs=[]))
-    out = score_episodes(t)
+    with pytest.warns(UserWarning, match=r"1 completed AcCoRD episode\(s\) have no outcome \(done\)"):
+        out = score_episodes(t)
     assert out["n_preferences"].tolist() == [0, 0]
     assert math.isnan(out.loc[0, "outcome_score"]) and math.isnan(out.loc[0, "task_score"])
     assert out.loc[0, "perfect_outcome"] == False  # noqa: E712
@@ -82,7 +83,8 @@ def test_unknown_completion_propagates_as_missing():
 
 
 def test_preferences_not_recorded_give_missing_counts():
-    row = score_episodes(table(episode("e", prefs=None))).iloc[0]
+    with pytest.warns(UserWarning, match=r"1 completed AcCoRD episode\(s\) have no outcome \(e\)"):
+        row = score_episodes(table(episode("e", prefs=None))).iloc[0]
     assert row["n_preferences"] is pd.NA and row["n_judged"] is pd.NA
     assert math.isnan(row["outcome_score"])
 
@@ -108,7 +110,8 @@ def test_message_counts():
         msg("user", "ok", calls=1),                              # a user tool call: not env
         msg("assistant", "Done", kind="thought"),                # a thought is not addressed
     ]
-    row = score_episodes(table(episode("e", messages=messages))).iloc[0]
+    with pytest.warns(UserWarning, match=r"1 completed AcCoRD episode\(s\) have no outcome \(e\)"):
+        row = score_episodes(table(episode("e", messages=messages))).iloc[0]
     assert (row["n_env_actions"], row["n_utterances"], row["n_user_utterances"]) == (3, 2, 2)
 
 
@@ -149,7 +152,8 @@ def test_shop_type_gate():
     assert off["outcome_score"].tolist()[:2] == pytest.approx([2 / 3, 2 / 3])
     assert off["product_type_ok"].tolist()[:2] == [False, True]
     assert off["price_ok"].tolist()[:2] == [True, False]
-    on = score_episodes(t, shop_type_gate=True)
+    with pytest.warns(UserWarning, match=r"1 completed AcCoRD episode\(s\) have no outcome \(unknown\)"):
+        on = score_episodes(t, shop_type_gate=True)
     assert on.loc[0, "outcome_score"] == 0.0 and on.loc[0, "n_satisfied"] == 0
     assert on.loc[1, "outcome_score"] == pytest.approx(2 / 3)
     assert math.isnan(on.loc[2, "outcome_score"])          # gate cannot be applied

@@ -225,7 +225,8 @@ def test_sample_has_what_the_metrics_need(sample):
     per_model = ep.groupby("agent_model")[["tsr", "tcrr", "recovery_rate"]].mean()
     assert per_model.loc["sim-attentive", "tsr"] > per_model.loc["sim-persistent", "tsr"]
     assert per_model.loc["sim-attentive", "tcrr"] < per_model.loc["sim-persistent", "tcrr"]
-    passk = pass_hat_k(ep, by="agent_model")
+    with pytest.warns(UserWarning, match=r"by=\['agent_model'\] pools 3 domains"):
+        passk = pass_hat_k(ep, by="agent_model")
     assert passk.groupby("agent_model")["k"].max().tolist() == [3, 3]
     hat = passk.pivot(index="k", columns="agent_model", values="pass_hat_k")
     assert (hat["sim-attentive"] > hat["sim-persistent"]).all()

@@ -268,6 +268,7 @@ def test_sigterm_stops_a_report_and_its_kernels_at_once(tmp_path, sample_dir):
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) == 130
     took = time.monotonic() - sent
+    proc.stderr.close()                          # the run is over: no ResourceWarning
     assert took < 8, took                        # not after every queued notebook
     gone, alive = psutil.wait_procs(family, timeout=10)
     assert not alive, f"left running: {[p.cmdline()[:3] for p in alive]}"

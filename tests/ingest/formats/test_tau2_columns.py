@@ -24,6 +24,7 @@ from accordkit.ingest.formats.tau2.typed import decode_results
 from accordkit.schema import RULES, rule_problem
 from accordkit.schema.arrow import canonical_schema
 
+from ...conftest import warns_of_twice_defined_tasks
 from ...test_load_errors import _results, _sim, _write
 
 _MESSAGE_RULES = tuple(r for r in RULES if r.path.startswith("messages"))
@@ -55,7 +56,8 @@ def _fixture_files(acb_dir, tau2_dir) -> list:
 def test_column_equals_from_pylist_on_every_fixture_file(acb_dir, tau2_dir):
     n_messages = 0
     for path in _fixture_files(acb_dir, tau2_dir):
-        items = _typed(path.read_bytes(), str(path))
+        with warns_of_twice_defined_tasks(path):
+            items = _typed(path.read_bytes(), str(path))
         column = messages_column(items)
         assert column.equals(_reference(items)), path.name
         n_messages += sum(len(item) for item in items)
@@ -64,7 +66,9 @@ def test_column_equals_from_pylist_on_every_fixture_file(acb_dir, tau2_dir):
 
 def test_typed_messages_keep_every_message_rule(acb_dir, tau2_dir):
     for path in _fixture_files(acb_dir, tau2_dir):
-        for item in _typed(path.read_bytes(), str(path)):
+        with warns_of_twice_defined_tasks(path):
+            items = _typed(path.read_bytes(), str(path))
+        for item in items:
             assert rule_problem({"messages": item.records()}, rules=_MESSAGE_RULES) is None
 
 

@@ -35,6 +35,11 @@ def raw(fixture_path):
     return json.loads(fixture_path.read_text())
 
 
+def _no_model():
+    """The warning a τ-bench file whose name does not say the agent model gives on load."""
+    return pytest.warns(UserWarning, match="does not say the agent model")
+
+
 def _write(tmp_path, records, name="run.json"):
     path = tmp_path / name
     path.write_text(json.dumps(records))
@@ -64,7 +69,8 @@ def test_fixture_is_recognised_by_content_and_mapped(fixture_path, raw):
 
 
 def test_messages_keep_tool_calls_and_results(fixture_path, raw):
-    row = ak.load(fixture_path)[0]
+    with _no_model():
+        row = ak.load(fixture_path)[0]
     traj = raw[0]["traj"]
     assert [m["role"] for m in row["messages"]] == [m["role"] for m in traj]
     assert [m["turn_idx"] for m in row["messages"]] == list(range(len(traj)))
@@ -80,7 +86,8 @@ def test_messages_keep_tool_calls_and_results(fixture_path, raw):
 
 
 def test_expected_actions_outputs_and_endings(fixture_path, raw):
-    ds = ak.load(fixture_path)
+    with _no_model():
+        ds = ak.load(fixture_path)
     crit = ds[0]["criteria"]
     task = raw[0]["info"]["task"]
     assert [a["name"] for a in crit["actions"]] == [a["name"] for a in task["actions"]]
@@ -146,8 +153,9 @@ def test_metadata_given_to_load_wins(tmp_path, raw, fixture_path):
     ds = ak.load(_write(tmp_path, raw, name), metadata={"agent_model": "gpt-4o-2024-05-13"})
     assert set(ds["agent_model"]) == {"gpt-4o-2024-05-13"}
     assert set(ds["method"]) == {"tool-calling"}              # the rest from the name
-    ds = ak.load(fixture_path, metadata={"domain": "airline", "user_model": "gpt-4o",
-                                         "split": "test"})
+    with _no_model():
+        ds = ak.load(fixture_path, metadata={"domain": "airline", "user_model": "gpt-4o",
+                                             "split": "test"})
     assert set(ds["user_model"]) == {"gpt-4o"} and set(ds["split"]) == {"test"}
     with pytest.raises(EpisodeValidationError, match=r"unknown metadata key\(s\) \['model'\]"):
         ak.load(fixture_path, metadata={"model": "x"})
@@ -170,7 +178,8 @@ def test_domain_from_tools_prompt_or_metadata(tmp_path, raw):
     with pytest.raises(EpisodeValidationError, match="metadata=") as info:
         ak.load(path)
     assert info.value.field == "domain" and info.value.source == str(path)
-    assert set(ak.load(path, metadata={"domain": "telecom"})["domain"]) == {"telecom"}
+    with _no_model():
+        assert set(ak.load(path, metadata={"domain": "telecom"})["domain"]) == {"telecom"}
 
 
 # --------------------------------------------------------------------------- run errors
@@ -181,7 +190,8 @@ def test_a_run_that_raised_is_its_own_termination_reason_and_a_failure(tmp_path,
     records.append({"task_id": 1, "trial": 4, "reward": 0.0, "traj": [],
                     "info": {"error": "RateLimitError: too many requests",
                              "traceback": "Traceback ...\nRateLimitError"}})
-    ds = ak.load(_write(tmp_path, records))
+    with _no_model():
+        ds = ak.load(_write(tmp_path, records))
     assert len(ds) == 13 and set(ds["num_trials"]) == {5}
     row = ds[12]
     assert row["termination_reason"] == RUN_ERROR and row["reward"] == 0.0
@@ -228,7 +238,7 @@ def test_bad_records_name_file_record_and_field(tmp_path, raw, what, breaker, fi
     assert err.source == str(path)
     assert err.record == "task 2 trial 1 (item 5)"
     assert err.field.endswith(field)
-    with pytest.warns(ak.SkippedRecordsWarning) as caught:
+    with pytest.warns(ak.SkippedRecordsWarning) as caught, _no_model():
         ds = ak.load(path, errors="skip")
     broken_id = f"taubench/{run_id(json.loads(path.read_text()), str(path))}/2/1"
     assert len(ds) == 11 and broken_id not in ds["episode_id"]
@@ -238,10 +248,12 @@ def test_bad_records_name_file_record_and_field(tmp_path, raw, what, breaker, fi
 
 def test_read_taubench_raise_and_skip(raw):
     broken = _break(raw, 0, lambda r: r.update(trial="zero"))
-    with pytest.raises(EpisodeValidationError, match="expected an integer") as info:
+    with pytest.raises(EpisodeValidationError, match="expected an integer") as info, \
+            _no_model():
         read_taubench(broken, source="x.json")
     assert info.value.record == "item 0" and info.value.field == "trial"
-    items = read_taubench(broken, source="x.json", errors="skip")
+    with _no_model():
+        items = read_taubench(broken, source="x.json", errors="skip")
     assert isinstance(items[0], EpisodeValidationError)
     assert all(isinstance(i, dict) for i in items[1:])
 
