@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..benchmarks import scored_by
 from .format import (
     _DTYPES_KEY,
     _LATER_LEVELS,
@@ -185,14 +186,19 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     return frame.drop(columns=list(ORDER_COLUMNS))
 
 
+#: The benchmarks of the metric family whose columns :func:`accordkit.score` puts first.
+_FIRST_FAMILY = scored_by("accordkit.metrics.accord")
+
+
 def _has_accord(benchmark: Any) -> bool:
     """Whether a part's ``benchmark`` column (pandas or Arrow) holds an AcCoRD row."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     if isinstance(benchmark, pa.ChunkedArray | pa.Array):
-        return bool(pc.any(pc.equal(benchmark.cast(pa.string()), "accord")).as_py())
-    return bool((benchmark == "accord").any())
+        found = pc.is_in(benchmark.cast(pa.string()), value_set=pa.array(_FIRST_FAMILY))
+        return bool(pc.any(found).as_py())
+    return bool(benchmark.isin(_FIRST_FAMILY).any())
 
 
 def _read_categorical(parts: Sequence[Path], want: Sequence[str] | None) -> Any:
