@@ -141,7 +141,8 @@ def store_section(store: Path, run: dict) -> str:
         "(`accordkit synth --episodes 1000000 --shards 16 --num-proc 2`, then "
         "`accordkit score --num-proc 2`); default settings (10,000 resamples, BCa, "
         "2 notebooks at a time). The AcCoRD results notebook resamples the scenarios once for "
-        "the cells that share them (`share_draws=True`, docs/statistics.md).",
+        "all the cells of its five tables (`accordkit.tables.accord_tables`, "
+        "docs/statistics.md, \"Shared draws\").",
         f"Machine speed: a fixed pure-Python loop took {run['speed'][0]:.2f} s before the "
         f"run and {run['speed'][1]:.2f} s after ({QUIET_SPEED_SECONDS} s when this VM is "
         f"quiet); load average (1, 5, 15 min) {load} before and after. The machine is "
