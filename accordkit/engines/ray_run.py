@@ -16,31 +16,35 @@ into the store, and listed, exactly once.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .plan import WorkItem
-from .ray_cluster import cluster_nodes, ray_session
+from .._internal.ray_cluster import cluster_nodes, ray_session
 
 __all__ = ["run_on_ray", "node_records"]
 
 
-def _score_on_node(batch: Any, *, out: str, options: Mapping[str, Any]) -> Any:
+def _score_on_node(batch: Any, *, score_batch: Callable[..., Any], out: str,
+                   options: Mapping[str, Any]) -> Any:
     """map_batches function: score the batch's items and add the id of this node."""
     import ray
 
-    from .run import _ray_score_batch
-
-    frame = _ray_score_batch(batch, out=out, options=options)
+    frame = score_batch(batch, out=out, options=options)
     frame["node_id"] = ray.get_runtime_context().get_node_id()
     return frame
 
 
-def run_on_ray(items: Sequence[WorkItem], *, out: str, num_proc: int, progress: bool,
+def run_on_ray(items: Sequence[WorkItem], *, score_batch: Callable[..., Any], out: str,
+               num_proc: int, progress: bool,
                **options: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Score every item on Ray (``RAY_ADDRESS``, else a local Ray of ``num_proc`` CPUs).
 
-    ``options`` are :func:`~accordkit.engines.run.score_item`'s.
+    ``score_batch(batch, out=, options=)`` scores a pandas batch of encoded items (column
+    ``item``) into the store and returns their results as JSON text (column ``result``):
+    the local engine's (:mod:`accordkit.engines.run`) hands its own in, so this module does
+    not import the engine that calls it. ``options`` are
+    :func:`~accordkit.engines.run.score_item`'s.
 
     Returns
     -------
@@ -60,7 +64,8 @@ def run_on_ray(items: Sequence[WorkItem], *, out: str, num_proc: int, progress: 
         data = ray.data.from_items([{"item": i.encode().decode()} for i in items],
                                    override_num_blocks=max(1, len(items)))
         scored = data.map_batches(_score_on_node, batch_size=1, batch_format="pandas",
-                                  fn_kwargs={"out": str(out), "options": dict(options)})
+                                  fn_kwargs={"score_batch": score_batch, "out": str(out),
+                                             "options": dict(options)})
         rows = scored.take_all()
         after = cluster_nodes()
     _remove_stale_temp(out)
@@ -92,7 +97,7 @@ def node_records(results: Sequence[Mapping[str, Any]], *,
         The items' results, each with its ``node_id``, ``input_index``, ``batch_index``
         and ``episodes``.
     before, after : list of dict
-        :func:`~accordkit.engines.ray_cluster.cluster_nodes` when the run started and
+        :func:`~accordkit._internal.ray_cluster.cluster_nodes` when the run started and
         ended.
 
     Returns

@@ -26,7 +26,7 @@ from ..store import (
     write_part,
 )
 from .plan import WorkItem, plan_work
-from .ray_cluster import RayUnreachableError
+from .._internal.ray_cluster import RayUnreachableError
 from .reading import ItemReading
 
 __all__ = ["ENGINES", "score_to_store", "write_scores", "score_item", "write_scored",
@@ -525,8 +525,8 @@ def _score_to_store(sources: Sequence[str], *, out: Path, engine: str, num_proc:
     else:
         from .ray_run import run_on_ray
 
-        results, engine_extra = run_on_ray(items, out=str(out), num_proc=num_proc,
-                                           progress=progress, **options)
+        results, engine_extra = run_on_ray(items, score_batch=_ray_score_batch, out=str(out),
+                                           num_proc=num_proc, progress=progress, **options)
     by_input: dict[int, InputRecord] = {r.index: r for r in inputs}
     # an error names its batch only when the input was read in several
     batched = {i.input_index for i in items if i.kind == "parquet" and i.batch_index > 0}
