@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .calls import ItemRef, JudgeCall, JudgeSpec
-from .parse import parse_nl_results
+from ..verdicts.parse import parse_nl_results
 from .prompts import cut, fence_code, fill, load_prompt, quote
 from .transcript import indexed_lines
 

@@ -245,7 +245,7 @@ def _message_counts(table: pa.Table) -> dict[str, tuple[np.ndarray, np.ndarray]]
 def _with_verdicts(table: pa.Table, verdicts: pd.DataFrame | None) -> pa.Table:
     if verdicts is None or not isinstance(table, pa.Table):
         return table  # a non-table is reported by the input check
-    from ..judges.verdicts import attach_verdicts
+    from ..verdicts.attach import attach_verdicts
 
     return attach_verdicts(table, verdicts)
 
@@ -266,7 +266,7 @@ def score_episodes(table: pa.Table, *, shop_type_gate: bool = False,
         undefined (NaN). Default off: ``product_type_ok`` is reported apart (spec §4.2).
     verdicts : pandas.DataFrame, optional
         Stored judge verdicts, attached first by
-        :func:`accordkit.judges.verdicts.attach_verdicts` (``outcome`` rows fill
+        :func:`accordkit.verdicts.attach_verdicts` (``outcome`` rows fill
         ``satisfied``, ``product_type_ok`` and ``price_ok`` where the episode has none; its
         docstring gives the rule). The metrics themselves read only the episode fields.
 
