@@ -13,7 +13,8 @@ Per episode e with completion ``c_e`` and judged preferences ``J_e`` (``satisfie
 * ``task_score`` = ``outcome_score`` when completed, 0 when not.
 
 Group point estimates (completion rate, outcome, per-dynamic scores, ...) are made by
-:func:`accordkit.metrics.accord_table.accord_table`, re-exported here.
+:func:`accordkit.tables.paper.accord_table` (``ak.accord_table``), a layer up: the metrics
+know nothing of tables or statistics.
 """
 
 from __future__ import annotations
@@ -31,25 +32,9 @@ from ._checks import check_episode_table
 __all__ = [
     "score_episodes",
     "score_preferences",
-    "accord_table",  # noqa: F822 - served lazily by __getattr__
-    "ACCORD_TABLE_METRICS",  # noqa: F822 - served lazily by __getattr__
-    "AGGREGATIONS",  # noqa: F822 - served lazily by __getattr__
     "EPISODE_METRICS",
     "PREFERENCE_COLUMNS",
 ]
-
-_TABLE_NAMES = ("accord_table", "ACCORD_TABLE_METRICS", "AGGREGATIONS")
-
-
-def __getattr__(name: str):
-    """The table re-exports, imported on first use: scoring never needs the table and
-    statistics stack (scipy) they bring."""
-    if name in _TABLE_NAMES:
-        from ..tables import paper
-
-        return getattr(paper, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 #: Columns of :func:`score_episodes`, in order.
 EPISODE_METRICS = (
