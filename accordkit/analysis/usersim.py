@@ -145,7 +145,7 @@ def without_user_errors(episodes: pd.DataFrame, reviews: ReviewTables, *,
     """
     import warnings
 
-    from ..metrics.passk import pass_hat_k
+    from ..tables.passk import pass_hat_k
     from ..stats import summarize
 
     by_cols = _by(episodes, by, DEFAULT_BY)

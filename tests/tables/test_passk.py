@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 import accordkit as ak
-from accordkit.metrics.passk import pass_hat_k, pass_hat_k_tasks
+from accordkit.metrics.passk import pass_hat_k_tasks
+from accordkit.tables.passk import pass_hat_k
 from accordkit.score import score
 
 from ..conftest import FIXTURES, _need
