@@ -16,8 +16,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .calls import ItemRef, JudgeCall, JudgeSpec
 from ..verdicts.parse import INVALID, parse_gsrt
+from .calls import ItemRef, JudgeCall, JudgeSpec
 from .prompts import fence_code, fill, load_prompt, quote
 from .transcript import indexed_lines, one_line
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .calls import ItemRef, JudgeCall, JudgeSpec
 from ..verdicts.parse import parse_nl_results
+from .calls import ItemRef, JudgeCall, JudgeSpec
 from .prompts import cut, fence_code, fill, load_prompt, quote
 from .transcript import indexed_lines
 

@@ -17,8 +17,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from .calls import ItemRef, JudgeCall, JudgeSpec
 from ..verdicts.parse import parse_label
+from .calls import ItemRef, JudgeCall, JudgeSpec
 from .prompts import PromptTemplate, fence_code, fill, load_prompt, quote
 
 __all__ = ["SPEC", "LABELS", "target_value", "criteria", "product_card", "MAX_CARD_CHARS",

@@ -26,8 +26,8 @@ import numpy as np
 import pandas as pd
 
 from ..faults import FAULT_TYPES, SEVERITIES
-from .calls import ItemRef, JudgeCall, JudgeSpec
 from ..verdicts.parse import INVALID, parse_json_object
+from .calls import ItemRef, JudgeCall, JudgeSpec
 from .prompts import fence_code, fill, load_prompt, quote
 from .transcript import indexed_lines, one_line
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .calls import ItemRef, JudgeCall, JudgeSpec
 from ..verdicts.parse import INVALID, parse_json_object, parse_label
+from .calls import ItemRef, JudgeCall, JudgeSpec
 from .prompts import fence_code, fill, load_prompt, quote
 from .transcript import dialogue_lines
 

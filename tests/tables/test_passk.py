@@ -14,8 +14,8 @@ import pytest
 
 import accordkit as ak
 from accordkit.metrics.passk import pass_hat_k_tasks
-from accordkit.tables.passk import pass_hat_k
 from accordkit.score import score
+from accordkit.tables.passk import pass_hat_k
 
 from ..conftest import FIXTURES, _need
 
