@@ -24,9 +24,10 @@ rule) or that have no success value are left out and counted in ``n_excluded``. 
 run that raised has ``termination_reason == "run_error"`` and reward 0: it counts as a
 failure, as in τ-bench.
 
-:func:`pass_hat_k_tasks` gives one row per group x task x k. :func:`accordkit.pass_hat_k`
-(:mod:`accordkit.tables.passk`, a layer up: it takes its intervals from
-:func:`accordkit.summarize`) averages them per group.
+:func:`pass_hat_k_tasks` gives one row per group x task x k; :func:`pass_hat_k_means`
+averages them per group. :func:`accordkit.pass_hat_k` (:mod:`accordkit.tables.passk`, a
+layer up, as it takes intervals from :func:`accordkit.summarize`) gives the same means, with
+intervals when asked.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ import pandas as pd
 
 from ..names import CONFIG_COLUMNS
 
-__all__ = ["pass_hat_k_tasks", "tasks_and_counts", "empty_result", "EXCLUDED_TERMINATIONS",
+__all__ = ["pass_hat_k_tasks", "pass_hat_k_means", "tasks_and_counts", "group_means",
+           "empty_result", "EXCLUDED_TERMINATIONS",
            "RULES", "DEFAULT_BY", "TASK_COLUMNS", "GROUP_COLUMNS"]
 
 #: Termination reasons that say nothing about the agent (tau2 drops them before pass^k).
@@ -247,3 +249,61 @@ def tasks_and_counts(frame: pd.DataFrame, ks: Sequence[int] | int | None = None,
     for col in ("k", "n_trials", "n_successes"):
         out[col] = out[col].astype(np.int64)
     return out, pd.DataFrame(counts, columns=[*by_cols, "n_episodes", "n_excluded"])
+
+
+def group_means(frame: pd.DataFrame, tasks: pd.DataFrame, counts: pd.DataFrame) -> pd.DataFrame:
+    """pass^k and pass@k per group from :func:`tasks_and_counts`: the mean over tasks.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``by`` columns, ``k``, ``pass_hat_k``, ``pass_at_k``, ``n_tasks`` (tasks with a
+        value at that ``k``), ``n_episodes`` and ``n_excluded``; with these columns and no
+        row when there are no usable episodes (``frame`` gives the ``by`` columns' dtypes).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"scenario_id": ["a", "a", "b", "b"],
+    ...                       "success": [True, True, True, False]})
+    >>> group_means(frame, *tasks_and_counts(frame))["pass_hat_k"].tolist()
+    [0.75, 0.5]
+    """
+    by_cols = list(counts.columns[:-2])
+    ints = ("k", "n_tasks", "n_episodes", "n_excluded")
+    if tasks.empty:
+        return empty_result(by_cols, frame, GROUP_COLUMNS, ints)[[*by_cols, *GROUP_COLUMNS]]
+    keys = [*by_cols, "k"]
+    grouped = tasks.groupby(keys, dropna=False, sort=True)
+    out = grouped[["pass_hat_k", "pass_at_k"]].mean()
+    out["n_tasks"] = grouped.size()
+    out = out.reset_index()
+    if by_cols:
+        out = out.merge(counts, on=by_cols, how="left")
+    else:
+        out["n_episodes"] = int(counts["n_episodes"].iloc[0])
+        out["n_excluded"] = int(counts["n_excluded"].iloc[0])
+    for col in ints:
+        out[col] = out[col].astype(np.int64)
+    return out[[*by_cols, *GROUP_COLUMNS]]
+
+
+def pass_hat_k_means(frame: pd.DataFrame, ks: Sequence[int] | int | None = None, *,
+                     by: str | Sequence[str] | None = None, rule: str = "per_task",
+                     success: str = "success", task: str = "scenario_id",
+                     trial: str = "rollout") -> pd.DataFrame:
+    """pass^k and pass@k per group, point estimates: the mean over tasks of
+    :func:`pass_hat_k_tasks` (options as there). :func:`accordkit.pass_hat_k` gives the
+    same values, with intervals when asked.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"scenario_id": ["a"] * 4 + ["b"] * 4,
+    ...                       "success": [True] * 4 + [True, False, False, False]})
+    >>> pass_hat_k_means(frame)["pass_hat_k"].tolist()
+    [0.625, 0.5, 0.5, 0.5]
+    """
+    tasks, counts = tasks_and_counts(frame, ks, by=by, rule=rule, success=success, task=task,
+                                     trial=trial)
+    return group_means(frame, tasks, counts)

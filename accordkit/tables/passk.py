@@ -1,9 +1,9 @@
 """pass^k and pass@k per group, with intervals: the mean over tasks of the per-task values.
 
-The estimators per task are a metric (:func:`accordkit.metrics.passk.pass_hat_k_tasks`, pure,
-no resampling); this table averages them per group and, with ``ci=True``, takes the
-intervals from :func:`accordkit.summarize` (tasks are the clusters), so there is one interval
-engine. It sits with the tables, above both the metrics and the statistics.
+The estimators are a metric (:mod:`accordkit.metrics.passk`: per task, and their means per
+group, pure, no resampling); this table adds, with ``ci=True``, the intervals from
+:func:`accordkit.summarize` on the per-task values (tasks are the clusters), so there is one
+interval engine. It sits with the tables, above both the metrics and the statistics.
 """
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 
-import numpy as np
 import pandas as pd
 
-from ..metrics.passk import GROUP_COLUMNS, empty_result, tasks_and_counts
+from ..metrics.passk import group_means, tasks_and_counts
 from ..stats.summarize import summarize
 
 __all__ = ["pass_hat_k"]
@@ -73,36 +72,19 @@ def pass_hat_k(frame: pd.DataFrame, ks: Sequence[int] | int | None = None, *,
     if n_resamples < 1:
         raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
     tasks, counts = tasks_and_counts(frame, ks, by=by, rule=rule, success=success, task=task,
-                                      trial=trial)
-    by_cols = list(counts.columns[:-2])
-    columns = [*by_cols, *GROUP_COLUMNS] + (list(_CI_COLUMNS) if ci else [])
+                                     trial=trial)
+    out = group_means(frame, tasks, counts)
+    if not ci:
+        return out
+    keys = [*counts.columns[:-2], "k"]
     if tasks.empty:
-        out = empty_result(by_cols, frame, GROUP_COLUMNS,
-                     ("k", "n_tasks", "n_episodes", "n_excluded"))
-        if ci:
-            out["ci_low"] = pd.Series(dtype=float)
-            out["ci_high"] = pd.Series(dtype=float)
-            out["ci_method"] = pd.Series(dtype=object)
-            out["small_cell"] = pd.Series(dtype=bool)
-        return out[columns]
-    keys = [*by_cols, "k"]
-    grouped = tasks.groupby(keys, dropna=False, sort=True)
-    out = grouped[["pass_hat_k", "pass_at_k"]].mean()
-    out["n_tasks"] = grouped.size()
-    out = out.reset_index()
-    if by_cols:
-        out = out.merge(counts, on=by_cols, how="left")
-    else:
-        out["n_episodes"] = int(counts["n_episodes"].iloc[0])
-        out["n_excluded"] = int(counts["n_excluded"].iloc[0])
-    if ci:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            table = summarize(tasks, ["pass_hat_k"], by=keys, cluster=task, method=method,
-                              confidence=confidence, n_resamples=n_resamples, seed=seed)
-        table = table[[*keys, *_CI_COLUMNS]]
-        out = out.merge(table, on=keys, how="left")
-        out["small_cell"] = out["small_cell"].fillna(True).astype(bool)
-    for col in ("k", "n_tasks", "n_episodes", "n_excluded"):
-        out[col] = out[col].astype(np.int64)
-    return out[columns]
+        return out.assign(ci_low=pd.Series(dtype=float), ci_high=pd.Series(dtype=float),
+                          ci_method=pd.Series(dtype=object),
+                          small_cell=pd.Series(dtype=bool))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        table = summarize(tasks, ["pass_hat_k"], by=keys, cluster=task, method=method,
+                          confidence=confidence, n_resamples=n_resamples, seed=seed)
+    out = out.merge(table[[*keys, *_CI_COLUMNS]], on=keys, how="left")
+    out["small_cell"] = out["small_cell"].fillna(True).astype(bool)
+    return out
