@@ -19,32 +19,36 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .._internal.ray_cluster import cluster_nodes, ray_session
 from .plan import WorkItem
+from .._internal.ray_cluster import cluster_nodes, ray_session
 
 __all__ = ["run_on_ray", "node_records"]
 
 
-def _score_on_node(batch: Any, *, score_batch: Callable[..., Any], out: str,
+def _score_on_node(batch: Any, *, score: Callable[..., dict[str, Any]], out: str,
                    options: Mapping[str, Any]) -> Any:
-    """map_batches function: score the batch's items and add the id of this node."""
+    """map_batches function: score the batch's items and add the id of this node.
+
+    Items come as :meth:`WorkItem.encode` gives them (column ``item``) and results leave as
+    JSON text (column ``result``): both cross Ray's pandas batches whole, whatever they hold
+    (a dataset card, lists, a reason with a newline).
+    """
+    import pandas as pd
     import ray
 
-    frame = score_batch(batch, out=out, options=options)
-    frame["node_id"] = ray.get_runtime_context().get_node_id()
-    return frame
+    results = [json.dumps(score(WorkItem.decode(encoded), out=out, **options))
+               for encoded in batch["item"]]
+    return pd.DataFrame({"result": results,
+                         "node_id": ray.get_runtime_context().get_node_id()})
 
 
-def run_on_ray(items: Sequence[WorkItem], *, score_batch: Callable[..., Any], out: str,
+def run_on_ray(items: Sequence[WorkItem], *, score: Callable[..., dict[str, Any]], out: str,
                num_proc: int, progress: bool,
                **options: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Score every item on Ray (``RAY_ADDRESS``, else a local Ray of ``num_proc`` CPUs).
 
-    ``score_batch(batch, out=, options=)`` scores a pandas batch of encoded items (column
-    ``item``) into the store and returns their results as JSON text (column ``result``):
-    the local engine's (:mod:`accordkit.engines.run`) hands its own in, so this module does
-    not import the engine that calls it. ``options`` are
-    :func:`~accordkit.engines.run.score_item`'s.
+    ``score`` scores one item (:func:`~accordkit.engines.run.score_item`, passed in so that
+    this module needs nothing from the engine that calls it); ``options`` are its options.
 
     Returns
     -------
@@ -64,7 +68,7 @@ def run_on_ray(items: Sequence[WorkItem], *, score_batch: Callable[..., Any], ou
         data = ray.data.from_items([{"item": i.encode().decode()} for i in items],
                                    override_num_blocks=max(1, len(items)))
         scored = data.map_batches(_score_on_node, batch_size=1, batch_format="pandas",
-                                  fn_kwargs={"score_batch": score_batch, "out": str(out),
+                                  fn_kwargs={"score": score, "out": str(out),
                                              "options": dict(options)})
         rows = scored.take_all()
         after = cluster_nodes()

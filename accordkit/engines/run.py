@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import json
 import os
 import shutil
 import time
@@ -15,7 +14,6 @@ from typing import Any
 
 from .._internal.lock import held, lock_path
 from .._internal.pool import stop_pool
-from .._internal.ray_cluster import RayUnreachableError
 from ..ingest.formats.parquet import open_parquet
 from ..store import (
     LEVEL_DIRS,
@@ -27,6 +25,7 @@ from ..store import (
     write_part,
 )
 from .plan import WorkItem, plan_work
+from .._internal.ray_cluster import RayUnreachableError
 from .reading import ItemReading
 
 __all__ = ["ENGINES", "score_to_store", "write_scores", "score_item", "write_scored",
@@ -381,20 +380,6 @@ def _run_local(items: Sequence[WorkItem], *, out: str, num_proc: int, progress: 
     return results
 
 
-def _ray_score_batch(batch: Any, *, out: str, options: Mapping[str, Any]) -> Any:
-    """map_batches function: score each work item of a (pandas) batch.
-
-    Items come as :meth:`WorkItem.encode` gives them (column ``item``) and results leave as
-    JSON text (column ``result``): both cross Ray's pandas batches whole, whatever they hold
-    (a dataset card, lists, a reason with a newline).
-    """
-    import pandas as pd
-
-    results = [json.dumps(score_item(WorkItem.decode(encoded), out=out, **options))
-               for encoded in batch["item"]]
-    return pd.DataFrame({"result": results})
-
-
 #: Written first into a store's folder: it marks the folder's part folders as a store's, so
 #: that a rerun after an interruption may clear them (and never a folder of the user's).
 STORE_MARKER = ".accordkit-store"
@@ -525,8 +510,9 @@ def _score_to_store(sources: Sequence[str], *, out: Path, engine: str, num_proc:
     else:
         from .ray_run import run_on_ray
 
-        results, engine_extra = run_on_ray(items, score_batch=_ray_score_batch, out=str(out),
-                                           num_proc=num_proc, progress=progress, **options)
+        results, engine_extra = run_on_ray(items, score=score_item, out=str(out),
+                                           num_proc=num_proc,
+                                           progress=progress, **options)
     by_input: dict[int, InputRecord] = {r.index: r for r in inputs}
     # an error names its batch only when the input was read in several
     batched = {i.input_index for i in items if i.kind == "parquet" and i.batch_index > 0}
