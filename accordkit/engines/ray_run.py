@@ -19,8 +19,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .plan import WorkItem
 from .._internal.ray_cluster import cluster_nodes, ray_session
+from .plan import WorkItem
 
 __all__ = ["run_on_ray", "node_records"]
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from .._internal.lock import held, lock_path
 from .._internal.pool import stop_pool
+from .._internal.ray_cluster import RayUnreachableError
 from ..ingest.formats.parquet import open_parquet
 from ..store import (
     LEVEL_DIRS,
@@ -25,7 +26,6 @@ from ..store import (
     write_part,
 )
 from .plan import WorkItem, plan_work
-from .._internal.ray_cluster import RayUnreachableError
 from .reading import ItemReading
 
 __all__ = ["ENGINES", "score_to_store", "write_scores", "score_item", "write_scored",
