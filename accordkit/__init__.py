@@ -51,7 +51,7 @@ _EXPORTS = {
     "score": "accordkit.score",
     "accord_table": "accordkit.tables",
     "ACCORD_TABLE_METRICS": "accordkit.tables",
-    "pass_hat_k": "accordkit.metrics.passk",
+    "pass_hat_k": "accordkit.tables",
     "pass_hat_k_tasks": "accordkit.metrics.passk",
     "compare_modes": "accordkit.metrics.compare_modes",
     # why it failed (issue 31)

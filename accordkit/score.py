@@ -145,7 +145,7 @@ def score(
         How calls are matched against expected actions for TSR's action channel.
     verdicts : pandas.DataFrame, optional
         Stored judge verdicts (:func:`accordkit.judge`) to use where the episodes hold none,
-        attached by :func:`accordkit.judges.verdicts.attach_verdicts` (its rule for invalid,
+        attached by :func:`accordkit.verdicts.attach_verdicts` (its rule for invalid,
         missing and conflicting rows); ``gsrt`` verdicts reach the shift level too.
 
     Returns
@@ -181,7 +181,7 @@ def _score(ds: datasets.Dataset, *, level: str, shop_type_gate: bool, tcrr_mode:
 
         return review_level(table, errors=level == "review_error")
     if verdicts is not None:  # the one join of verdict rows into episode fields
-        from .judges.verdicts import attach_verdicts
+        from .verdicts.attach import attach_verdicts
 
         table = attach_verdicts(table, verdicts)
     accord_rows = _rows_of(table, ACCORD_BENCHMARKS)

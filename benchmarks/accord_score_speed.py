@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 import accordkit as ak
 from accordkit._internal.arrow import arrow_table
 from accordkit.metrics.accord import score_episodes, score_preferences
-from accordkit.metrics.accord_table import accord_table
+from accordkit.tables.paper import accord_table
 
 REPO = Path(__file__).resolve().parents[1]
 GOAL = 20_000

@@ -2,11 +2,14 @@
 
 Every ``import`` of an ``accordkit`` module counts, also those inside functions (a lazy import
 that goes up a layer is still an arrow up); imports under ``if TYPE_CHECKING:`` do not.
+Every module falls under a rule of :data:`MAY_IMPORT`, the rules go down the layers of
+:data:`LAYERS`, and docs/layers.md's table is checked against both, so it cannot drift.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -15,35 +18,78 @@ from .conftest import REPO
 
 PACKAGE = REPO / "accordkit"
 
-#: Cycles that other work removes; none may be added (none is left).
-KNOWN_CYCLES: list[set[str]] = []
+#: The layers, top to bottom, and the packages of each (names without ``accordkit.``;
+#: ``accordkit`` itself is the package's ``__init__``). docs/layers.md shows the same table.
+LAYERS = {
+    "faces": ("accordkit", "cli", "report", "show", "synth"),
+    "analysis": ("analysis", "plots", "plots_survival", "tables", "stats"),
+    "engines": ("engines", "store"),
+    "judging": ("judges",),
+    "scoring": ("score", "metrics", "verdicts"),
+    "loading": ("validate_report", "load", "readers", "ingest", "save", "frame"),
+    "schema": ("schema", "testing", "benchmarks", "names", "faults"),
+    "helpers": ("_internal", "resources"),
+}
 
-#: module prefix -> the prefixes it may import (besides itself and its own submodules).
-#: The loading corridor sits on the schema, which sits on the names and the process helpers;
-#: metrics know nothing of files; the face of the loader (``load``) only the corridor.
+#: package -> the packages it may import (besides itself and its own submodules). A rule
+#: names a package (every module under it) or one module; ``accordkit`` is the top-level
+#: ``__init__`` alone (its public names are imported lazily, by name, from every layer).
 MAY_IMPORT = {
-    "accordkit._internal": (),
-    "accordkit.names": (),
-    "accordkit.benchmarks": ("accordkit.names",),   # the catalogue: names what is above
-    "accordkit.faults": (),
-    "accordkit.schema": ("accordkit.names", "accordkit._internal"),
-    "accordkit.ingest": ("accordkit.schema", "accordkit.names", "accordkit.faults",
-                         "accordkit._internal", "accordkit.ingest"),
-    "accordkit.load": ("accordkit.ingest", "accordkit.schema", "accordkit._internal"),
-    "accordkit.readers": ("accordkit.ingest",),
-    "accordkit.metrics": ("accordkit.schema", "accordkit.names", "accordkit.faults",
-                          "accordkit._internal", "accordkit.metrics", "accordkit.benchmarks"),
+    # faces: what a user calls (ak.*, the command line, notebooks' helpers)
+    "accordkit": ("_internal",),
+    "cli": ("_internal", "schema", "ingest", "load", "validate_report", "metrics", "score",
+            "judges", "store", "engines", "synth", "benchmarks"),
+    "report": ("_internal", "names", "ingest", "load", "frame", "metrics", "score", "judges",
+               "store", "engines", "stats", "tables", "analysis", "plots", "benchmarks"),
+    "show": ("_internal", "stats", "tables", "analysis", "report"),
+    "synth": ("schema", "testing", "save", "judges", "benchmarks"),
+    # analysis: tidy score frames to tables, intervals and figures
+    "analysis": ("_internal", "names", "faults", "metrics", "stats", "tables"),
+    "plots": ("tables",),
+    "plots_survival": ("plots",),
+    "tables": ("names", "metrics", "stats", "benchmarks"),
+    "stats": (),
+    # engines: the score store and the runs that write it
+    "engines": ("_internal", "schema", "ingest", "metrics", "score", "judges", "store"),
+    "store": ("_internal", "names", "schema", "ingest", "load", "metrics", "score", "benchmarks"),
+    # judging: verdicts obtained from LLMs (or stand-ins), cached and stored as data
+    "judges": ("_internal", "faults", "load", "verdicts", "metrics", "benchmarks"),
+    # scoring: pure functions of canonical episodes; no files, LLMs or resampling
+    "score": ("_internal", "names", "schema", "verdicts", "metrics", "benchmarks"),
+    "metrics": ("_internal", "names", "faults", "schema", "verdicts", "benchmarks"),
+    "verdicts": ("_internal", "schema"),
+    # loading: sources to canonical episodes (and back to files)
+    "validate_report": ("_internal", "ingest", "load"),
+    "load": ("_internal", "schema", "ingest"),
+    "readers": ("ingest",),
+    "ingest": ("_internal", "names", "faults", "schema"),
+    "save": ("_internal", "schema"),
+    "frame": ("_internal",),
+    # schema: the canonical columns and the names everything shares
+    "schema": ("_internal", "names"),
+    "testing": ("schema",),
+    # one entry per benchmark: what reads, scores, tabulates and reports it
+    "benchmarks": ("names",),
+    "names": (),
+    "faults": (),
+    # helpers: process helpers and packaged data, knowing nothing of benchmarks
+    "_internal": (),
+    "resources": (),
 }
 
 
-#: Arrows up that other work removes (outside the loading corridor); none may be added.
-KNOWN_ARROWS = {
-    "accordkit.metrics.accord -> accordkit.judges.verdicts",
-    "accordkit.metrics.accord -> accordkit.tables.paper",
-    "accordkit.metrics.accord_table -> accordkit.tables.paper",
-    "accordkit.metrics.goalshift -> accordkit.judges.verdicts",
-    "accordkit.metrics.passk -> accordkit.stats.summarize",
-}
+def _full(name: str) -> str:
+    return name if name == "accordkit" else f"accordkit.{name}"
+
+
+def _rule(module: str) -> str | None:
+    """The rule ``module`` falls under: its longest package prefix (``accordkit`` matches
+    the top-level module alone)."""
+    if module == "accordkit":
+        return "accordkit"
+    found = [p for p in MAY_IMPORT if p != "accordkit"
+             and (module == _full(p) or module.startswith(_full(p) + "."))]
+    return max(found, key=len) if found else None
 
 
 def _modules() -> dict[str, Path]:
@@ -137,25 +183,66 @@ def _cycles(graph: dict[str, set[str]]) -> list[set[str]]:
     return out
 
 
-def test_no_import_cycle_beyond_those_known(graph):
-    cycles = _cycles(graph)
-    assert [c for c in cycles if c not in KNOWN_CYCLES] == []
+def test_no_import_cycle(graph):
+    assert _cycles(graph) == []
+
+
+def test_every_module_falls_under_a_rule(graph):
+    assert [m for m in sorted(graph) if _rule(m) is None] == []
 
 
 def test_no_arrow_runs_up_a_layer(graph):
     wrong = []
     for module, targets in sorted(graph.items()):
-        rule = next((p for p in sorted(MAY_IMPORT, key=len, reverse=True)
-                     if module == p or module.startswith(p + ".")), None)
-        if rule is None:
-            continue
-        allowed = MAY_IMPORT[rule]
+        rule = _rule(module)
+        allowed = [_full(a) for a in MAY_IMPORT[rule]]
         for target in sorted(targets):
-            if target == rule or target.startswith(rule + "."):
+            if _rule(target) == rule:
                 continue
             if not any(target == a or target.startswith(a + ".") for a in allowed):
                 wrong.append(f"{module} -> {target}")
-    assert [w for w in wrong if w not in KNOWN_ARROWS] == []
+    assert wrong == []
+
+
+def test_the_rules_go_down_the_layers():
+    """Each rule names packages of its own layer or of the layers below, and the rules
+    themselves have no cycle: MAY_IMPORT is a layering, not just a list of what is done."""
+    ruled = [p for packages in LAYERS.values() for p in packages]
+    assert sorted(ruled) == sorted(MAY_IMPORT) and len(set(ruled)) == len(ruled)
+    depth = {p: i for i, packages in enumerate(reversed(LAYERS.values())) for p in packages}
+    up = [f"{p} -> {a}" for p, allowed in MAY_IMPORT.items() for a in allowed
+          if depth[a] > depth[p]]
+    assert up == []
+    rules = {p: set(allowed) for p, allowed in MAY_IMPORT.items()}
+    assert _cycles(rules) == []
+
+
+def _docs_table() -> dict[str, tuple[str, set[str]]]:
+    """package -> (layer, may import) from the table in docs/layers.md."""
+    text = (REPO / "docs" / "layers.md").read_text(encoding="utf-8")
+    rows: dict[str, tuple[str, set[str]]] = {}
+    layer = ""
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.startswith("|") or len(cells) != 3 or cells[0] == "layer" \
+                or all(set(c) <= {"-", ":"} and c for c in cells):   # header, rule line
+            continue
+        layer = cells[0].strip("*") or layer
+        names = re.findall(r"`([^`]+)`", cells[1])
+        allowed = set(re.findall(r"`([^`]+)`", cells[2]))
+        for name in names:
+            rows[name] = (layer, allowed)
+    return rows
+
+
+def test_the_docs_table_is_the_rules():
+    """docs/layers.md's table says what MAY_IMPORT and LAYERS say, row for row."""
+    docs = _docs_table()
+    want = {p: (layer, set(MAY_IMPORT[p])) for layer, packages in LAYERS.items()
+            for p in packages}
+    assert docs == want
+    # and in the same order, top to bottom
+    assert list(dict.fromkeys(layer for layer, _ in docs.values())) == list(LAYERS)
 
 
 def test_the_graph_sees_lazy_imports(graph):

@@ -145,8 +145,8 @@ def without_user_errors(episodes: pd.DataFrame, reviews: ReviewTables, *,
     """
     import warnings
 
-    from ..metrics.passk import pass_hat_k
     from ..stats import summarize
+    from ..tables.passk import pass_hat_k
 
     by_cols = _by(episodes, by, DEFAULT_BY)
     frame = _flags(episodes, reviews)

@@ -19,8 +19,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from .._internal.ray_cluster import cluster_nodes, ray_session
 from .plan import WorkItem
-from .ray_cluster import cluster_nodes, ray_session
 
 __all__ = ["run_on_ray", "node_records"]
 
@@ -101,7 +101,7 @@ def node_records(results: Sequence[Mapping[str, Any]], *,
         The items' results, each with its ``node_id``, ``input_index``, ``batch_index``
         and ``episodes``.
     before, after : list of dict
-        :func:`~accordkit.engines.ray_cluster.cluster_nodes` when the run started and
+        :func:`~accordkit._internal.ray_cluster.cluster_nodes` when the run started and
         ended.
 
     Returns

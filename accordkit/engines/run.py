@@ -14,6 +14,7 @@ from typing import Any
 
 from .._internal.lock import held, lock_path
 from .._internal.pool import stop_pool
+from .._internal.ray_cluster import RayUnreachableError
 from ..ingest.formats.parquet import open_parquet
 from ..store import (
     PART_DIRS,
@@ -33,7 +34,6 @@ from .item import (  # noqa: F401 - score_item and its parts are importable from
 )
 from .merge import merge_repeats, with_modes_inputs
 from .plan import WorkItem, plan_work
-from .ray_cluster import RayUnreachableError
 from .verdicts import verdict_table
 
 __all__ = ["ENGINES", "score_to_store", "write_scores", "score_item", "write_scored",

@@ -6,9 +6,9 @@ detection), ``review`` (conversation review: fault source, type, severity). See
 ``docs/judges.md``.
 """
 
+from ..verdicts.parse import gsrt_struct
 from .cache import CacheNotWritableError
 from .merge import IncompleteMergeError, MergeConflictError, merge_caches, merge_verdicts
-from .parse import gsrt_struct
 from .pricing import UnknownPriceWarning
 from .registry import JUDGES, get_judge
 from .reliability import agreement, pass_rates

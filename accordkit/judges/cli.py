@@ -41,7 +41,7 @@ examples:
 
 def run(args: argparse.Namespace) -> int:
     """Execute the ``judge`` subcommand; returns the exit code."""
-    from ..engines.ray_cluster import RayUnreachableError
+    from .._internal.ray_cluster import RayUnreachableError
     from ..load import load
     from .cache import CacheNotWritableError
     from .runner import run_judge

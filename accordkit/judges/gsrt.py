@@ -2,8 +2,8 @@
 
 One call per episode with a goal sequence. One row per episode: ``item`` = ``"shifts"``,
 ``verdict`` = the normalised JSON output (``{"start_goal": {...}, "user_goal_shifts":
-[...]}``, see :func:`accordkit.judges.parse.parse_gsrt`) or ``"invalid"``; convert it to the
-canonical ``gsrt_judge`` struct with :func:`accordkit.judges.parse.gsrt_struct`. Unlike the
+[...]}``, see :func:`accordkit.verdicts.parse.parse_gsrt`) or ``"invalid"``; convert it to the
+canonical ``gsrt_judge`` struct with :func:`accordkit.verdicts.parse.gsrt_struct`. Unlike the
 upstream judge, unreadable output is ``invalid``, never an empty (no-shift) result.
 
 The goals come from the task file, so they are untrusted like the conversation: they are
@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..benchmarks import judged_by
+from ..verdicts.parse import INVALID, parse_gsrt
 from .calls import ItemRef, JudgeCall, JudgeSpec
-from .parse import INVALID, parse_gsrt
 from .prompts import fence_code, fill, load_prompt, quote
 from .transcript import indexed_lines, one_line
 

@@ -15,8 +15,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..benchmarks import judged_by
+from ..verdicts.parse import parse_nl_results
 from .calls import ItemRef, JudgeCall, JudgeSpec
-from .parse import parse_nl_results
 from .prompts import cut, fence_code, fill, load_prompt, quote
 from .transcript import indexed_lines
 

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..benchmarks import judged_by
+from ..verdicts.parse import parse_label
 from .calls import ItemRef, JudgeCall, JudgeSpec
-from .parse import parse_label
 from .prompts import PromptTemplate, fence_code, fill, load_prompt, quote
 
 __all__ = ["SPEC", "LABELS", "target_value", "criteria", "product_card", "MAX_CARD_CHARS",

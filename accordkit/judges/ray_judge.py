@@ -223,7 +223,7 @@ def run_judge_on_ray(ds: Any, *, judge: str, model: str, shards: int | None = No
     """
     import ray
 
-    from ..engines.ray_cluster import cluster_nodes, ray_session
+    from .._internal.ray_cluster import cluster_nodes, ray_session
     from .cache import JudgeCache, default_cache_dir
     from .merge import merge_verdicts
     from .pricing import resolve_price

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .parse import INVALID
+from ..verdicts.parse import INVALID
 
 __all__ = ["pass_rates", "agreement", "cohen_kappa"]
 

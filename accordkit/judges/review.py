@@ -27,8 +27,8 @@ import pandas as pd
 
 from ..benchmarks import judged_by
 from ..faults import FAULT_TYPES, SEVERITIES
+from ..verdicts.parse import INVALID, parse_json_object
 from .calls import ItemRef, JudgeCall, JudgeSpec
-from .parse import INVALID, parse_json_object
 from .prompts import fence_code, fill, load_prompt, quote
 from .transcript import indexed_lines, one_line
 

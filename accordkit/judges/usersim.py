@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..benchmarks import judged_by
+from ..verdicts.parse import INVALID, parse_json_object, parse_label
 from .calls import ItemRef, JudgeCall, JudgeSpec
-from .parse import INVALID, parse_json_object, parse_label
 from .prompts import fence_code, fill, load_prompt, quote
 from .transcript import dialogue_lines
 

@@ -13,7 +13,8 @@ Per episode e with completion ``c_e`` and judged preferences ``J_e`` (``satisfie
 * ``task_score`` = ``outcome_score`` when completed, 0 when not.
 
 Group point estimates (completion rate, outcome, per-dynamic scores, ...) are made by
-:func:`accordkit.metrics.accord_table.accord_table`, re-exported here.
+:func:`accordkit.tables.paper.accord_table` (``ak.accord_table``), a layer up: the metrics
+know nothing of tables or statistics.
 """
 
 from __future__ import annotations
@@ -31,25 +32,9 @@ from ._checks import check_episode_table
 __all__ = [
     "score_episodes",
     "score_preferences",
-    "accord_table",  # noqa: F822 - served lazily by __getattr__
-    "ACCORD_TABLE_METRICS",  # noqa: F822 - served lazily by __getattr__
-    "AGGREGATIONS",  # noqa: F822 - served lazily by __getattr__
     "EPISODE_METRICS",
     "PREFERENCE_COLUMNS",
 ]
-
-_TABLE_NAMES = ("accord_table", "ACCORD_TABLE_METRICS", "AGGREGATIONS")
-
-
-def __getattr__(name: str):
-    """The table re-exports, imported on first use: scoring never needs the table and
-    statistics stack (scipy) they bring."""
-    if name in _TABLE_NAMES:
-        from ..tables import paper
-
-        return getattr(paper, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 #: Columns of :func:`score_episodes`, in order.
 EPISODE_METRICS = (
@@ -245,7 +230,7 @@ def _message_counts(table: pa.Table) -> dict[str, tuple[np.ndarray, np.ndarray]]
 def _with_verdicts(table: pa.Table, verdicts: pd.DataFrame | None) -> pa.Table:
     if verdicts is None or not isinstance(table, pa.Table):
         return table  # a non-table is reported by the input check
-    from ..judges.verdicts import attach_verdicts
+    from ..verdicts.attach import attach_verdicts
 
     return attach_verdicts(table, verdicts)
 
@@ -266,7 +251,7 @@ def score_episodes(table: pa.Table, *, shop_type_gate: bool = False,
         undefined (NaN). Default off: ``product_type_ok`` is reported apart (spec §4.2).
     verdicts : pandas.DataFrame, optional
         Stored judge verdicts, attached first by
-        :func:`accordkit.judges.verdicts.attach_verdicts` (``outcome`` rows fill
+        :func:`accordkit.verdicts.attach_verdicts` (``outcome`` rows fill
         ``satisfied``, ``product_type_ok`` and ``price_ok`` where the episode has none; its
         docstring gives the rule). The metrics themselves read only the episode fields.
 

@@ -34,7 +34,7 @@ from ..benchmarks import ids
 from ._calls import Transcripts
 from .goalshift import score_episodes
 from .gsrt import shift_rows
-from .passk import pass_hat_k
+from .passk import pass_hat_k_means
 from .tcrr import resolve_mode, tcrr_counts
 from .tsr import tsr_channels
 from .tue import tue_points
@@ -191,8 +191,8 @@ def compare_modes(ds) -> pd.DataFrame:
         with warnings.catch_warnings():
             # Checkpoints have uneven trials; the k range shows the cap.
             warnings.simplefilter("ignore", UserWarning)
-            ours = pass_hat_k(passk)
-            theirs = pass_hat_k(passk.drop(columns="termination_reason"))
+            ours = pass_hat_k_means(passk)
+            theirs = pass_hat_k_means(passk.drop(columns="termination_reason"))
         for k, ov in zip(ours["k"], ours["pass_hat_k"], strict=True):
             uv = theirs.loc[theirs["k"] == k, "pass_hat_k"]
             add(f"pass_hat_{k}", ov, uv.iloc[0] if len(uv) else np.nan)

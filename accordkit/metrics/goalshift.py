@@ -122,7 +122,7 @@ def score_episodes(table: pa.Table, *, tcrr_mode: str = "episode",
         How calls are matched against action sets (:mod:`accordkit.metrics.tsr`).
     verdicts : pandas.DataFrame, optional
         Stored judge verdicts, attached first by
-        :func:`accordkit.judges.verdicts.attach_verdicts` (``nl_assertions`` and ``gsrt``
+        :func:`accordkit.verdicts.attach_verdicts` (``nl_assertions`` and ``gsrt``
         rows fill ``nl_verdicts`` and ``gsrt_judge`` where the episode has none).
 
     Returns
@@ -154,7 +154,7 @@ def episode_columns(table: pa.Table, *, tcrr_mode: str = "episode",
     check_action_mode(action_mode)
     mode = resolve_mode(tcrr_mode)
     if verdicts is not None:
-        from ..judges.verdicts import attach_verdicts
+        from ..verdicts.attach import attach_verdicts
 
         table = attach_verdicts(table, verdicts)
     tr = Transcripts(table)

@@ -24,9 +24,10 @@ rule) or that have no success value are left out and counted in ``n_excluded``. 
 run that raised has ``termination_reason == "run_error"`` and reward 0: it counts as a
 failure, as in τ-bench.
 
-:func:`pass_hat_k_tasks` gives one row per group x task x k; :func:`pass_hat_k` averages
-them per group and, with ``ci=True``, takes the intervals from :func:`accordkit.summarize`
-(tasks are the clusters), so there is one interval engine.
+:func:`pass_hat_k_tasks` gives one row per group x task x k; :func:`pass_hat_k_means`
+averages them per group. :func:`accordkit.pass_hat_k` (:mod:`accordkit.tables.passk`, a
+layer up, as it takes intervals from :func:`accordkit.summarize`) gives the same means, with
+intervals when asked.
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ import pandas as pd
 
 from ..names import CONFIG_COLUMNS
 
-__all__ = ["pass_hat_k", "pass_hat_k_tasks", "EXCLUDED_TERMINATIONS", "RULES", "DEFAULT_BY"]
+__all__ = ["pass_hat_k_tasks", "pass_hat_k_means", "tasks_and_counts", "group_means",
+           "empty_result", "EXCLUDED_TERMINATIONS",
+           "RULES", "DEFAULT_BY", "TASK_COLUMNS", "GROUP_COLUMNS"]
 
 #: Termination reasons that say nothing about the agent (tau2 drops them before pass^k).
 EXCLUDED_TERMINATIONS = ("infrastructure_error",)
@@ -139,8 +142,10 @@ def _groups(data: pd.DataFrame, by_cols: list[str]):
         yield (key if isinstance(key, tuple) else (key,)), part
 
 
-def _empty(by_cols: list[str], frame: pd.DataFrame, columns: list[str],
-           ints: Sequence[str]) -> pd.DataFrame:
+def empty_result(by_cols: list[str], frame: pd.DataFrame, columns: Sequence[str],
+                 ints: Sequence[str]) -> pd.DataFrame:
+    """A result with no rows: the ``by_cols`` (of ``frame``'s dtypes) and ``columns``
+    (int64 for those in ``ints``, else float)."""
     out = pd.DataFrame({c: pd.Series(dtype=frame[c].dtype if c in frame.columns else object)
                         for c in by_cols})
     for col in columns:
@@ -190,12 +195,36 @@ def pass_hat_k_tasks(frame: pd.DataFrame, ks: Sequence[int] | int | None = None,
     2           b  1         0.5
     3           b  2         0.0
     """
-    out, _ = _tasks_and_counts(frame, ks, by=by, rule=rule, success=success, task=task,
+    out, _ = tasks_and_counts(frame, ks, by=by, rule=rule, success=success, task=task,
                                trial=trial)
     return out
 
 
-def _tasks_and_counts(frame, ks, *, by, rule, success, task, trial):
+def tasks_and_counts(frame: pd.DataFrame, ks: Sequence[int] | int | None = None, *,
+                     by: str | Sequence[str] | None = None, rule: str = "per_task",
+                     success: str = "success", task: str = "scenario_id",
+                     trial: str = "rollout") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """:func:`pass_hat_k_tasks` and, per group, how many episodes were used and left out.
+
+    What :func:`accordkit.pass_hat_k` averages (options as in :func:`pass_hat_k_tasks`).
+
+    Returns
+    -------
+    tasks : pandas.DataFrame
+        As :func:`pass_hat_k_tasks` returns.
+    counts : pandas.DataFrame
+        The ``by`` columns, ``n_episodes`` (usable episodes) and ``n_excluded``
+        (infrastructure errors and rows without a success value), one row per group with a
+        usable episode.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"scenario_id": ["a", "a", "b"], "success": [True, None, False]})
+    >>> tasks, counts = tasks_and_counts(frame, 1, by=[])
+    >>> tasks["pass_hat_k"].tolist(), counts.to_dict("records")
+    ([1.0, 0.0], [{'n_episodes': 2, 'n_excluded': 1}])
+    """
     by_cols = _by_columns(frame, by)
     needed = [success, task, *by_cols] + ([trial] if rule == "taubench" else [])
     ks = _check(frame, needed, ks, rule)
@@ -214,7 +243,7 @@ def _tasks_and_counts(frame, ks, *, by, rule, success, task, trial):
         counts.append({**head, "n_episodes": len(used), "n_excluded": int((~part["_ok"]).sum())})
     columns = [*by_cols, task, *TASK_COLUMNS]
     if not parts:
-        return (_empty([*by_cols, task], frame, TASK_COLUMNS, ("k", "n_trials", "n_successes")),
+        return (empty_result([*by_cols, task], frame, TASK_COLUMNS, ("k", "n_trials", "n_successes")),
                 pd.DataFrame(counts, columns=[*by_cols, "n_episodes", "n_excluded"]))
     out = pd.concat(parts, ignore_index=True)[columns]
     for col in ("k", "n_trials", "n_successes"):
@@ -222,70 +251,28 @@ def _tasks_and_counts(frame, ks, *, by, rule, success, task, trial):
     return out, pd.DataFrame(counts, columns=[*by_cols, "n_episodes", "n_excluded"])
 
 
-#: Columns ``pass_hat_k(ci=True)`` adds, from :func:`accordkit.summarize`.
-_CI_COLUMNS = ("ci_low", "ci_high", "ci_method", "small_cell")
-
-
-def pass_hat_k(frame: pd.DataFrame, ks: Sequence[int] | int | None = None, *,
-               by: str | Sequence[str] | None = None, rule: str = "per_task",
-               success: str = "success", task: str = "scenario_id", trial: str = "rollout",
-               ci: bool | str | None = None, method: str = "bca", confidence: float = 0.95,
-               n_resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
-    """pass^k and pass@k per group: the mean over tasks of :func:`pass_hat_k_tasks`.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        One row per episode, e.g. from :func:`accordkit.score`.
-    ks, by, rule, success, task, trial
-        As in :func:`pass_hat_k_tasks`. ``by`` defaults to domain x configuration.
-    ci : bool, optional
-        Add an interval of pass^k (``ci_low``, ``ci_high``, ``ci_method``) from
-        :func:`accordkit.summarize` on the per-task values, resampling tasks, and its
-        ``small_cell`` flag (fewer than 10 tasks: the interval is not to be trusted).
-        ``"bootstrap"`` is the older spelling of ``True`` (deprecated).
-    method, confidence, n_resamples, seed
-        Passed to :func:`accordkit.summarize` (BCa by default).
+def group_means(frame: pd.DataFrame, tasks: pd.DataFrame, counts: pd.DataFrame) -> pd.DataFrame:
+    """pass^k and pass@k per group from :func:`tasks_and_counts`: the mean over tasks.
 
     Returns
     -------
     pandas.DataFrame
         The ``by`` columns, ``k``, ``pass_hat_k``, ``pass_at_k``, ``n_tasks`` (tasks with a
-        value at that ``k``), ``n_episodes`` and ``n_excluded`` (infrastructure errors and
-        rows without a success value), plus the interval columns with ``ci``. An empty
-        frame with these columns when there are no episodes.
+        value at that ``k``), ``n_episodes`` and ``n_excluded``; with these columns and no
+        row when there are no usable episodes (``frame`` gives the ``by`` columns' dtypes).
 
     Examples
     --------
     >>> import pandas as pd
-    >>> frame = pd.DataFrame({"scenario_id": ["a"] * 4 + ["b"] * 4,
-    ...                       "success": [True] * 4 + [True, False, False, False]})
-    >>> out = pass_hat_k(frame)
-    >>> out["pass_hat_k"].tolist(), out["pass_at_k"].tolist()
-    ([0.625, 0.5, 0.5, 0.5], [0.625, 0.75, 0.875, 1.0])
+    >>> frame = pd.DataFrame({"scenario_id": ["a", "a", "b", "b"],
+    ...                       "success": [True, True, True, False]})
+    >>> group_means(frame, *tasks_and_counts(frame))["pass_hat_k"].tolist()
+    [0.75, 0.5]
     """
-    if ci == "bootstrap":
-        warnings.warn("pass_hat_k(ci='bootstrap') is deprecated: use ci=True (intervals come "
-                      "from accordkit.summarize, BCa by default)", DeprecationWarning,
-                      stacklevel=2)
-        ci = True
-    if ci not in (None, False, True):
-        raise ValueError(f"ci must be True, False or None, got {ci!r}")
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples must be at least 1, got {n_resamples}")
-    tasks, counts = _tasks_and_counts(frame, ks, by=by, rule=rule, success=success, task=task,
-                                      trial=trial)
     by_cols = list(counts.columns[:-2])
-    columns = [*by_cols, *GROUP_COLUMNS] + (list(_CI_COLUMNS) if ci else [])
+    ints = ("k", "n_tasks", "n_episodes", "n_excluded")
     if tasks.empty:
-        out = _empty(by_cols, frame, GROUP_COLUMNS,
-                     ("k", "n_tasks", "n_episodes", "n_excluded"))
-        if ci:
-            out["ci_low"] = pd.Series(dtype=float)
-            out["ci_high"] = pd.Series(dtype=float)
-            out["ci_method"] = pd.Series(dtype=object)
-            out["small_cell"] = pd.Series(dtype=bool)
-        return out[columns]
+        return empty_result(by_cols, frame, GROUP_COLUMNS, ints)[[*by_cols, *GROUP_COLUMNS]]
     keys = [*by_cols, "k"]
     grouped = tasks.groupby(keys, dropna=False, sort=True)
     out = grouped[["pass_hat_k", "pass_at_k"]].mean()
@@ -296,16 +283,27 @@ def pass_hat_k(frame: pd.DataFrame, ks: Sequence[int] | int | None = None, *,
     else:
         out["n_episodes"] = int(counts["n_episodes"].iloc[0])
         out["n_excluded"] = int(counts["n_excluded"].iloc[0])
-    if ci:
-        from ..stats.summarize import summarize
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            table = summarize(tasks, ["pass_hat_k"], by=keys, cluster=task, method=method,
-                              confidence=confidence, n_resamples=n_resamples, seed=seed)
-        table = table[[*keys, *_CI_COLUMNS]]
-        out = out.merge(table, on=keys, how="left")
-        out["small_cell"] = out["small_cell"].fillna(True).astype(bool)
-    for col in ("k", "n_tasks", "n_episodes", "n_excluded"):
+    for col in ints:
         out[col] = out[col].astype(np.int64)
-    return out[columns]
+    return out[[*by_cols, *GROUP_COLUMNS]]
+
+
+def pass_hat_k_means(frame: pd.DataFrame, ks: Sequence[int] | int | None = None, *,
+                     by: str | Sequence[str] | None = None, rule: str = "per_task",
+                     success: str = "success", task: str = "scenario_id",
+                     trial: str = "rollout") -> pd.DataFrame:
+    """pass^k and pass@k per group, point estimates: the mean over tasks of
+    :func:`pass_hat_k_tasks` (options as there). :func:`accordkit.pass_hat_k` gives the
+    same values, with intervals when asked.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"scenario_id": ["a"] * 4 + ["b"] * 4,
+    ...                       "success": [True] * 4 + [True, False, False, False]})
+    >>> pass_hat_k_means(frame)["pass_hat_k"].tolist()
+    [0.625, 0.5, 0.5, 0.5]
+    """
+    tasks, counts = tasks_and_counts(frame, ks, by=by, rule=rule, success=success, task=task,
+                                     trial=trial)
+    return group_means(frame, tasks, counts)

@@ -12,7 +12,7 @@ Spec ``agentchangebench.md`` §3.1. Per episode each channel is *active* with a 
   under Python ``==`` on the parsed JSON (``1 == 1.0``, ``"1" != 1``); extra keys are allowed.
 * **nl_assertion** (0.30): met verdicts / number of the task's assertions, from the episode's
   ``nl_verdicts`` (a verdict table is attached to the episodes first by
-  :func:`accordkit.judges.verdicts.attach_verdicts`); with no verdicts the channel is inactive
+  :func:`accordkit.verdicts.attach_verdicts`); with no verdicts the channel is inactive
   (as upstream after a judge failure) and ``nl_unjudged`` is set.
 * **communicate_info** (0.25): share of required strings found (lowercase substring) in the
   assistant messages' text joined with spaces. tau2 and τ-bench episodes are matched by

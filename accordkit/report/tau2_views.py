@@ -260,7 +260,7 @@ def pass_k_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configu
     The one place the report calls :func:`accordkit.pass_hat_k`, so that a change of its
     interface touches only this function.
     """
-    from ..metrics.passk import pass_hat_k
+    from ..tables.passk import pass_hat_k
 
     cols = [*by, "k", "pass_hat_k", "pass_at_k", "n_tasks", "n_episodes", "n_excluded",
             "ci_low", "ci_high", "small_cell"]

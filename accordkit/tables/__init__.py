@@ -3,6 +3,7 @@
 - :mod:`~accordkit.tables.catalogue`: which metrics each table shows, each defined once;
 - :mod:`~accordkit.tables.builders`: the report tables with intervals (:func:`accordkit.summarize`);
 - :mod:`~accordkit.tables.paper`: :func:`accord_table`, the same metrics' point estimates;
+- :mod:`~accordkit.tables.passk`: :func:`pass_hat_k`, pass^k per group with intervals;
 - :mod:`~accordkit.tables.format`: :func:`format_table` (``estimate [low, high]`` cells);
 - :mod:`~accordkit.tables.plots`: seaborn figures drawn from those intervals (imported on
   first use, so matplotlib is only loaded when a figure is drawn).
@@ -43,14 +44,16 @@ from .catalogue import (
 )
 from .format import FORMATS, format_table, interval_caption
 from .paper import ACCORD_TABLE_METRICS, accord_table
+from .passk import pass_hat_k
 
 _PLOTS = ("model_palette", "plot_intervals", "plot_forest", "plot_passk", "plot_gsrt",
           "save_figure")
 
 __all__ = [
     "format_table", "interval_caption", "FORMATS",
-    "accord_table", "ACCORD_TABLE_METRICS",
-    "accord_main", "accord_dynamics", "accord_cost", "accord_main_and_cost", "accord_tables", "goalshift_main",
+    "accord_table", "ACCORD_TABLE_METRICS", "pass_hat_k",
+    "accord_main", "accord_dynamics", "accord_cost", "accord_main_and_cost", "accord_tables",
+    "goalshift_main",
     "goalshift_gsrt",
     "failure_flags", "FAILURES", "bootstrap_options", "select", "preference_scores",
     "with_tue_points", "summarize_together",

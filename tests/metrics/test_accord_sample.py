@@ -13,8 +13,8 @@ import pytest
 import accordkit
 from accordkit._internal.arrow import arrow_table
 from accordkit.metrics.accord import score_episodes, score_preferences
-from accordkit.metrics.accord_table import accord_table
 from accordkit.synth.accord import generate_accord
+from accordkit.tables.paper import accord_table
 
 
 @pytest.fixture(scope="module")

@@ -13,11 +13,11 @@ import pytest
 import accordkit as ak
 from accordkit._internal.arrow import arrow_table
 from accordkit.metrics.goalshift import EPISODE_COLUMNS, score_episodes, score_shifts
-from accordkit.metrics.passk import pass_hat_k
 from accordkit.metrics.tcrr import call_redundancy
 from accordkit.schema import EPISODE_FEATURES, ID_COLUMNS
 from accordkit.score import score
 from accordkit.synth.goalshift import generate_goalshift
+from accordkit.tables.passk import pass_hat_k
 from accordkit.testing import build_episode, criteria, judge_output, message
 
 

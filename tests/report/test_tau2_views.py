@@ -153,7 +153,7 @@ def test_configurations_of_two_benchmarks_are_never_pooled():
 
 def test_pass_k_table_takes_the_pages_interval_options_without_a_cap():
     """The page's method and number of resamples, not a silent 2,000 (issue 36, item 3)."""
-    from accordkit.metrics.passk import pass_hat_k
+    from accordkit.tables.passk import pass_hat_k
 
     frame = _episodes()
     out = tv.pass_k_table(frame, n_resamples=10_000, seed=3, method="percentile",

@@ -10,8 +10,8 @@ import pyarrow as pa
 import pytest
 
 from accordkit.metrics.accord import score_episodes, score_preferences
-from accordkit.metrics.accord_table import ACCORD_TABLE_METRICS, accord_table
 from accordkit.schema import EPISODE_FEATURES, empty_episode
+from accordkit.tables.paper import ACCORD_TABLE_METRICS, accord_table
 
 NAN = float("nan")
 

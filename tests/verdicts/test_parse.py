@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from accordkit.judges.parse import (
+from accordkit.verdicts.parse import (
     gsrt_struct,
     parse_gsrt,
     parse_json_object,
@@ -14,7 +14,7 @@ from accordkit.judges.parse import (
     parse_nl_results,
 )
 
-from .episodes import GSRT_REPLY
+from ..judges.episodes import GSRT_REPLY
 
 YNA = ("yes", "no", "n/a")
 

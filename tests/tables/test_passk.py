@@ -13,9 +13,10 @@ import pandas as pd
 import pytest
 
 import accordkit as ak
-from accordkit.metrics.passk import pass_hat_k, pass_hat_k_tasks
+from accordkit.metrics.passk import pass_hat_k_tasks
 from accordkit.score import score
 from accordkit.stats import BCaFallbackWarning
+from accordkit.tables.passk import pass_hat_k
 
 from ..conftest import FIXTURES, _need
 
