@@ -198,21 +198,20 @@ def accord_tables(episodes: pd.DataFrame, preferences: pd.DataFrame, *,
     Examples
     --------
     >>> ep = pd.DataFrame({"agent_model": "m", "method": "react", "domain": "shop",
-    ...                    "scenario_id": ["s1", "s2", "s3", "s4"],
-    ...                    "completed": [True, True, True, False],
-    ...                    "outcome_score": [1.0, 0.5, 0.0, None],
-    ...                    "perfect_outcome": [1, 0, 0, 0], "task_score": [1.0, 0.5, 0.0, 0.0],
+    ...                    "scenario_id": ["s1", "s2", "s3", "s4"], "completed": True,
+    ...                    "outcome_score": [1.0, 0.5, 0.0, 0.5],
+    ...                    "perfect_outcome": [1, 0, 0, 0], "task_score": [1.0, 0.5, 0.0, 0.5],
     ...                    "n_env_actions": [3, 4, 5, 6], "n_utterances": [2, 2, 3, 4]})
     >>> prefs = pd.DataFrame({"agent_model": "m", "method": "react", "domain": "shop",
-    ...                       "scenario_id": ["s1", "s1", "s2", "s3"],
-    ...                       "dynamic": ["hard", "soft", "hard", "hard"],
-    ...                       "satisfied": [True, False, True, False],
+    ...                       "scenario_id": ["s1", "s2", "s3", "s4"] * 2,
+    ...                       "dynamic": ["hard"] * 4 + ["soft"] * 4,
+    ...                       "satisfied": [True, False, True, True, False, True, True, True],
     ...                       "completed": True})
     >>> tables = accord_tables(ep, prefs, n_resamples=200, method="percentile")
     >>> sorted(tables)
     ['cost', 'dynamics', 'dynamics_by_domain', 'main', 'main_by_domain']
     >>> tables["main"].set_index("metric")["estimate"]["task score"]
-    np.float64(0.375)
+    np.float64(0.5)
     """
     if share_draws is not True:
         raise ValueError("accord_tables always shares its draws (share_draws=True); call "
