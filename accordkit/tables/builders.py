@@ -227,11 +227,8 @@ def accord_tables(episodes: pd.DataFrame, preferences: pd.DataFrame, *,
         "dynamics": (prefs, [ACCORD_PREFERENCE], [*by, "dynamic"]),
         "dynamics_by_domain": (prefs, [ACCORD_PREFERENCE], ["domain", *by, "dynamic"]),
     }, **options)
-    both = found["main_cost"]
-    main_names = [m.name for m in ACCORD_MAIN]
     return {
-        "main": both[both["metric"].isin(main_names).to_numpy()].reset_index(drop=True),
-        "cost": both[~both["metric"].isin(main_names).to_numpy()].reset_index(drop=True),
+        **_split_by_metrics(found["main_cost"], {"main": ACCORD_MAIN, "cost": ACCORD_COST}),
         "main_by_domain": found["main_by_domain"],
         "dynamics": _in_dynamic_order(found["dynamics"], by),
         "dynamics_by_domain": _in_dynamic_order(found["dynamics_by_domain"], ["domain", *by]),
@@ -291,8 +288,13 @@ def summarize_together(frame: pd.DataFrame, tables: Mapping[str, Sequence[Any]],
         Each table, by its key in ``tables``.
     """
     every = [m for metrics in tables.values() for m in metrics]
-    both = summarize(frame, every, list(by), **options)
-    return {name: both[both["metric"].isin([m.name for m in metrics]).to_numpy()]
+    return _split_by_metrics(summarize(frame, every, list(by), **options), tables)
+
+
+def _split_by_metrics(summary: pd.DataFrame,
+                      tables: Mapping[str, Sequence[Any]]) -> dict[str, pd.DataFrame]:
+    """The rows of one summary of several tables' metrics, split back into those tables."""
+    return {name: summary[summary["metric"].isin([m.name for m in metrics]).to_numpy()]
             .reset_index(drop=True) for name, metrics in tables.items()}
 
 
