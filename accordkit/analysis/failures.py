@@ -17,9 +17,10 @@ import pandas as pd
 
 from ..faults import FAULT_TYPES
 from ..metrics.action_diff import DIVERGENCE_REASONS, action_summary
-from ..metrics.reviews import ReviewTables
+from ..metrics.reviews import ReviewTables, reviewed_episodes
 
-__all__ = ["FAILURE_COLUMNS", "ACTION_FAILURES", "REVIEW_FAILURES", "failure_indicators",
+__all__ = ["FAILURE_COLUMNS", "ACTION_FAILURES", "REVIEW_FAILURES", "REVIEW_FAILED",
+           "failure_indicators",
            "failure_taxonomy", "cell_episodes", "taxonomy_groupings", "with_goal_shift",
            "DEFAULT_BY"]
 
@@ -31,8 +32,11 @@ _SOURCES = ("agent", "user", "environment")
 REVIEW_FAILURES = (*(f"{s}_error" for s in _SOURCES),
                    *(f"critical_{s}_error" for s in _SOURCES),
                    *(f"fault_{t}" for t in FAULT_TYPES))
+#: Not a failure of the episode: every stored review of it failed (tau2's placeholder),
+#: counted apart from the errors (NaN for an episode without any review).
+REVIEW_FAILED = "review_failed"
 #: Every indicator column, in order (``failed`` first: 1 - ``success``).
-FAILURE_COLUMNS = ("failed", *ACTION_FAILURES, *REVIEW_FAILURES)
+FAILURE_COLUMNS = ("failed", *ACTION_FAILURES, *REVIEW_FAILURES, REVIEW_FAILED)
 #: Default cells: domain x configuration.
 DEFAULT_BY = ("domain", "agent_model", "method", "user_model")
 
@@ -53,8 +57,10 @@ def _action_part(actions: pd.DataFrame) -> pd.DataFrame:
 
 
 def _review_part(reviews: ReviewTables) -> pd.DataFrame:
-    ids = pd.unique(reviews.reviews["episode_id"])
-    out = pd.DataFrame({"episode_id": ids})
+    # a failed review covers nothing: its episode's error columns stay NaN
+    covered = reviewed_episodes(reviews)
+    ids = [e for e in pd.unique(reviews.reviews["episode_id"]) if str(e) in covered]
+    out = pd.DataFrame({"episode_id": pd.Series(ids, dtype=object)})
     errors = reviews.errors
     for source in _SOURCES:
         mine = errors[errors["source"] == source]
@@ -65,7 +71,9 @@ def _review_part(reviews: ReviewTables) -> pd.DataFrame:
     for fault in FAULT_TYPES:
         hit = set(errors.loc[errors["fault_type"] == fault, "episode_id"])
         out[f"fault_{fault}"] = out["episode_id"].isin(hit).astype(float)
-    return out
+    every = pd.DataFrame({"episode_id": pd.unique(reviews.reviews["episode_id"])})
+    every[REVIEW_FAILED] = (~every["episode_id"].astype(str).isin(covered)).astype(float)
+    return every.merge(out, on="episode_id", how="left")
 
 
 def failure_indicators(episodes: pd.DataFrame, *, actions: pd.DataFrame | None = None,
@@ -92,7 +100,9 @@ def failure_indicators(episodes: pd.DataFrame, *, actions: pd.DataFrame | None =
         the review columns, one without ``success`` for ``failed``). ``diverged_<reason>``
         is the first divergence's reason; the review columns count an error of that source
         (``agent_error``...), a critical one (``critical_user_error``...), or of that fault
-        type (``fault_wrong_argument``...).
+        type (``fault_wrong_argument``...). ``review_failed`` is 1 for an episode whose
+        every stored review failed (tau2's "Failed to parse LLM response" placeholder):
+        such an episode's review columns are NaN (not reviewed), never an error.
 
     Examples
     --------

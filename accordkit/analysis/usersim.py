@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..metrics.reviews import ReviewTables, user_critical
+from ..metrics.reviews import ReviewTables, reviewed_episodes, user_critical
 from .failures import DEFAULT_BY
 
 __all__ = ["usersim_reliability", "without_user_errors", "SUBSETS", "WITHOUT_COLUMNS"]
@@ -39,7 +39,7 @@ def _flags(episodes: pd.DataFrame, reviews: ReviewTables) -> pd.DataFrame:
     crit = user_critical(reviews, episodes["episode_id"])
     errors = reviews.errors
     erred = set(errors.loc[errors["source"] == "user", "episode_id"])
-    reviewed = set(reviews.reviews["episode_id"])
+    reviewed = reviewed_episodes(reviews)   # a failed review covers nothing
     any_error = [1.0 if e in erred else (0.0 if e in reviewed else float("nan"))
                  for e in episodes["episode_id"]]
     out = episodes.reset_index(drop=True).copy()
@@ -71,7 +71,9 @@ def usersim_reliability(episodes: pd.DataFrame, reviews: ReviewTables, *,
         :func:`accordkit.summarize`'s table with the metrics ``user_error`` (share of
         reviewed episodes with any user-simulator error) and ``critical_user_error`` (a
         critical one); episodes no review covers are not counted (``n_events`` is the
-        number reviewed).
+        number reviewed). A review tau2 could not make (its placeholder, "Failed to parse
+        LLM response") is no error: such an episode counts as not reviewed, and
+        ``n_review_failed`` says how many episodes of the group that is.
 
     Examples
     --------
@@ -91,8 +93,18 @@ def usersim_reliability(episodes: pd.DataFrame, reviews: ReviewTables, *,
 
     by_cols = _by(episodes, by, ("user_model", "user_implementation"))
     frame = _flags(episodes, reviews)
-    return summarize(frame, ["user_error", "critical_user_error"], by=by_cols or None,
-                     cluster=cluster, **summarize_options)
+    out = summarize(frame, ["user_error", "critical_user_error"], by=by_cols or None,
+                    cluster=cluster, **summarize_options)
+    frame["_failed"] = frame["episode_id"].astype(str).isin(
+        set(reviews.reviews["episode_id"].astype(str)) - reviewed_episodes(reviews))
+    if by_cols:
+        counts = frame.groupby(by_cols, dropna=False)["_failed"].sum().rename(
+            "n_review_failed").reset_index()
+        out = out.merge(counts, on=by_cols, how="left")
+    else:
+        out["n_review_failed"] = int(frame["_failed"].sum())
+    out["n_review_failed"] = out["n_review_failed"].fillna(0).astype("int64")
+    return out
 
 
 def without_user_errors(episodes: pd.DataFrame, reviews: ReviewTables, *,

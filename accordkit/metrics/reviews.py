@@ -8,6 +8,13 @@ Reviews come from two places, in the same form (the canonical ``reviews_json`` o
 * made by accordkit's ``review`` judge (:mod:`accordkit.judges.review`), read from its
   verdict table (:func:`review_tables_from_verdicts`).
 
+A review tau2 could not make (its reviewer failed to parse the judge's reply and stored a
+placeholder: one error at ``turn_idx`` -1 whose reasoning starts "Failed to parse LLM
+response", see :func:`is_placeholder_error`) is a *failed review*: its row has
+``review_failed`` True and its flags missing, and its placeholder is no error of any source
+(it adds no row to the error table). An episode whose reviews all failed counts as not
+reviewed wherever a share of reviewed episodes is taken.
+
 Each error gets a ``fault_type`` from the taxonomy of :mod:`accordkit.faults` (read from its
 tags) and ``critical`` (its severity is one of
 :data:`~accordkit.faults.CRITICAL_SEVERITIES`). The tables are tidy: group them, count
@@ -20,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from .._internal.jsontext import loads
@@ -27,19 +35,47 @@ from ..faults import CRITICAL_SEVERITIES, fault_type_of
 
 __all__ = ["REVIEW_COLUMNS", "ERROR_COLUMNS", "ReviewTables", "review_tables",
            "reviews_from_json", "user_critical", "review_level", "tables_from_levels",
-           "combine_reviews"]
+           "combine_reviews", "is_placeholder_error", "PLACEHOLDER_REASONING",
+           "reviewed_episodes", "review_status"]
 
 #: One row per (episode, review).
 REVIEW_COLUMNS = ["episode_id", "review", "reviewer", "has_errors", "n_errors", "agent_error",
-                  "user_error", "critical_user_error", "critical_agent_error", "summary"]
+                  "user_error", "critical_user_error", "critical_agent_error", "summary",
+                  "review_failed"]
 #: One row per error a review found.
 ERROR_COLUMNS = ["episode_id", "review", "reviewer", "error_index", "source", "severity",
                  "critical", "fault_type", "tags", "error_type", "turn_idx", "reasoning",
                  "correct_behavior", "user_message"]
 _REVIEW_DTYPES = {"has_errors": "boolean", "n_errors": "int64", "agent_error": "boolean",
                   "user_error": "boolean", "critical_user_error": "boolean",
-                  "critical_agent_error": "boolean"}
+                  "critical_agent_error": "boolean", "review_failed": "bool"}
 _ERROR_DTYPES = {"error_index": "int64", "critical": "bool", "turn_idx": "Int64"}
+#: How the reasoning of tau2's placeholder error starts (a review that could not be made).
+PLACEHOLDER_REASONING = "Failed to parse LLM response"
+
+
+def is_placeholder_error(error: Mapping[str, Any]) -> bool:
+    """Whether a stored review error is tau2's placeholder for a review that failed.
+
+    tau2's reviewer, when it cannot parse or validate the judge's reply, stores one error
+    at ``turn_idx`` -1 whose reasoning starts :data:`PLACEHOLDER_REASONING` (spec
+    ``tau2-format.md`` §12): no message was judged, so it is no error of anyone.
+
+    Examples
+    --------
+    >>> is_placeholder_error({"turn_idx": -1, "reasoning": "Failed to parse LLM response: x"})
+    True
+    >>> is_placeholder_error({"turn_idx": 3, "reasoning": "Failed to parse LLM response"})
+    False
+    """
+    turn = error.get("turn_idx")
+    reasoning = error.get("reasoning")
+    try:
+        at_none = turn is not None and not pd.isna(turn) and int(turn) == -1
+    except (TypeError, ValueError):
+        at_none = False
+    return at_none and isinstance(reasoning, str) and \
+        reasoning.lstrip().startswith(PLACEHOLDER_REASONING)
 
 
 @dataclass(frozen=True)
@@ -53,7 +89,9 @@ class ReviewTables:
         ``user_only_review``, ``hallucination_check`` or ``judge``), ``reviewer`` who made
         it (``"stored"`` for tau2's, the judge model for the judge's); the flags are as the
         review states them, except ``critical_agent_error`` (an agent error of a critical
-        severity), which tau2 does not store.
+        severity), which tau2 does not store. ``review_failed`` is True for a review tau2
+        could not make (its placeholder, :func:`is_placeholder_error`); its flags are then
+        missing and ``n_errors`` is 0.
     errors : pandas.DataFrame
         :data:`ERROR_COLUMNS`: ``source`` (agent, user, environment, unknown),
         ``severity``, ``critical``, ``fault_type``, ``tags`` (joined with ", "), tau2's
@@ -87,6 +125,15 @@ def _frames(review_rows: list[dict[str, Any]], error_rows: list[dict[str, Any]]
 def _add_review(episode_id: str, kind: str, reviewer: str, review: Mapping[str, Any],
                 review_rows: list[dict[str, Any]], error_rows: list[dict[str, Any]]) -> None:
     errors = review.get("errors") or []
+    if errors and all(isinstance(e, Mapping) and is_placeholder_error(e) for e in errors):
+        review_rows.append({
+            "episode_id": episode_id, "review": kind, "reviewer": reviewer,
+            "has_errors": None, "n_errors": 0, "agent_error": None, "user_error": None,
+            "critical_user_error": None, "critical_agent_error": None,
+            "summary": review.get("summary"), "review_failed": True})
+        return
+    # a placeholder beside real errors: the real ones stand, the placeholder is nobody's
+    errors = [e for e in errors if not is_placeholder_error(e)]
     critical_agent = False
     # the user-only reviews are about the user simulator: their errors are its errors
     default_source = "user" if kind in ("user_only_review", "hallucination_check") else None
@@ -111,6 +158,7 @@ def _add_review(episode_id: str, kind: str, reviewer: str, review: Mapping[str, 
         "agent_error": review.get("agent_error"), "user_error": review.get("user_error"),
         "critical_user_error": review.get("critical_user_error"),
         "critical_agent_error": critical_agent, "summary": review.get("summary"),
+        "review_failed": False,
     })
 
 
@@ -185,7 +233,7 @@ def user_critical(tables: ReviewTables, episode_ids: Iterable[str]) -> pd.Series
 
     Returns a boolean Series indexed like ``episode_ids``: True when some error with source
     ``user`` is critical, False when the episode was reviewed and none is, NA when it was
-    not reviewed at all.
+    not reviewed at all (or its every review failed).
 
     Examples
     --------
@@ -196,7 +244,7 @@ def user_critical(tables: ReviewTables, episode_ids: Iterable[str]) -> pd.Series
     [True, False, <NA>]
     """
     ids = pd.Index(list(episode_ids), name="episode_id")
-    reviewed = set(tables.reviews["episode_id"])
+    reviewed = reviewed_episodes(tables)
     errors = tables.errors
     bad = set(errors.loc[(errors["source"] == "user") & errors["critical"], "episode_id"])
     values = [True if e in bad else (False if e in reviewed else None) for e in ids]
@@ -211,8 +259,8 @@ def review_level(ds: Any, *, errors: bool = False) -> pd.DataFrame:
     Examples
     --------
     >>> from accordkit.schema.arrow import empty_table
-    >>> list(review_level(empty_table()).columns)[-2:]
-    ['critical_agent_error', 'summary']
+    >>> list(review_level(empty_table()).columns)[-3:]
+    ['critical_agent_error', 'summary', 'review_failed']
     """
     import pyarrow as pa
 
@@ -240,8 +288,73 @@ def tables_from_levels(reviews: pd.DataFrame, errors: pd.DataFrame) -> ReviewTab
     >>> tables_from_levels(t.reviews, t.errors).reviews.columns.tolist() == REVIEW_COLUMNS
     True
     """
+    if "review_failed" not in reviews.columns:   # a store written before the column
+        reviews, errors = _placeholders_out(reviews, errors)
     return _frames(reviews[REVIEW_COLUMNS].to_dict("records"),
                    errors[ERROR_COLUMNS].to_dict("records"))
+
+
+def _placeholders_out(reviews: pd.DataFrame, errors: pd.DataFrame
+                      ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Review levels stored without ``review_failed``: the placeholder errors dropped, and
+    a review left with none of its errors marked failed (as :func:`reviews_from_json`)."""
+    placeholder = np.fromiter((is_placeholder_error(e) for e in
+                               errors[["turn_idx", "reasoning"]].to_dict("records")),
+                              dtype=bool, count=len(errors))
+    key = ["episode_id", "review", "reviewer"]
+    hit = errors.loc[placeholder, key].drop_duplicates()
+    real = errors.loc[~placeholder, key].drop_duplicates()
+    failed = hit.merge(real, on=key, how="left", indicator=True)
+    failed = failed[failed["_merge"] == "left_only"][key]
+    reviews = reviews.merge(failed.assign(review_failed=True), on=key, how="left")
+    reviews["review_failed"] = reviews["review_failed"].astype("boolean").fillna(False) \
+        .astype(bool)
+    left = reviews.merge(errors.loc[~placeholder, key].value_counts().rename("_n").reset_index(),
+                         on=key, how="left")
+    reviews["n_errors"] = left["_n"].fillna(0).astype("int64").to_numpy()
+    for col in ("has_errors", "agent_error", "user_error", "critical_user_error",
+                "critical_agent_error"):
+        reviews[col] = reviews[col].astype("boolean").mask(reviews["review_failed"])
+    return reviews, errors.loc[~placeholder]
+
+
+def reviewed_episodes(tables: ReviewTables) -> set[str]:
+    """The episodes some review covers (a failed review covers nothing).
+
+    Examples
+    --------
+    >>> ok = '{"review": {"has_errors": false}}'
+    >>> bad = ('{"review": {"has_errors": false, "errors": [{"source": "user", '
+    ...        '"turn_idx": -1, "reasoning": "Failed to parse LLM response: ..."}]}}')
+    >>> sorted(reviewed_episodes(reviews_from_json(["a", "b"], [ok, bad])))
+    ['a']
+    """
+    r = tables.reviews
+    return set(r.loc[~r["review_failed"].astype(bool), "episode_id"].astype(str))
+
+
+def review_status(tables: ReviewTables | None, episode_ids: Iterable[str]) -> pd.Series:
+    """Per episode, what its reviews say, as text for a table: the number of errors found,
+    ``"not reviewed"`` (no review) or ``"review failed"`` (every review of it failed).
+
+    Examples
+    --------
+    >>> ok = '{"review": {"has_errors": false}}'
+    >>> bad = ('{"review": {"has_errors": false, "errors": [{"source": "user", '
+    ...        '"turn_idx": -1, "reasoning": "Failed to parse LLM response: ..."}]}}')
+    >>> review_status(reviews_from_json(["a", "b"], [ok, bad]), ["a", "b", "c"]).tolist()
+    ['0', 'review failed', 'not reviewed']
+    """
+    ids = [str(e) for e in episode_ids]
+    if tables is None:
+        return pd.Series(["not reviewed"] * len(ids), index=ids, name="review_errors",
+                         dtype=object)
+    reviewed = reviewed_episodes(tables)
+    any_review = set(tables.reviews["episode_id"].astype(str))
+    counts = tables.errors["episode_id"].astype(str).value_counts()
+    values = [str(int(counts.get(e, 0))) if e in reviewed
+              else ("review failed" if e in any_review else "not reviewed") for e in ids]
+    return pd.Series(values, index=ids, name="review_errors", dtype=object)
 
 
 def combine_reviews(*tables: ReviewTables | None) -> ReviewTables:

@@ -28,6 +28,7 @@ from typing import Any
 
 import pandas as pd
 
+from ..metrics.reviews import review_status
 from .filenames import UnsafeOutputPathError, safe_file_name
 from .pages import content_security_policy
 
@@ -167,9 +168,8 @@ class DrillDown:
         first = None
         if self.actions is not None and len(self.actions):
             first = self.actions.drop_duplicates("episode_id").set_index("episode_id")
-        errors = None
-        if self.reviews is not None and len(self.reviews.errors):
-            errors = self.reviews.errors.groupby("episode_id").size()
+        # a count only where a review covers the episode: "not reviewed" is no "0 errors"
+        status = review_status(self.reviews, ids[:self.max_listed])
         rows = []
         for eid in ids[:self.max_listed]:
             link = esc(eid)
@@ -186,9 +186,8 @@ class DrillDown:
                     pd.notna(first.loc[eid, "divergence_reason"]):
                 div = (f"{esc(str(first.loc[eid, 'divergence_reason']))} at turn "
                        f"{esc(str(first.loc[eid, 'first_divergence_turn']))}")
-            n_err = int(errors.get(eid, 0)) if errors is not None else 0
             rows.append(f"<tr><td>{link}</td><td>{task}</td><td>{outcome}</td><td>{div}</td>"
-                        f"<td>{n_err}</td></tr>")
+                        f"<td>{esc(status[eid])}</td></tr>")
         note = ""
         if len(ids) > self.max_listed:
             note += (f'<p class="ak-muted">The first {self.max_listed} of {len(ids)} episodes '

@@ -76,3 +76,40 @@ def test_with_and_without_critical_user_errors():
     assert g.loc[("u2", SUBSETS[1], "reward"), "n_rows"] == 2
     assert g.loc[("u2", SUBSETS[1], "reward"), "n_left_out"] == 2
     assert g.loc[("u2", "all", "reward"), "n_unreviewed"] == 1
+
+
+def test_placeholder_reviews_are_review_failed_not_user_errors():
+    """tau2's "Failed to parse LLM response" placeholders (turn_idx -1) are neither user
+    nor agent errors: those episodes are not reviewed, and counted apart."""
+    from accordkit.analysis.failures import failure_indicators
+    from accordkit.ingest.formats.tau2.reviews import stored_reviews
+
+    from ..metrics.test_reviews import FAILED_REVIEW, FAILED_USER_ONLY
+
+    ep = _episodes()
+    texts = {"u1-p-0": CRIT, "u1-p-1": stored_reviews({"review": FAILED_REVIEW}),
+             "u1-q-0": CLEAN,
+             "u1-q-1": stored_reviews({"user_only_review": FAILED_USER_ONLY}),
+             "u2-p-0": CRIT, "u2-p-1": stored_reviews({"review": FAILED_REVIEW}),
+             "u2-q-0": CLEAN}
+    ids = list(ep["episode_id"])
+    reviews = reviews_from_json(ids, [texts.get(e) for e in ids])
+    t = usersim_reliability(ep, reviews, n_resamples=300, method="percentile")
+    g = t.set_index(["user_model", "metric"])
+    # u1: reviewed p-0 (critical) and q-0 (clean); p-1 and q-1 failed, not errors
+    assert g.loc[("u1", "user_error"), "estimate"] == pytest.approx(1 / 2)
+    assert g.loc[("u1", "user_error"), "n_events"] == 2
+    assert g.loc[("u1", "user_error"), "n_review_failed"] == 2
+    assert g.loc[("u2", "user_error"), "n_review_failed"] == 1
+    ind = failure_indicators(ep, reviews=reviews).set_index("episode_id")
+    assert ind.loc["u1-p-1", "review_failed"] == 1.0
+    assert pd.isna(ind.loc["u1-p-1", "user_error"]) and pd.isna(ind.loc["u1-p-1",
+                                                                        "agent_error"])
+    assert ind.loc["u1-p-0", "review_failed"] == 0.0 and ind.loc["u1-p-0", "user_error"] == 1
+    assert pd.isna(ind.loc["u2-q-1", "review_failed"])   # no review at all
+    # without_user_errors: a failed review spoils nothing and counts as unreviewed
+    w = without_user_errors(ep, reviews, by="user_model", ks=1, n_resamples=300,
+                            method="percentile")
+    w = w.set_index(["user_model", "episodes", "metric"])
+    assert w.loc[("u1", SUBSETS[1], "reward"), "n_left_out"] == 1
+    assert w.loc[("u1", "all", "reward"), "n_unreviewed"] == 2

@@ -63,3 +63,65 @@ def test_user_critical_three_ways():
         "has_errors": True, "errors": [{"severity": "critical", "reasoning": "r"}]}})])
     # a: the agent erred critically, the user only in a minor way
     assert user_critical(t, ["a", "b", "z"]).tolist() == [False, True, pd.NA]
+
+
+# tau2's placeholders for a review its reviewer could not parse (spec tau2-format.md §12)
+FAILED_REVIEW = {"summary": "", "has_errors": False, "agent_error": False,
+                 "user_error": False, "critical_user_error": False,
+                 "errors": [{"source": "user", "error_tags": [], "severity": "minor",
+                             "turn_idx": -1,
+                             "reasoning": "Failed to parse LLM response: Expecting value"}]}
+FAILED_USER_ONLY = {"summary": "", "user_error": False, "critical_user_error": False,
+                    "has_errors": False,
+                    "errors": [{"turn_idx": -1, "severity": "minor",
+                                "reasoning": "Failed to parse LLM response: no JSON"}]}
+
+
+def test_placeholder_review_is_a_failed_review_not_an_error():
+    texts = [stored_reviews({"review": FAILED_REVIEW}),
+             stored_reviews({"user_only_review": FAILED_USER_ONLY}),
+             stored_reviews({"review": REVIEW}), None]
+    t = reviews_from_json(["f1", "f2", "ok", "none"], texts)
+    assert t.reviews["review_failed"].tolist() == [True, True, False]
+    assert t.reviews["n_errors"].tolist() == [0, 0, 2]
+    # the failed reviews' flags are unknown, not "no error"
+    assert t.reviews.loc[:1, "user_error"].isna().all()
+    assert set(t.errors["episode_id"]) == {"ok"}
+    crit = user_critical(t, ["f1", "f2", "ok", "none"])   # ok: a critical_hindered error
+    assert crit.isna().tolist() == [True, True, False, True] and crit["ok"]
+    from accordkit.metrics.reviews import review_status
+    assert review_status(t, ["f1", "ok", "none"]).tolist() == ["review failed", "2",
+                                                             "not reviewed"]
+    assert review_status(None, ["f1"]).tolist() == ["not reviewed"]
+
+
+def test_placeholder_beside_real_errors_keeps_the_real_ones():
+    mixed = dict(REVIEW, errors=[*REVIEW["errors"], FAILED_REVIEW["errors"][0]])
+    t = reviews_from_json(["e"], [stored_reviews({"review": mixed})])
+    assert not t.reviews.loc[0, "review_failed"] and t.reviews.loc[0, "n_errors"] == 2
+    assert (t.errors["turn_idx"] != -1).all()
+
+
+def test_levels_stored_before_the_column_drop_placeholders():
+    from accordkit.metrics.reviews import tables_from_levels
+
+    texts = [stored_reviews({"review": FAILED_REVIEW}), stored_reviews({"review": REVIEW})]
+    # an old store: the placeholder as an error row, no review_failed column
+    reviews = pd.DataFrame([
+        {**{c: None for c in REVIEW_COLUMNS}, "episode_id": "f", "review": "review",
+         "reviewer": "stored", "has_errors": False, "n_errors": 1},
+        {**{c: None for c in REVIEW_COLUMNS}, "episode_id": "ok", "review": "review",
+         "reviewer": "stored", "has_errors": True, "n_errors": 2,
+         "user_error": True}]).drop(
+        columns="review_failed")
+    new = reviews_from_json(["f", "ok"], texts)
+    placeholder = {**{c: None for c in ERROR_COLUMNS}, "episode_id": "f", "review": "review",
+                   "reviewer": "stored", "error_index": 0, "source": "user",
+                   "critical": False, "turn_idx": -1,
+                   "reasoning": FAILED_REVIEW["errors"][0]["reasoning"]}
+    errors = pd.concat([pd.DataFrame([placeholder]), new.errors], ignore_index=True)
+    got = tables_from_levels(reviews, errors)
+    assert got.reviews["review_failed"].tolist() == [True, False]
+    assert got.reviews["n_errors"].tolist() == [0, 2]
+    assert set(got.errors["episode_id"]) == {"ok"}
+    assert got.reviews["user_error"].isna().tolist() == [True, False]

@@ -107,3 +107,28 @@ def test_caps_on_listed_episodes_and_conversations(tmp_path):
     assert "The first 2 of 6 episodes are listed." in page
     assert "Conversations are linked for the first 1 of 6 episodes" in page
     assert len(list((tmp_path / "error_analysis_pages" / "conversations").glob("*"))) == 1
+
+
+def test_review_column_says_not_reviewed_and_review_failed(tmp_path):
+    """An episode no review covers reads "not reviewed", one whose review failed (tau2's
+    placeholder) "review failed": never a count of 0 errors."""
+    from accordkit.ingest.formats.tau2.reviews import stored_reviews
+    from accordkit.metrics.reviews import reviews_from_json
+
+    from ..metrics.test_reviews import FAILED_REVIEW
+
+    table = episode_table(*_records())
+    ids = table.column("episode_id").to_pylist()
+    reviews = reviews_from_json(ids[:2], ['{"review": {"has_errors": false}}',
+                                          stored_reviews({"review": FAILED_REVIEW})])
+    dd, episodes, _ = _setup(tmp_path, reviews=reviews)
+    page = dd.episode_list("all", "all episodes", episodes["episode_id"]).read_text()
+    cells = [tr.find_all("td")[-1].get_text() for tr in
+             BeautifulSoup(page, "html.parser").find("tbody").find_all("tr")]
+    assert cells == ["0", "review failed", *["not reviewed"] * 4]
+    # no review at all: every row says so
+    dd, episodes, _ = _setup(tmp_path / "none")
+    page = dd.episode_list("all", "all episodes", episodes["episode_id"]).read_text()
+    cells = [tr.find_all("td")[-1].get_text() for tr in
+             BeautifulSoup(page, "html.parser").find("tbody").find_all("tr")]
+    assert cells == ["not reviewed"] * 6
