@@ -78,6 +78,15 @@ floors = rv.noise_floor_table(episodes, chosen, cluster=cluster)
 out.frame(floors, "noise_floor",
           caption="Noise floor per benchmark, domain and configuration.")
 
+# %%
+# said once: what a run of one trial per task cannot tell
+single = rv.single_trial_groups(episodes, cluster=cluster)
+if single:
+    print(f"{len(single)} of {episodes.groupby(list(rv.GROUP), dropna=False).ngroups} "
+          f"group(s) ran one trial per task: trial-to-trial variance, flip rate, minimum "
+          f"detectable difference, trial plans and the noise-floor test of a difference "
+          f"{rv.NEEDS_TRIALS} (missing there, with that reason).")
+
 # %% [markdown]
 # ## How many tasks and trials?
 # Designs (tasks × trials per task, per configuration) that detect a difference of 5, 10 or
@@ -89,7 +98,8 @@ out.frame(floors, "noise_floor",
 plans, notes = rv.plan_trials_table(episodes, chosen, cluster=cluster)
 for note in notes:
     print(note)
-out.frame(plans, "plan_trials", caption="Designs reaching power 0.8, cheapest first.")
+if len(plans):   # no empty table: the notes say why nothing was planned
+    out.frame(plans, "plan_trials", caption="Designs reaching power 0.8, cheapest first.")
 
 # %% [markdown]
 # ## Recovery after a goal shift (Kaplan–Meier)
@@ -141,7 +151,9 @@ for (bench, domain), disc in rv.discrimination_tables(episodes, chosen,
 # with the most tasks), within one benchmark and domain and only between configurations
 # that ran the same tasks, as in the `compare_models` notebook, next to the larger of the
 # two configurations' minimum detectable differences. A difference below it is within what
-# run-to-run noise produces at this design, even when its interval excludes 0.
+# run-to-run noise produces at this design, even when its interval excludes 0. Where either
+# configuration ran one trial per task there is no noise floor: `exceeds_noise_floor` is
+# then missing and `noise_floor_note` says it needs ≥ 2 trials per task (never "no").
 
 # %%
 diff_resamples = min(n_resamples, 2000)
@@ -157,8 +169,9 @@ for row in plan[~plan["comparable"]].itertuples(index=False):
           f"{row.baseline}: {row.reason}")
 if not len(diffs):
     print("No benchmark and domain has two configurations that ran the same tasks.")
-display(out.frame(diffs, "differences_vs_noise",
-                  caption="Paired differences (same benchmark, domain and "
-                          f"{'shared tasks' if shared_tasks else 'tasks'}) and the noise "
-                          f"floor (intervals from {diff_resamples:,} resamples of tasks, at "
-                          "most 2,000 here)."))
+else:
+    display(out.frame(diffs, "differences_vs_noise",
+                      caption="Paired differences (same benchmark, domain and "
+                              f"{'shared tasks' if shared_tasks else 'tasks'}) and the "
+                              f"noise floor (intervals from {diff_resamples:,} resamples "
+                              "of tasks, at most 2,000 here)."))

@@ -22,7 +22,7 @@ from ..benchmarks import CATALOG
 from .comparisons import paired_comparisons
 from .tau2_views import with_configuration
 
-__all__ = ["GROUP", "BINARY_METRICS", "reliability_episodes", "chosen_metrics",
+__all__ = ["GROUP", "BINARY_METRICS", "NEEDS_TRIALS", "single_trial_groups", "reliability_episodes", "chosen_metrics",
            "noise_floor_table", "plan_trials_table", "discrimination_tables",
            "differences_vs_noise"]
 
@@ -34,7 +34,12 @@ GROUP = ("benchmark", "domain", "configuration")
 BINARY_METRICS = {b.id: b.binary_metric for b in CATALOG.values()}
 
 _DIFF_COLUMNS = ["benchmark", "domain", "metric", "configuration", "baseline", "delta",
-                 "ci_low", "ci_high", "p_adjusted", "n_pairs", "mdd", "exceeds_noise_floor"]
+                 "ci_low", "ci_high", "p_adjusted", "n_pairs", "mdd", "exceeds_noise_floor",
+                 "noise_floor_note"]
+
+#: Why a noise-floor test could not be made when a side ran one trial per task.
+NEEDS_TRIALS = "needs ≥ 2 trials per task"
+_SINGLE_TRIAL_FLAG = "single trial per task"
 
 
 def reliability_episodes(scores: pd.DataFrame) -> pd.DataFrame:
@@ -95,13 +100,22 @@ def plan_trials_table(episodes: pd.DataFrame, chosen: Mapping[str, str], *,
     plans : pandas.DataFrame
         The designs, with ``benchmark``, ``domain`` and ``configuration`` columns.
     notes : list of str
-        One line per group and effect that could not be planned, with the reason.
+        Why a group or an effect could not be planned: one line for all the groups that
+        ran one trial per task (:data:`NEEDS_TRIALS`), one per group whose variance
+        components cannot be fitted, one per other effect that cannot be planned.
     """
     from ..stats import plan_trials
 
     plans, notes = [], []
+    single = set(single_trial_groups(episodes, cluster=cluster))
+    if single:   # said once, not once per group and effect
+        notes.append(f"{len(single)} group(s) ran one trial per task and are not planned: "
+                     f"a plan {NEEDS_TRIALS} (the within-task variance): "
+                     + ", ".join(sorted(single)))
     for key, cfg in episodes.groupby(list(GROUP), sort=True, dropna=False):
         bench, domain, config = key
+        if " / ".join("?" if pd.isna(v) else str(v) for v in key) in single:
+            continue
         metric = chosen[bench]
         above = cfg[metric].astype(float).mean() > 0.5
         for effect in effects:
@@ -110,6 +124,9 @@ def plan_trials_table(episodes: pd.DataFrame, chosen: Mapping[str, str], *,
                 plan = plan_trials(cfg, effect=effect, metric=metric, cluster=cluster,
                                    trials=list(trials))
             except ValueError as err:  # a ceiling or an unfittable group: say so
+                if "cannot fit variance components" in str(err):   # the same for every effect
+                    notes.append(f"{bench} / {domain} / {config}: {err}")
+                    break
                 notes.append(f"{bench} / {domain} / {config} / effect {effect}: {err}")
                 continue
             plans.append(plan.assign(benchmark=bench, domain=domain, configuration=config))
@@ -167,7 +184,10 @@ def differences_vs_noise(episodes: pd.DataFrame, chosen: Mapping[str, str],
     results : pandas.DataFrame
         :data:`_DIFF_COLUMNS`: each paired difference with ``mdd``, the larger of the two
         configurations' minimum detectable differences in that benchmark and domain, and
-        ``exceeds_noise_floor`` (``|delta| >= mdd``; False where ``mdd`` is NaN).
+        ``exceeds_noise_floor`` (``|delta| >= mdd``; missing, never False, where ``mdd``
+        is NaN: the test could not be made) and ``noise_floor_note``, why it is missing
+        (:data:`NEEDS_TRIALS` when either configuration ran one trial per task, else the
+        noise floor's flags; empty when the test was made).
     plan : pandas.DataFrame
         The comparison plan of every benchmark and domain.
     """
@@ -201,8 +221,54 @@ def differences_vs_noise(episodes: pd.DataFrame, chosen: Mapping[str, str],
                   for b, d, a, base in zip(res["benchmark"], res["domain"],
                                            res["configuration"], res["baseline"],
                                            strict=True)]
-    res["exceeds_noise_floor"] = (res["delta"].abs() >= res["mdd"]).astype(bool)
+    known = res["mdd"].notna()
+    res["exceeds_noise_floor"] = pd.array(
+        [bool(x) if k else pd.NA for x, k in zip(res["delta"].abs() >= res["mdd"], known,
+                                                  strict=True)], dtype="boolean")
+    flags = (floors.set_index(list(GROUP))["flag"] if "flag" in floors
+             else pd.Series("", index=mdd.index))
+
+    def flag_of(bench: Any, domain: Any, config: Any) -> str:
+        hits = flags[(flags.index.get_level_values(0) == bench)
+                     & _same(flags.index.get_level_values(1), domain)
+                     & (flags.index.get_level_values(2) == config)]
+        return str(hits.iloc[0]) if len(hits) and isinstance(hits.iloc[0], str) else ""
+
+    notes = []
+    for b, d, a, base, k in zip(res["benchmark"], res["domain"], res["configuration"],
+                                res["baseline"], known, strict=True):
+        both = [flag_of(b, d, a), flag_of(b, d, base)]
+        if k:
+            notes.append("")
+        elif any(_SINGLE_TRIAL_FLAG in f for f in both):
+            notes.append(NEEDS_TRIALS)
+        else:
+            notes.append("; ".join(dict.fromkeys(f for f in both if f)) or "no noise floor")
+    res["noise_floor_note"] = notes
     return res[_DIFF_COLUMNS], plan
+
+
+def single_trial_groups(episodes: pd.DataFrame, *, cluster: str = "scenario_id"
+                        ) -> list[str]:
+    """The groups (``benchmark / domain / configuration``) that ran one trial per task:
+    every test of trial-to-trial noise (within-task variance, flip rate, minimum detectable
+    difference, trial plans) :data:`NEEDS_TRIALS` there.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ep = pd.DataFrame({"benchmark": "tau2", "domain": "airline",
+    ...                    "configuration": ["a", "a", "b", "b"],
+    ...                    "scenario_id": ["t1", "t2", "t1", "t1"]})
+    >>> single_trial_groups(ep)
+    ['tau2 / airline / a']
+    """
+    if not len(episodes):
+        return []
+    most = (episodes.groupby([*GROUP, cluster], dropna=False, sort=True).size()
+            .groupby(level=list(range(len(GROUP))), dropna=False, sort=True).max())
+    return [" / ".join("?" if pd.isna(v) else str(v) for v in key)
+            for key, n in most.items() if n < 2]
 
 
 def _same(values: pd.Index, value: Any) -> np.ndarray:

@@ -110,4 +110,45 @@ def test_mdd_is_the_larger_of_the_two_and_unknown_when_either_is():
     for mdd in ([np.nan, 0.3], [0.3, np.nan]):
         diffs, _ = rv.differences_vs_noise(eps, CHOSEN, floor.assign(mdd=mdd), **OPTS)
         assert np.isnan(diffs["mdd"].iloc[0])
-        assert not diffs["exceeds_noise_floor"].iloc[0]
+        # unknown, not "no": the test could not be made (it asserted False before)
+        assert pd.isna(diffs["exceeds_noise_floor"].iloc[0])
+        assert diffs["noise_floor_note"].iloc[0] == "no noise floor"
+
+
+def test_one_trial_per_task_needs_two_trials_not_no():
+    """One trial per task: the noise-floor test is impossible. The difference says so
+    (missing, with the reason), never exceeds_noise_floor = False; the plans say it once."""
+    eps = _episodes(_rows("airline", ["t1", "t2", "t3", "t4"], [[1], [1], [1], [0]],
+                          user="u1"),
+                    _rows("airline", ["t1", "t2", "t3", "t4"], [[0], [0], [1], [0]],
+                          user="u2"),
+                    _rows("airline", ["t1", "t2", "t3", "t4"], [[0], [1], [1], [0]],
+                          user="u3"))
+    floor = rv.noise_floor_table(eps, CHOSEN)
+    assert floor["mdd"].isna().all()
+    diffs, _ = rv.differences_vs_noise(eps, CHOSEN, floor, **OPTS)
+    assert len(diffs) == 2
+    assert diffs["exceeds_noise_floor"].isna().all()
+    assert str(diffs["exceeds_noise_floor"].dtype) == "boolean"
+    assert (diffs["noise_floor_note"] == rv.NEEDS_TRIALS).all()
+    assert rv.NEEDS_TRIALS == "needs ≥ 2 trials per task"
+    # the delta itself is still there: 0.25 - 0.75 for u2
+    assert diffs["delta"].abs().max() == pytest.approx(0.5)
+    plans, notes = rv.plan_trials_table(eps, CHOSEN)
+    assert plans.empty
+    assert len(notes) == 1 and rv.NEEDS_TRIALS in notes[0]
+    assert notes[0].startswith("3 group(s) ran one trial per task")
+    assert len(rv.single_trial_groups(eps)) == 3
+
+
+def test_the_noise_test_stands_where_both_sides_have_trials():
+    eps = _episodes(_rows("airline", ["t1", "t2"], [[1, 1], [1, 1]], user="u1"),
+                    _rows("airline", ["t1", "t2"], [[1, 0], [0, 0]], user="u2"))
+    floor = pd.DataFrame({"benchmark": "tau2", "domain": "airline",
+                          "configuration": ["a (llm_agent) | user: u1 (user_simulator)",
+                                            "a (llm_agent) | user: u2 (user_simulator)"],
+                          "mdd": [0.1, 0.3], "flag": ["", ""]})
+    diffs, _ = rv.differences_vs_noise(eps, CHOSEN, floor, **OPTS)
+    assert diffs["exceeds_noise_floor"].tolist() == [True]
+    assert diffs["noise_floor_note"].tolist() == [""]
+    assert rv.single_trial_groups(eps) == []
