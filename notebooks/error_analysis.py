@@ -46,7 +46,7 @@ figures_dir = None      # figures go here (set by the report)
 provenance_path = None  # provenance goes here (set by the report)
 scores_dir = None       # read tables from this score store
 
-failure = "unrecovered_shift"  # failure type to drill into
+failure = None          # failure type to drill into (None: the first that applies)
 cell = {}               # column values of the cell to list
 show = 2                # conversations shown in full
 
@@ -155,7 +155,9 @@ else:
 # %% [markdown]
 # ## Failure flags per benchmark and agent
 # Incomplete AcCoRD episodes, triggered preferences left unsatisfied, goal shifts never
-# recovered from, redundant tool calls and hand-offs to a human.
+# recovered from, redundant tool calls and hand-offs to a human. Each row shows only the
+# flags its benchmark can show (a blank cell: the flag does not apply there, e.g. goal
+# shifts in a plain tau2 run); a flag no row can show is left out.
 
 # %%
 prefs = (nb.scores("preference", columns=["dynamic", "satisfied"], ids=["episode_id"])
@@ -164,12 +166,12 @@ shifts = nb.scores("shift")
 flags = views.failure_flags(episodes, prefs, shifts)
 table = episodes[["episode_id", "benchmark", "domain", "agent_model", "method", "persona",
                   "scenario_id"]].merge(flags, on="episode_id")
-keys = ["benchmark", "agent_model", "method"]
-# an agent or method the run does not name is "?", not a group left out
-counts = (table.assign(**{k: table[k].fillna("?") for k in keys})
-          .groupby(keys)[list(views.FAILURES)].mean())
-out.frame(counts.reset_index(), "failure_rates",
-          caption="Share of episodes with each failure type.")
+# an agent or method the run does not name is "?", not a group left out; a flag its
+# benchmark cannot show is blank, not 0
+counts = views.failure_rates(table, by=["benchmark", "agent_model", "method"])
+out.frame(counts, "failure_rates",
+          caption="Share of episodes with each failure type (blank: it does not apply to "
+                  "the benchmark).")
 
 # %% [markdown]
 # ## Drill down: the episodes behind a flag
@@ -178,12 +180,18 @@ out.frame(counts.reset_index(), "failure_rates",
 
 # %%
 print("failure types:", ", ".join(f"{k} ({v})" for k, v in views.FAILURES.items()))
+if failure is None:   # the first flag the data's benchmarks can show, the most frequent
+    shown = [c for c in counts.columns if c in views.FAILURES]
+    failure = max(shown, key=lambda c: counts[c].fillna(0).mul(counts["episodes"]).sum(),
+                  default="redundant_calls")
 hits = table[table[failure]]
 for column, value in cell.items():
     hits = hits[hits[column] == value]
 print(f"{len(hits)} episode(s) with {failure} in {cell or 'all cells'}")
-out.frame(hits[["episode_id", "benchmark", "domain", "agent_model", "method", "persona",
-                "scenario_id"]], f"episodes_{failure}", caption=f"Episodes with {failure}.")
+if len(hits):   # no empty table
+    out.frame(hits[["episode_id", "benchmark", "domain", "agent_model", "method", "persona",
+                    "scenario_id"]], f"episodes_{failure}",
+              caption=f"Episodes with {failure}.")
 
 # %% [markdown]
 # ## Conversations

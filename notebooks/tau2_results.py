@@ -60,7 +60,9 @@ out.frame(episodes.groupby(group).agg(episodes=("episode_id", "size"),
 # ## Mean reward
 # The reward tau2 stored for each episode, averaged per domain and configuration (tau2's
 # headline). The success rate (a reward within 1e-6 of 1, tau2's rule) is pass^1 in the
-# pass^k table below: one number, with one interval.
+# pass^k table below: one number, with one interval. Where every reward is 0 or 1 and the
+# tasks ran equal trials, the mean reward *is* pass^1: the pass^k table then shows pass^1
+# with this table's interval (one quantity, one interval), and says so in `interval_of`.
 
 # %%
 # reward, checks and cost tables have the same cells: one set of resamples for all three
@@ -83,10 +85,16 @@ out.figure(plot_intervals(reward, x="domain", hue="configuration", col="metric",
 # %%
 passk = tau2_views.pass_k_table(episodes, by=group, n_resamples=n_resamples, seed=seed,
                                 method=ci_method, confidence=confidence)
+# rewards of 0 and 1 on equal trials: mean reward and pass^1 are one number, one interval
+passk = tau2_views.one_interval(passk, reward, episodes, by=group)
+same = passk["interval_of"].notna()
 out.frame(passk, "pass_k",
           caption=f"pass^k and pass@k by domain and configuration (pass^1 = success rate; "
                   f"{confidence:.0%} {ci_method} intervals of pass^k, {n_resamples:,} "
-                  "resamples of tasks).")
+                  "resamples of tasks"
+                  + (f"; in {int(same.sum())} group(s) the rewards are 0 or 1, so pass^1 "
+                     "is the mean reward and shows its interval (`interval_of`)"
+                     if same.any() else "") + ").")
 
 # %%
 out.figure(plot_pass_curves(passk, title="pass^k (solid) and pass@k (dashed)"), "pass_k",

@@ -137,7 +137,9 @@ def without_user_errors(episodes: pd.DataFrame, reviews: ReviewTables, *,
         ``pass^k``; ``n_clusters`` the tasks, ``n_rows`` the episodes used, ``n_left_out``
         the episodes the second set drops (a critical user-simulator error) and
         ``n_unreviewed`` the episodes no review covers (kept in both sets: nothing says
-        they were spoiled).
+        they were spoiled). Where a set's rewards are all 0 or 1 and its pass^1 equals its
+        mean reward (equal trials per task), the two are one number: the pass^1 row shows
+        the reward row's interval (:func:`accordkit.tables.passk.one_interval`).
 
     Examples
     --------
@@ -158,7 +160,7 @@ def without_user_errors(episodes: pd.DataFrame, reviews: ReviewTables, *,
     import warnings
 
     from ..stats import summarize
-    from ..tables.passk import pass_hat_k
+    from ..tables.passk import one_interval, pass_hat_k
 
     by_cols = _by(episodes, by, DEFAULT_BY)
     frame = _flags(episodes, reviews)
@@ -171,6 +173,7 @@ def without_user_errors(episodes: pd.DataFrame, reviews: ReviewTables, *,
         left_out = _count(frame[spoiled.to_numpy()], by_cols) if label == SUBSETS[1] else None
         no_review = _count(frame[unreviewed.to_numpy()], by_cols)
         rows = []
+        s = None
         if "reward" in part.columns and len(part):
             s = summarize(part, ["reward"], by=by_cols or None, cluster=cluster, **opts)
             rows.append(pd.DataFrame({
@@ -181,6 +184,8 @@ def without_user_errors(episodes: pd.DataFrame, reviews: ReviewTables, *,
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)  # trial counts, said in n_rows
                 p = pass_hat_k(part, ks, by=by_cols, task=cluster, ci=True, **opts)
+            if s is not None:   # 0/1 rewards, equal trials: one number, one interval
+                p = one_interval(p, s, part, by=by_cols)
             rows.append(pd.DataFrame({
                 **{c: p[c] for c in by_cols}, "metric": "pass^" + p["k"].astype(str),
                 "estimate": p["pass_hat_k"], "ci_low": p["ci_low"], "ci_high": p["ci_high"],

@@ -19,6 +19,7 @@ from ..metrics.stored_checks import BASIS_COMPONENTS, REWARD_CHECKS
 from ..names import CONFIG_COLUMNS
 from ..stats import Metric, summarize
 from ..tables.builders import summarize_together
+from ..tables.passk import one_interval
 
 __all__ = [
     "TAU2_BENCHMARKS",
@@ -36,6 +37,7 @@ __all__ = [
     "cost_per_task",
     "cost_table",
     "pass_k_table",
+    "one_interval",
 ]
 
 #: Benchmarks whose episodes come from tau2-format result files.

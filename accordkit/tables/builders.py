@@ -40,6 +40,8 @@ __all__ = [
     "goalshift_main",
     "goalshift_gsrt",
     "failure_flags",
+    "failure_rates",
+    "failure_benchmarks",
     "FAILURES",
 ]
 
@@ -352,6 +354,79 @@ FAILURES = {
     "redundant_calls": "at least one redundant tool call",
     "transfer": "the agent handed a goal shift to a human",
 }
+
+
+def failure_benchmarks() -> dict[str, tuple[str, ...]]:
+    """The benchmarks each failure type of :data:`FAILURES` can occur in, from the
+    catalogue: an incomplete episode where ``completed == False`` is a failure
+    (``incomplete_is_failure``), triggered preferences where the AcCoRD metrics score,
+    goal shifts where the goal-shift tables are made, redundant calls where the goal-shift
+    metrics (TCRR) score.
+
+    Examples
+    --------
+    >>> failure_benchmarks()["unrecovered_shift"]
+    ('agentchangebench',)
+    >>> failure_benchmarks()["redundant_calls"]
+    ('agentchangebench', 'tau2', 'taubench')
+    """
+    from ..benchmarks import scored_by, shown_in_table
+
+    shifts = shown_in_table("accordkit.tables.builders:goalshift_main")
+    return {"not_completed": benchmark_ids(incomplete_is_failure=True),
+            "unsatisfied_triggered": scored_by("accordkit.metrics.accord"),
+            "unrecovered_shift": shifts,
+            "redundant_calls": scored_by("accordkit.metrics.goalshift"),
+            "transfer": shifts}
+
+
+def failure_rates(flags: pd.DataFrame, *,
+                  by: Sequence[str] = ("benchmark", "agent_model", "method")) -> pd.DataFrame:
+    """Share of episodes with each failure type per group, only where it can occur.
+
+    Parameters
+    ----------
+    flags : pandas.DataFrame
+        :func:`failure_flags` joined to the ``by`` columns (one of them ``benchmark``).
+    by : list of str
+        The groups; a missing value is shown as ``"?"``, never dropped.
+
+    Returns
+    -------
+    pandas.DataFrame
+        The ``by`` columns, ``episodes``, then one column per failure type: the share, or
+        NaN where the type does not apply to the group's benchmark
+        (:func:`failure_benchmarks`; a plain tau2 run has no goal shift to miss, so it
+        shows no 0 for one). A type that applies to no group is left out.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> f = pd.DataFrame({"benchmark": ["tau2", "tau2", "agentchangebench"],
+    ...                   "agent_model": "m", "method": "x",
+    ...                   "not_completed": False, "unsatisfied_triggered": False,
+    ...                   "unrecovered_shift": [False, False, True],
+    ...                   "redundant_calls": [True, False, False], "transfer": False})
+    >>> t = failure_rates(f)
+    >>> t.columns.tolist()
+    ['benchmark', 'agent_model', 'method', 'episodes', 'unrecovered_shift', 'redundant_calls', 'transfer']
+    >>> t.set_index("benchmark")["unrecovered_shift"].to_dict()
+    {'agentchangebench': 1.0, 'tau2': nan}
+    """
+    by = list(by)
+    if "benchmark" not in by:
+        raise ValueError("failure_rates needs 'benchmark' among `by` (which flags apply)")
+    names = [f for f in FAILURES if f in flags.columns]
+    data = flags.assign(**{k: flags[k].fillna("?") for k in by})
+    grouped = data.groupby(by, sort=True)
+    out = grouped[names].mean().astype(float)
+    out.insert(0, "episodes", grouped.size())
+    out = out.reset_index()
+    applies = failure_benchmarks()
+    for name in names:
+        out.loc[~out["benchmark"].isin(applies[name]), name] = np.nan
+    keep = [n for n in names if out[n].notna().any()]
+    return out[[*by, "episodes", *keep]]
 
 
 def failure_flags(episodes: pd.DataFrame, preferences: pd.DataFrame | None = None,

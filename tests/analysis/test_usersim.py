@@ -113,3 +113,17 @@ def test_placeholder_reviews_are_review_failed_not_user_errors():
     w = w.set_index(["user_model", "episodes", "metric"])
     assert w.loc[("u1", SUBSETS[1], "reward"), "n_left_out"] == 1
     assert w.loc[("u1", "all", "reward"), "n_unreviewed"] == 2
+
+
+def test_pass1_and_mean_reward_show_one_interval():
+    ep = _episodes()   # rewards 0/1, two trials per task: mean reward is pass^1
+    with pytest.warns(DegenerateIntervalWarning):
+        t = without_user_errors(ep, _reviews(ep), by="user_model", ks=1, n_resamples=300,
+                                method="percentile")
+    g = t.set_index(["user_model", "episodes", "metric"])
+    reward, pass1 = g.loc[("u1", "all", "reward")], g.loc[("u1", "all", "pass^1")]
+    assert reward["estimate"] == pytest.approx(pass1["estimate"])
+    assert (reward["ci_low"], reward["ci_high"]) == (pass1["ci_low"], pass1["ci_high"])
+    # without the spoiled trial task p has one trial, q two: 2/3 against 0.75, two numbers
+    assert g.loc[("u1", SUBSETS[1], "reward"), "estimate"] != pytest.approx(
+        g.loc[("u1", SUBSETS[1], "pass^1"), "estimate"])

@@ -290,3 +290,58 @@ def test_taubench_fixture_reproduces_taubench_numbers():
     with pytest.warns(UserWarning, match="k is capped at 2"):
         own = ak.pass_hat_k(kept)
     assert own["pass_hat_k"].iloc[0] == pytest.approx((0 + 1 / 4 + 1 / 2) / 3)
+
+
+def _binary_runs(rewards_by_task):
+    rows = []
+    for task, rewards in rewards_by_task.items():
+        for trial, r in enumerate(rewards):
+            rows.append({"domain": "airline", "configuration": "c", "scenario_id": task,
+                         "rollout": trial, "reward": float(r), "success": r == 1})
+    return pd.DataFrame(rows)
+
+
+def test_one_interval_for_mean_reward_and_pass1():
+    """0/1 rewards on equal trials: mean reward and pass^1 are one number and show one
+    interval; a partial reward or unequal trials make them two quantities."""
+    import warnings
+
+    from accordkit.report.tau2_views import one_interval, pass_k_table, reward_table
+    from accordkit.stats import BCaFallbackWarning
+
+    opts = {"n_resamples": 400, "seed": 0, "method": "percentile"}
+    group = ["domain", "configuration"]
+
+    def both(frame):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", BCaFallbackWarning)
+            reward = reward_table(frame, by=group, cluster="scenario_id", **opts)
+            passk = pass_k_table(frame, by=group, **opts)
+        reward = reward[reward["metric"] == "mean reward"]
+        return reward, one_interval(passk, reward, frame, by=group)
+
+    # 12 tasks x 2 trials, rewards 0/1: mean = pass^1 = 13/24
+    frame = _binary_runs({f"t{i}": ([1, 1] if i < 5 else [1, 0] if i < 8 else [0, 0])
+                          for i in range(12)})
+    reward, passk = both(frame)
+    one = passk[passk["k"] == 1].iloc[0]
+    assert one["pass_hat_k"] == pytest.approx(reward["estimate"].iloc[0]) \
+        == pytest.approx(13 / 24)
+    assert (one["ci_low"], one["ci_high"]) == (reward["ci_low"].iloc[0],
+                                               reward["ci_high"].iloc[0])
+    assert one["interval_of"] == "mean reward"
+    assert passk.loc[passk["k"] == 2, "interval_of"].isna().all()
+    # a partial reward: two quantities, each its own interval
+    partial = frame.copy()
+    partial.loc[0, "reward"] = 0.5
+    partial.loc[0, "success"] = False
+    _, passk = both(partial)
+    assert passk["interval_of"].isna().all()
+    # unequal trials: mean over episodes 2/3 vs over tasks 0.5: not one number
+    uneven = _binary_runs({"a": [1, 1, 1, 1], "b": [0, 0]})
+    from accordkit.tables.passk import one_interval as raw
+    pk = pd.DataFrame({"domain": ["airline"], "configuration": ["c"], "k": [1],
+                       "pass_hat_k": [0.5], "ci_low": [0.0], "ci_high": [1.0]})
+    rw = pd.DataFrame({"domain": ["airline"], "configuration": ["c"],
+                       "estimate": [4 / 6], "ci_low": [0.3], "ci_high": [0.9]})
+    assert raw(pk, rw, uneven, by=group)["interval_of"].isna().all()
