@@ -10,11 +10,14 @@ __all__ = ["plain_warnings"]
 
 def _plain(message: Warning | str, category: type[Warning], filename: str, lineno: int,
            line: str | None = None) -> str:
-    return f"{category.__name__}: {message}\n"
+    # a category with a one-line headline (the statistics' BCaFallbackWarning) shows it
+    text = getattr(category, "headline", None) if isinstance(category, type) else None
+    return f"{category.__name__}: {text if isinstance(text, str) else message}\n"
 
 
 def plain_warnings() -> None:
-    """Show every warning of this process as ``Category: message`` (one per line group).
+    """Show every warning of this process as ``Category: message`` (one per line group);
+    a category with a ``headline`` attribute as ``Category: headline`` (one line).
 
     Examples
     --------
