@@ -19,12 +19,15 @@ import pyarrow.compute as pc
 
 from ..metrics._calls import Transcripts, _np
 from ..metrics.action_diff import STATUSES
-from ..names import ROLES
+from ..names import CONFIG_COLUMNS, ROLES
 
 __all__ = ["find", "FIND_COLUMNS", "SNIPPET_CHARS"]
 
 #: Columns of :func:`find`.
-FIND_COLUMNS = ["episode_id", "turn_idx", "role", "tool", "status", "snippet"]
+FIND_COLUMNS = ["episode_id", "configuration", "turn_idx", "role", "tool", "status",
+                "snippet"]
+#: Shown for a configuration column the episode does not record (as the report does).
+_UNKNOWN = "?"
 #: Characters of context on each side of a text match in ``snippet``.
 SNIPPET_CHARS = 40
 
@@ -83,7 +86,10 @@ def find(ds: Any, *, text: str | None = None, tool: str | Sequence[str] | None =
     Returns
     -------
     pandas.DataFrame
-        :data:`FIND_COLUMNS`: ``episode_id``, ``turn_idx``, ``role``, ``tool`` (the first
+        :data:`FIND_COLUMNS`: ``episode_id``, ``configuration`` (the episode's agent model,
+        agent implementation, user model and user implementation as the report labels
+        them, ``"gpt-4.1 (llm_agent) | user: gpt-4.1 (user_simulator)"``, prefixed with the
+        benchmark when the episodes are of several), ``turn_idx``, ``role``, ``tool`` (the first
         matching call's name, or the action's name for a status row), ``status`` (for a
         status search) and ``snippet`` (the text around the match). Episodes in the
         dataset's order, turns in conversation order.
@@ -169,6 +175,7 @@ def find(ds: Any, *, text: str | None = None, tool: str | Sequence[str] | None =
     snippets = [_snippet(c, pattern) for c in contents]
     out = pd.DataFrame({
         "episode_id": ids.take(pa.array(tr.msg_episode[rows])).to_pylist(),
+        "configuration": _configurations(table, tr.msg_episode[rows]),
         "turn_idx": pd.array(tr.msg_turn_idx[rows], dtype="Int64"),
         "role": tr.message_values("role", rows).to_pylist(),
         "tool": [first_tool[r] for r in rows] if first_tool is not None
@@ -181,6 +188,31 @@ def find(ds: Any, *, text: str | None = None, tool: str | Sequence[str] | None =
             lambda s: ", ".join(sorted(set(s))))
         out["status"] = out["episode_id"].map(joined)
     return out[FIND_COLUMNS]
+
+
+def _configurations(table: pa.Table, positions: np.ndarray) -> list[str]:
+    """The configuration label of the episodes at ``positions`` (the report's form:
+    ``agent (method) | user: user model (implementation)``, ``?`` for what is not
+    recorded; prefixed with the benchmark when the table holds several). Built once per
+    episode, in Arrow, then spread over the hits."""
+    if not len(positions):
+        return []
+    unique, inverse = np.unique(np.asarray(positions, dtype=np.int64), return_inverse=True)
+    take = pa.array(unique)
+
+    def column(name: str) -> pa.Array:
+        if name not in table.column_names:
+            return pa.array([_UNKNOWN] * len(unique), pa.string())
+        values = pc.cast(table.column(name).take(take), pa.string())
+        return pc.fill_null(values, _UNKNOWN)
+
+    agent, method, user, impl = (column(c) for c in CONFIG_COLUMNS)
+    labels = pc.binary_join_element_wise(agent, " (", method, ") | user: ", user, " (", impl,
+                                         ")", "")
+    if "benchmark" in table.column_names and \
+            len(pc.unique(table.column("benchmark"))) > 1:
+        labels = pc.binary_join_element_wise(column("benchmark"), ": ", labels, "")
+    return labels.take(pa.array(inverse)).to_pylist()
 
 
 def _text_hits(values: Any, needle: str, *, regex: bool, case: bool) -> np.ndarray:
@@ -259,6 +291,7 @@ def _status_rows(table: pa.Table, rows: pd.DataFrame, limit: int | None) -> pd.D
 
     return pd.DataFrame({
         "episode_id": rows["episode_id"].tolist(),
+        "configuration": _configurations(table, rows["_ep"].to_numpy(dtype=np.int64)),
         "turn_idx": pd.array(rows["turn_idx"], dtype="Int64"),
         "role": [r if isinstance(r, str) else None for r in requestor],
         "tool": rows["name"].tolist(),

@@ -93,3 +93,37 @@ def test_find_on_a_dataset(sample_dir):
     out = ak.find(ds, tool="transfer_to_human_agents")
     assert len(out) and set(out["tool"]) == {"transfer_to_human_agents"}
     assert isinstance(out["turn_idx"].dtype, pd.Int64Dtype)
+
+
+def test_each_hit_says_its_configuration():
+    """Two configurations (one with an unrecorded user model) and two benchmarks: each hit
+    names its configuration as the report labels it."""
+    from accordkit.report.tau2_views import with_configuration
+
+    def ep(eid, agent, user, bench="tau2"):
+        return build_episode([message("user", "cancel R1"),
+                              message("assistant", calls=[("cancel_reservation", {"id": "R1"})]),
+                              message("tool", "ok")],
+                             criteria=criteria(actions=[("cancel_reservation", {"id": "R1"})]),
+                             benchmark=bench, episode_id=eid, task_id="t",
+                             agent_model=agent, user_model=user)
+    table = episode_table(ep("tau2/x", "gpt-4.1", "gpt-4.1"), ep("tau2/y", "ft-4.1", None))
+    hits = find(table, text="cancel", role="user")
+    m = table.column("method")[0].as_py() or "?"
+    u = table.column("user_implementation")[0].as_py() or "?"
+    assert hits["configuration"].tolist() == [f"gpt-4.1 ({m}) | user: gpt-4.1 ({u})",
+                                              f"ft-4.1 ({m}) | user: ? ({u})"]
+    # the same labels as the report's tables
+    frame = pd.DataFrame({c: table.column(c).to_pylist() for c in
+                          ("episode_id", "benchmark", "agent_model", "method", "user_model",
+                           "user_implementation")})
+    labels = with_configuration(frame).set_index("episode_id")["configuration"]
+    assert hits["configuration"].tolist() == [labels[e] for e in hits["episode_id"]]
+    # a status search names them too
+    status = find(table, status="matched")
+    assert status["configuration"].tolist() == [labels[e] for e in status["episode_id"]]
+    # several benchmarks: prefixed, as the report does
+    mixed = episode_table(ep("tau2/x", "gpt-4.1", "gpt-4.1"),
+                          ep("acb/y", "gpt-4.1", "gpt-4.1", bench="agentchangebench"))
+    got = find(mixed, text="cancel", role="user")["configuration"].tolist()
+    assert got[0].startswith("tau2: gpt-4.1") and got[1].startswith("agentchangebench: ")
