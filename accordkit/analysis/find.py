@@ -89,7 +89,7 @@ def find(ds: Any, *, text: str | None = None, tool: str | Sequence[str] | None =
         :data:`FIND_COLUMNS`: ``episode_id``, ``configuration`` (the episode's agent model,
         agent implementation, user model and user implementation as the report labels
         them, ``"gpt-4.1 (llm_agent) | user: gpt-4.1 (user_simulator)"``, prefixed with the
-        benchmark when the episodes are of several), ``turn_idx``, ``role``, ``tool`` (the first
+        benchmark when the episodes are of several; categorical), ``turn_idx``, ``role``, ``tool`` (the first
         matching call's name, or the action's name for a status row), ``status`` (for a
         status search) and ``snippet`` (the text around the match). Episodes in the
         dataset's order, turns in conversation order.
@@ -190,7 +190,7 @@ def find(ds: Any, *, text: str | None = None, tool: str | Sequence[str] | None =
     return out[FIND_COLUMNS]
 
 
-def _configurations(table: pa.Table, positions: np.ndarray) -> list[str]:
+def _configurations(table: pa.Table, positions: np.ndarray) -> pd.Categorical | list[str]:
     """The configuration label of the episodes at ``positions`` (the report's form:
     ``agent (method) | user: user model (implementation)``, ``?`` for what is not
     recorded; prefixed with the benchmark when the table holds several). Built once per
@@ -212,7 +212,9 @@ def _configurations(table: pa.Table, positions: np.ndarray) -> list[str]:
     if "benchmark" in table.column_names and \
             len(pc.unique(table.column("benchmark"))) > 1:
         labels = pc.binary_join_element_wise(column("benchmark"), ": ", labels, "")
-    return labels.take(pa.array(inverse)).to_pylist()
+    # a handful of labels over many hits: categorical codes, no string per hit
+    codes, names = pd.factorize(np.asarray(labels.to_pylist(), dtype=object))
+    return pd.Categorical.from_codes(codes[inverse], categories=names)
 
 
 def _text_hits(values: Any, needle: str, *, regex: bool, case: bool) -> np.ndarray:
