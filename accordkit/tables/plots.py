@@ -190,21 +190,42 @@ def plot_forest(comparison: pd.DataFrame, *, label: str = "agent_model",
 
 def plot_passk(passk: pd.DataFrame, *, hue: str | None = "agent_model",
                title: str | None = None) -> plt.Figure:
-    """pass^k against k, with bootstrap bands when ``ci_low``/``ci_high`` are present."""
+    """pass^k against k, with bootstrap bands when ``ci_low``/``ci_high`` are present.
+
+    With a single k there is no curve: each group is a dot with its interval as a whisker,
+    side by side at that k (a band of one point would not show, and the dots would stack).
+    """
     fig, ax = plt.subplots(figsize=(5.6, 3.6))
-    groups = passk.groupby(hue, sort=True) if hue else [(None, passk)]
+    groups = list(passk.groupby(hue, sort=True)) if hue else [(None, passk)]
     palette = model_palette(passk[hue].astype(str)) if hue else {}
-    for name, part in groups:
+    one_k = len(passk) > 0 and passk["k"].nunique() == 1
+    width = 0.6 if one_k and len(groups) > 1 else 0.0
+    for i, (name, part) in enumerate(groups):
         part = part.sort_values("k")
         colour = palette.get(str(name)) if hue else None
-        ax.plot(part["k"], part["pass_hat_k"], marker="o", color=colour,
-                label=None if name is None else short_label(name))
-        if {"ci_low", "ci_high"} <= set(part.columns):
+        label = None if name is None else short_label(name)
+        has_ci = {"ci_low", "ci_high"} <= set(part.columns)
+        if one_k:
+            x = part["k"].astype(float) + (-width / 2 + width * i / (len(groups) - 1)
+                                           if len(groups) > 1 else 0.0)
+            y = part["pass_hat_k"].astype(float)
+            yerr = ([y - part["ci_low"].astype(float), part["ci_high"].astype(float) - y]
+                    if has_ci else None)
+            ax.errorbar(x, y, yerr=yerr, marker="o", linestyle="none", capsize=4,
+                        color=colour, label=label)
+            continue
+        ax.plot(part["k"], part["pass_hat_k"], marker="o", color=colour, label=label)
+        if has_ci:
             ax.fill_between(part["k"], part["ci_low"], part["ci_high"], color=colour, alpha=.2)
     ax.set_xlabel("k")
     ax.set_ylabel("pass^k")
     ax.set_ylim(-0.02, 1.02)
-    ax.xaxis.get_major_locator().set_params(integer=True)
+    if one_k:
+        k = int(passk["k"].iloc[0])
+        ax.set_xticks([k])
+        ax.set_xlim(k - 0.5, k + 0.5)
+    else:
+        ax.xaxis.get_major_locator().set_params(integer=True)
     if hue:
         ax.legend(title=hue, frameon=False)
     if title:
