@@ -211,6 +211,8 @@ COMPARE_LABELS = ("any_error", "agent_error", "user_error", "critical_agent_erro
 def _episode_labels(tables, kinds: Sequence[str]) -> pd.DataFrame:
     reviews = tables.reviews[tables.reviews["review"].isin(kinds)]
     errors = tables.errors[tables.errors["review"].isin(kinds)]
+    # a failed review (tau2's placeholder) reviewed nothing: no pair, not "no error"
+    reviews = reviews[~reviews["review_failed"].astype(bool)]
     ids = pd.unique(reviews["episode_id"])
     out = pd.DataFrame(index=pd.Index(ids, name="episode_id"))
 

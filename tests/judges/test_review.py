@@ -220,3 +220,23 @@ def test_stored_and_judged_reviews_compared(stub, tmp_path, fake_key):
     assert out.loc["fault_wrong_argument", "agreement"] == pytest.approx(4 / 6)
     user = out.loc["critical_user_error"]
     assert user["rate_stored"] == 0 and user["rate_judged"] == pytest.approx(2 / 6)
+
+
+def test_a_failed_stored_review_is_no_pair_in_the_comparison():
+    """tau2's placeholder ("Failed to parse LLM response", turn_idx -1) reviewed nothing:
+    it is left out of the pairs, not counted as a review that found no error."""
+    from ..metrics.test_reviews import FAILED_REVIEW
+
+    err = {"source": "agent", "severity": "critical", "reasoning": "r",
+           "error_tags": ["tool_call_argument_error"]}
+    stored = reviews_from_json(["a", "b", "c"], [
+        stored_reviews({"review": {"has_errors": True, "errors": [err]}}),
+        stored_reviews({"review": FAILED_REVIEW}),
+        stored_reviews({"review": {"has_errors": False}})])
+    judged = reviews_from_json(["a", "b", "c"], [
+        json.dumps({"judge": {"has_errors": True, "errors": [err]}}),
+        json.dumps({"judge": {"has_errors": True, "errors": [err]}}),
+        json.dumps({"judge": {"has_errors": False}})])
+    out = compare_reviews(stored, judged).set_index("label")
+    assert out.loc["agent_error", "n_pairs"] == 2
+    assert out.loc["agent_error", "agreement"] == pytest.approx(1.0)
