@@ -352,3 +352,25 @@ def test_a_report_of_an_unreadable_input_lists_it_and_strict_refuses_it(tmp_path
         build_report([str(src)], out=tmp_path / "strict", params={"n_resamples": 100},
                      notebooks=["reliability"], progress=False, strict=True)
     assert not (tmp_path / "strict").exists()
+
+
+def test_tau2_report_says_only_what_the_data_supports(tau2_report):
+    """Issue 40 item 5 on the real fixtures: the airline run's 0/1 rewards give mean reward
+    and pass^1 one interval; plain tau2 rows show no goal-shift flags; the telecom run of one
+    trial per task says once that the noise tests need two trials, with no "cannot fit"
+    lines and no False for a test that was not made."""
+    import pandas as pd
+
+    out, _ = tau2_report
+    reward = pd.read_csv(out / "tables/tau2_results__reward.csv").set_index("domain")
+    passk = pd.read_csv(out / "tables/tau2_results__pass_k.csv")
+    one = passk[(passk["domain"] == "airline") & (passk["k"] == 1)].iloc[0]
+    assert one["interval_of"] == "mean reward"
+    assert (one["ci_low"], one["ci_high"]) == pytest.approx(
+        (reward.loc["airline", "ci_low"], reward.loc["airline", "ci_high"]))
+    rates = pd.read_csv(out / "tables/error_analysis__failure_rates.csv")
+    assert "unrecovered_shift" not in rates and "transfer" not in rates
+    assert "redundant_calls" in rates
+    page = (out / "reliability.html").read_text()
+    assert page.count("ran one trial per task:") == 1 and "needs ≥ 2 trials per task" in page
+    assert "cannot fit variance components" not in page
