@@ -7,7 +7,8 @@ folder     a local path, by the plan (a folder, or a file   ``results-folder`` (
            that stands for a dir-format run)                ``dataset-folder`` (a dataset
                                                             card naming configs), ``folder``
 file       an input (its first bytes: ``Input.head``)       registered user readers, then
-                                                            ``parquet``, ``results-file``
+                                                            ``parquet``, ``inspect``
+                                                            (Inspect logs), ``results-file``
                                                             (typed decoding), ``eee`` (Every
                                                             Eval Ever), ``json``
 document   the parsed JSON value (by the ``json`` reader)   ``results``, ``taubench``,
@@ -46,6 +47,7 @@ _BUILTIN: dict[str, tuple[tuple[str, str], ...]] = {
                ("accordkit.ingest.formats.folder", "DatasetFolderRule"),
                ("accordkit.ingest.formats.folder", "FolderRule")),
     "file": (("accordkit.ingest.formats.parquet", "Parquet"),
+             ("accordkit.ingest.formats.inspect", "InspectLog"),
              ("accordkit.ingest.formats.tau2", "ResultsFile"),
              ("accordkit.ingest.formats.eee", "EeeFile"),
              ("accordkit.ingest.formats.json_text", "JsonFile")),
