@@ -104,7 +104,7 @@ def test_aggregate_holds_the_headline_metrics_with_intervals(written, tau2):
         got = results[f"tau2.airline.pass_hat_k.{k}"]
         assert got["score_details"]["score"] == pytest.approx(by_hand, abs=1e-15)
         assert got["metric_config"]["metric_parameters"] == {"k": k}
-    # telecom: 5 tasks, one trial each -> no interval is possible for pass^1 of constant?
+    # telecom: 5 tasks run once each -> 5 episodes behind its reward
     assert results["tau2.telecom.reward"]["score_details"]["uncertainty"]["num_samples"] == 5
 
 
@@ -376,3 +376,23 @@ def test_read_published_names_a_bad_record(tmp_path):
         warnings.simplefilter("error")
         with pytest.raises(EpisodeValidationError, match="no such file"):
             ak.read_published(tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize("part", ["accord", "goalshift"])
+def test_every_benchmark_of_the_sample_writes_valid_eee_and_reads_back(part, sample_dir,
+                                                                       tmp_path, validators):
+    ds = ak.load(sample_dir / part)
+    paths = write_eee(ds, tmp_path, timestamp=STAMP, n_resamples=200)
+    assert len(paths) == ds.to_pandas().groupby(
+        ["benchmark", "agent_model", "method", "user_model", "user_implementation"],
+        dropna=False).ngroups
+    for path in paths:
+        assert _valid(validators[0], json.loads(path.read_text())) == []
+        assert all(_valid(validators[1], line) == [] for line in _lines(path))
+    a = ak.score(ds).sort_values("episode_id").reset_index(drop=True)
+    b = ak.score(ak.load(tmp_path)).sort_values("episode_id").reset_index(drop=True)
+    pd.testing.assert_frame_equal(a, b)
+    if part == "accord":        # no reward: the episode's score is its task_score
+        line = _lines(paths[0])[0]
+        row = a.set_index("episode_id").loc[line["metadata"]["episode_id"]]
+        assert line["evaluation"]["score"] == row["task_score"]
