@@ -45,6 +45,7 @@ _EXPORTS = {
     "validation_summary": "accordkit.validate_report",
     "to_frame": "accordkit.frame",
     "save": "accordkit.save",
+    "read_published": "accordkit.ingest.formats.eee",
     "push_to_hub": "accordkit.save",
     "SourceNotFoundError": "accordkit.load",
     # scoring

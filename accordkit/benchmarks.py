@@ -188,7 +188,8 @@ CATALOG: dict[str, Benchmark] = {b.id: b for b in (
         metrics="accordkit.metrics.goalshift",
         tables=_TAU2_TABLES,
         notebooks=("tau2_results",),
-        readers=_TAU2_READERS,
+        # inspect: inspect_evals' tau2 tasks, from Inspect logs (accordkit[inspect])
+        readers=(*_TAU2_READERS, "inspect"),
         judges=("review", "nl_assertions", "gsrt"),
         reward_range=REWARD_RANGE,
         comparison_metrics=("reward", "success"),

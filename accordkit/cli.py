@@ -101,6 +101,51 @@ def _cmd_validate(args: argparse.Namespace) -> int:
     return 1 if report.problems else 0
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .load import load
+    from .save import save
+
+    ds = load(args.sources)
+    if args.format == "canonical":
+        print(f"wrote {save(ds, args.out)}")
+        return 0
+    save(ds, args.out, format="eee", organization=args.organization,
+         relationship=args.relationship, timestamp=args.timestamp, seed=args.seed,
+         n_resamples=args.n_resamples)
+    for path in sorted(Path(args.out).glob("data/*/*/*/*")):
+        print(f"wrote {path}")
+    return 0
+
+
+def _register_export(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("export", help="write episodes in another format (Every Eval Ever)",
+                       description="Load the sources and write them out: --format eee scores "
+                       "them and writes one Every Eval Ever aggregate record per configuration "
+                       "(headline metrics with cluster-bootstrap intervals) with its "
+                       "_samples.jsonl sidecar, in the EEE datastore layout under --out "
+                       "(docs/formats.md); --format canonical writes accordkit's own files "
+                       "(as ak.save).")
+    p.add_argument("sources", nargs="+", metavar="SOURCE",
+                   help="files, folders or hub ids (as accordkit load reads them)")
+    p.add_argument("--out", required=True, help="output folder (or .parquet/.jsonl file "
+                   "for --format canonical)")
+    p.add_argument("--format", choices=("eee", "canonical"), default="eee",
+                   help="eee (default) or canonical")
+    p.add_argument("--organization", default="unknown",
+                   help="who publishes the numbers (EEE source_organization_name)")
+    p.add_argument("--relationship", default="third_party",
+                   choices=("first_party", "third_party", "collaborative", "other"),
+                   help="who ran the evaluation, relative to the model's developer")
+    p.add_argument("--timestamp", default=None,
+                   help="retrieved_timestamp in Unix seconds (default: now)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    p.add_argument("--n-resamples", type=int, default=10_000,
+                   help="bootstrap resamples per interval (default: 10000)")
+    p.set_defaults(func=_cmd_export)
+
+
 def _cmd_synth(args: argparse.Namespace) -> int:
     if args.episodes is not None:
         from .synth.sharded import write_accord_shards
@@ -321,6 +366,8 @@ def build_parser(*, commands: set[str] | None = None) -> argparse.ArgumentParser
     p.add_argument("--max-per-reason", type=int, default=3, metavar="N",
                    help="list at most N records per file and reason (default: 3)")
     p.set_defaults(func=_cmd_validate)
+
+    _register_export(sub)
 
     p = sub.add_parser("synth", help="regenerate the embedded sample data",
                        description="Write the sample datasets made by accordkit's deterministic "

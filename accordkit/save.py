@@ -1,6 +1,6 @@
 """``save`` and ``push_to_hub``: write canonical episodes back out.
 
-Three layouts, chosen by the path:
+Three layouts of canonical episodes, chosen by the path:
 
 * ``*.parquet``: one parquet file (the canonical features are kept in its metadata);
 * ``*.jsonl``: one JSON object per line;
@@ -10,6 +10,9 @@ Three layouts, chosen by the path:
   ``datasets.load_dataset``) read it back exactly, locally or once pushed to the hub.
 
 Writing is deterministic: the same dataset gives the same bytes.
+
+``format="eee"`` writes Every Eval Ever instead (scored, with intervals; see
+:mod:`accordkit.interchange.eee` and docs/formats.md).
 """
 
 from __future__ import annotations
@@ -83,9 +86,14 @@ def _write_parquet(table: pa.Table, path: Path) -> None:
     pq.write_table(table, path, compression="zstd", row_group_size=10_000)
 
 
+#: The formats :func:`save` writes: accordkit's canonical episodes, or Every Eval Ever.
+FORMATS = ("canonical", "eee")
+
+
 def save(ds: datasets.Dataset, path: str | Path, *, title: str | None = None,
-         description: str = "") -> Path:
-    """Write canonical episodes to a parquet file, a JSONL file or a hub-layout folder.
+         description: str = "", format: str = "canonical", **eee_options: Any) -> Path:
+    """Write canonical episodes to a parquet file, a JSONL file or a hub-layout folder, or
+    as Every Eval Ever records.
 
     Parameters
     ----------
@@ -96,11 +104,20 @@ def save(ds: datasets.Dataset, path: str | Path, *, title: str | None = None,
         same configs are replaced).
     title, description : str, optional
         Dataset card text for the folder layout.
+    format : {"canonical", "eee"}
+        ``"eee"``: score the episodes and write one Every Eval Ever aggregate record per
+        configuration, with its ``_samples.jsonl`` sidecar, under the folder ``path`` in
+        the EEE datastore layout (``data/<collection>/<developer>/<model>/``); see
+        docs/formats.md.
+    **eee_options
+        With ``format="eee"``: ``timestamp``, ``organization``, ``relationship``,
+        ``verdicts``, ``method``, ``confidence``, ``n_resamples``, ``seed``
+        (:func:`accordkit.interchange.eee.eee_records`).
 
     Returns
     -------
     Path
-        What was written.
+        What was written (the folder, for ``format="eee"``).
 
     Examples
     --------
@@ -108,6 +125,18 @@ def save(ds: datasets.Dataset, path: str | Path, *, title: str | None = None,
     >>> ak.save(ak.load("data/sample/accord"), "/tmp/accord.parquet")   # doctest: +SKIP
     """
     path = Path(path)
+    if format not in FORMATS:
+        raise ValueError(f"format must be one of {list(FORMATS)}, got {format!r}")
+    if format == "eee":
+        from .interchange.eee import write_eee
+
+        if path.suffix in (".parquet", ".jsonl", ".json"):
+            raise ValueError(f"format='eee' writes a folder (the EEE datastore layout), "
+                             f"not a {path.suffix} file: give a folder path")
+        write_eee(ds, path, **eee_options)
+        return path
+    if eee_options:
+        raise TypeError(f"save() got options of format='eee' only: {sorted(eee_options)}")
     table = arrow_table(ds)
     if path.suffix == ".parquet":
         _write_parquet(table, path)

@@ -21,12 +21,12 @@ PACKAGE = REPO / "accordkit"
 #: The layers, top to bottom, and the packages of each (names without ``accordkit.``;
 #: ``accordkit`` itself is the package's ``__init__``). docs/layers.md shows the same table.
 LAYERS = {
-    "faces": ("accordkit", "cli", "report", "show", "synth"),
-    "analysis": ("analysis", "plots", "plots_survival", "tables", "stats"),
+    "faces": ("accordkit", "cli", "report", "show", "synth", "save"),
+    "analysis": ("analysis", "interchange", "plots", "plots_survival", "tables", "stats"),
     "engines": ("engines", "store"),
     "judging": ("judges",),
     "scoring": ("score", "metrics", "verdicts"),
-    "loading": ("validate_report", "load", "readers", "ingest", "save", "frame"),
+    "loading": ("validate_report", "load", "readers", "ingest", "frame"),
     "schema": ("schema", "testing", "benchmarks", "names", "faults"),
     "helpers": ("_internal", "resources"),
 }
@@ -38,13 +38,16 @@ MAY_IMPORT = {
     # faces: what a user calls (ak.*, the command line, notebooks' helpers)
     "accordkit": ("_internal",),
     "cli": ("_internal", "schema", "ingest", "load", "validate_report", "metrics", "score",
-            "judges", "store", "engines", "synth", "benchmarks"),
+            "judges", "store", "engines", "synth", "save", "benchmarks"),
     "report": ("_internal", "names", "ingest", "load", "frame", "metrics", "score", "judges",
                "store", "engines", "stats", "tables", "analysis", "plots", "benchmarks"),
     "show": ("_internal", "stats", "tables", "analysis", "report"),
     "synth": ("schema", "testing", "save", "judges", "benchmarks"),
+    "save": ("_internal", "schema", "interchange"),
     # analysis: tidy score frames to tables, intervals and figures
     "analysis": ("_internal", "names", "faults", "metrics", "stats", "tables"),
+    "interchange": ("_internal", "names", "schema", "ingest", "score", "judges", "stats",
+                    "tables", "benchmarks"),
     "plots": ("tables",),
     "plots_survival": ("plots",),
     "tables": ("names", "metrics", "stats", "benchmarks"),
@@ -63,7 +66,6 @@ MAY_IMPORT = {
     "load": ("_internal", "schema", "ingest"),
     "readers": ("ingest",),
     "ingest": ("_internal", "names", "faults", "schema"),
-    "save": ("_internal", "schema"),
     "frame": ("_internal",),
     # schema: the canonical columns and the names everything shares
     "schema": ("_internal", "names"),

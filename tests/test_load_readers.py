@@ -98,7 +98,7 @@ def test_builtin_readers_by_kind_in_asking_order(tiny):
     assert [r.name for r in readers.formats("folder")] == [
         "results-folder", "dataset-folder", "folder"]
     assert [r.name for r in readers.formats("file")] == [
-        "tiny", "parquet", "results-file", "json"]
+        "tiny", "parquet", "inspect", "results-file", "eee", "json"]
     assert [r.name for r in readers.formats("document")] == ["results", "taubench", "canonical"]
     assert [r.name for r in readers.formats("hub")] == ["hub"]
     with pytest.raises(ValueError, match="kind must be one of"):

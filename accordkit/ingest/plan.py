@@ -3,10 +3,11 @@ and every scoring engine.
 
 Each source given becomes inputs (:class:`~accordkit.ingest.inputs.Input`), in order:
 
-* a local path: the first *folder* rule that knows it (:mod:`accordkit.ingest.formats.folder`:
+* a local path (or a pattern such as ``logs/*.eval``, each match in name order): the first
+  *folder* rule that knows it (:mod:`accordkit.ingest.formats.folder`:
   a dir-format tau2 run is one input; a dataset folder gives the data files its card names,
   each with its config and split, and the card's problems; any other folder gives its
-  ``.json``, ``.jsonl`` and ``.parquet`` files, each planned again as a path), else a file;
+  ``.json``, ``.jsonl``, ``.parquet`` and ``.eval`` files, each planned again as a path), else a file;
 * an fsspec URL (``s3://…``): the file, or the data files below a folder URL;
 * a hub id (``org/name``): one hub input;
 * anything else: a problem input (:class:`~accordkit.load.SourceNotFoundError`).
@@ -83,6 +84,10 @@ def _plan_source(given: str, options: ReadOptions, *, absolute: bool) -> list[In
         if absolute:
             path = Path(os.path.abspath(path))   # as given, links not followed
         return _plan_path(path, options, source=given)
+    if any(c in given for c in "*?["):
+        matched = _plan_glob(given, options, absolute=absolute)
+        if matched is not None:
+            return matched
     from .formats.hub import is_hub_id
 
     if is_hub_id(given):
@@ -90,6 +95,21 @@ def _plan_source(given: str, options: ReadOptions, *, absolute: bool) -> list[In
     return [Input(kind="problem", name=given, source=given, problem=Problem(
         "no such file or folder, and not a hub id of the form 'org/name'", WHOLE_FILE,
         "(path)", kind="SourceNotFoundError"))]
+
+
+def _plan_glob(given: str, options: ReadOptions, *, absolute: bool) -> list[Input] | None:
+    """The inputs of the local paths a pattern (``logs/*.eval``, ``runs/**/*.json``)
+    matches, in name order; None when it matches nothing (then it is no path at all)."""
+    import glob
+
+    found = sorted(glob.glob(local_path(given), recursive=True))
+    if not found:
+        return None
+    out: list[Input] = []
+    for match in found:
+        path = Path(os.path.abspath(match)) if absolute else Path(match)
+        out.extend(_plan_path(path, options, source=given))
+    return out
 
 
 def _plan_path(path: Path, options: ReadOptions, *, source: str) -> list[Input]:

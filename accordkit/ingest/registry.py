@@ -7,8 +7,10 @@ folder     a local path, by the plan (a folder, or a file   ``results-folder`` (
            that stands for a dir-format run)                ``dataset-folder`` (a dataset
                                                             card naming configs), ``folder``
 file       an input (its first bytes: ``Input.head``)       registered user readers, then
-                                                            ``parquet``, ``results-file``
-                                                            (typed decoding), ``json``
+                                                            ``parquet``, ``inspect``
+                                                            (Inspect logs), ``results-file``
+                                                            (typed decoding), ``eee`` (Every
+                                                            Eval Ever), ``json``
 document   the parsed JSON value (by the ``json`` reader)   ``results``, ``taubench``,
                                                             ``canonical``; else JSON Lines
 run        a dir-format tau2 run input                      ``results-folder``
@@ -45,7 +47,9 @@ _BUILTIN: dict[str, tuple[tuple[str, str], ...]] = {
                ("accordkit.ingest.formats.folder", "DatasetFolderRule"),
                ("accordkit.ingest.formats.folder", "FolderRule")),
     "file": (("accordkit.ingest.formats.parquet", "Parquet"),
+             ("accordkit.ingest.formats.inspect", "InspectLog"),
              ("accordkit.ingest.formats.tau2", "ResultsFile"),
+             ("accordkit.ingest.formats.eee", "EeeFile"),
              ("accordkit.ingest.formats.json_text", "JsonFile")),
     "run": (("accordkit.ingest.formats.tau2", "ResultsRun"),),
     "hub": (("accordkit.ingest.formats.hub", "Hub"),),

@@ -4,7 +4,7 @@ Each rule has ``name``, ``sniff(path)`` and ``inputs(path, ...)``: the inputs th
 stands for.
 
 :func:`folder_inputs` is the one rule for what a plain folder holds: every ``.json``,
-``.jsonl`` and ``.parquet`` file below it (hidden ones left out), in name order, a dir-format
+``.jsonl``, ``.parquet`` and ``.eval`` (Inspect) file below it (hidden ones left out), in name order, a dir-format
 tau2 run below the folder being one input, its metadata file (read with its ``simulations/``
 by the ``results-folder`` reader), and the files of its ``simulations/`` and ``artifacts/``
 folders not inputs of their own.
@@ -28,7 +28,7 @@ __all__ = ["folder_inputs", "DATA_SUFFIXES", "RunRule", "DatasetFolderRule", "Fo
            "is_whole_run"]
 
 #: File types read from folders (anything else there, e.g. README.md, is not an input).
-DATA_SUFFIXES = (".json", ".jsonl", ".parquet")
+DATA_SUFFIXES = (".json", ".jsonl", ".parquet", ".eval")
 
 
 def folder_inputs(path: Path) -> list[Path]:
@@ -42,7 +42,7 @@ def folder_inputs(path: Path) -> list[Path]:
     Returns
     -------
     list of Path
-        Every ``.json``, ``.jsonl`` and ``.parquet`` file below ``path`` (by suffix, any
+        Every ``.json``, ``.jsonl``, ``.parquet`` and ``.eval`` file below ``path`` (by suffix, any
         case; hidden files and folders left out), except those inside the ``simulations/``
         or ``artifacts/`` folder of a dir-format run: a folder whose ``simulations/`` is
         claimed by a metadata file beside it (see
@@ -116,7 +116,7 @@ class DatasetFolderRule:
 
 
 class FolderRule:
-    """Any other folder: every ``.json``, ``.jsonl`` and ``.parquet`` file below it (hidden
+    """Any other folder: every ``.json``, ``.jsonl``, ``.parquet`` and ``.eval`` file below it (hidden
     ones left out), in name order, each an input of its own (one bad file is one problem;
     a run's metadata file is known by the folder beside it)."""
 
