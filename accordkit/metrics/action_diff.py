@@ -719,11 +719,20 @@ class _RowBuilder:
         prev = _excl_cummax(np.where(matched, order, -1), u_ep)
         out_of_order = np.where(matched, order < prev, False)
         # ---- extra rows: writes no row names, of episodes whose task is known
-        known = _np(self.table.column("criteria").is_valid(), False).astype(bool)
+        known = self._task_known()
         extra = np.flatnonzero(self.is_write & ~named_any & known[call_ep]) if n_calls \
             else np.zeros(0, np.int64)
         return self._assemble(u_ep, status, chosen, unit_call, order, out_of_order, extra,
                               transfer_at, div_order, div_reason, matched)
+
+    def _task_known(self) -> np.ndarray:
+        """Per episode: whether its task's expected actions are known (criteria recorded,
+        and not ``actions: null`` without action sets: a fork's task that lists several
+        acceptable outcomes instead)."""
+        criteria = one_array(self.table.column("criteria"))
+        known = _np(criteria.is_valid(), False).astype(bool)
+        no_actions = ~_np(pc.struct_field(criteria, "actions").is_valid(), False).astype(bool)
+        return known & ~(no_actions & ~self.exp.use_sets)
 
     # ------------------------------------------------------------------ divergence
     def _divergence(self, p_unit: np.ndarray, p_call: np.ndarray, fm_order: np.ndarray,
