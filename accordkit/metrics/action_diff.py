@@ -17,8 +17,9 @@ For every episode whose task lists expected actions, :func:`action_rows` gives
   ``action_index`` null): a state-changing call nobody asked for, including a second copy
   of a write that was already done, and a wrong write the agent later corrected. Read and
   generic calls are never extra (see :mod:`accordkit.metrics.tool_kinds`), and only
-  episodes whose task is known (``criteria`` recorded) have extra rows: an AcCoRD episode,
-  or one whose task the results file does not list, expects nothing we know of.
+  episodes whose task's actions are known (``criteria`` recorded, ``actions`` not null or
+  action sets given) have extra rows: an AcCoRD episode, one whose task the results file
+  does not list, or a fork's task listing ``acceptable_outcomes``, expects nothing we know of.
 
 The matching rule is tau2's (``Action.compare_with_tool_call``) for expected ``actions``,
 whatever the benchmark (tau2, AgentChangeBench legacy tasks, τ-bench v1): a call matches when
