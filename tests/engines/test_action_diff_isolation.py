@@ -71,7 +71,7 @@ def test_report_on_the_public_shapes_exits_0_with_the_deep_record_named(tmp_path
                for t in texts)
     assert any("4 of 16 simulations store action checks while their task lists no expected "
                "actions" in t for t in texts)
-    assert any(f"left out 1 episode(s)" in t and f"record {record}, field messages[" in t
+    assert any("left out 1 episode(s)" in t and f"record {record}, field messages[" in t
                for t in texts)
     ran = {r["notebook"]: r["status"] for r in
            json.loads((out / "results.json").read_text())["notebooks"]

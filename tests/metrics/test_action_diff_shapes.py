@@ -75,7 +75,7 @@ def test_without_stored_checks_the_diff_trusts_the_files_tasks(raw, tmp_path):
     out = action_diff(ak.load(path))      # nothing to detect: no warning
     tasks = {t["id"]: [a["name"] for a in t["evaluation_criteria"]["actions"]]
              for t in raw["tasks"]}
-    for episode, rows in out[out["action_index"].notna()].groupby("episode_id", sort=False):
+    for _, rows in out[out["action_index"].notna()].groupby("episode_id", sort=False):
         assert rows["name"].tolist() == tasks[rows["task_id"].iloc[0]]
     assert out["stored_match"].isna().all()
 
