@@ -9,9 +9,10 @@ another task of the file, and a fork with ``acceptable_outcomes`` stores the che
 best-matching list while its task lists no ``actions``. The stored checks are what the run
 was scored on, so such an episode's expected actions are the gold actions its checks hold.
 
-Every value read here is nested at most :data:`MAX_DEPTH` levels (measured without
-recursion, :func:`too_deep`): deeper text is a problem of its episode, never a
-``RecursionError`` of the whole data set.
+Every value the diff compares is nested at most :data:`MAX_DEPTH` levels (measured without
+recursion, :func:`too_deep`), and a stored ``reward_info`` too deep for the parser is caught
+by the parser's own guard, as the loader catches it: either is a problem of its episode,
+never a ``RecursionError`` of the whole data set.
 """
 
 from __future__ import annotations
@@ -28,8 +29,7 @@ import pyarrow.compute as pc
 from .._internal.arrow import one_array
 from .._internal.jsontext import loads
 
-__all__ = ["MAX_DEPTH", "too_deep", "deep_texts", "StoredChecks", "read_stored_checks",
-           "with_gold_actions"]
+__all__ = ["MAX_DEPTH", "too_deep", "StoredChecks", "read_stored_checks", "with_gold_actions"]
 
 #: Deepest nesting of a JSON value (objects and lists) the action diff reads. The loader
 #: reads what Python's JSON parser reads (about 1,000 levels, its recursion limit); a real
@@ -59,21 +59,6 @@ def too_deep(text: str, bound: int = MAX_DEPTH) -> bool:
     return bool(len(step)) and int(np.cumsum(step).max()) > bound
 
 
-def deep_texts(texts: pa.Array | pa.ChunkedArray, bound: int = MAX_DEPTH) -> np.ndarray:
-    """Positions of the texts of ``texts`` nested deeper than ``bound`` (nulls are not).
-
-    A vectorised count of brackets rules out almost every text; only the others are scanned.
-    """
-    arr = pc.fill_null(texts, "")
-    brackets = pc.add(pc.count_substring(arr, "{"), pc.count_substring(arr, "["))
-    maybe = np.flatnonzero(brackets.to_numpy(zero_copy_only=False) > bound)
-    if not len(maybe):
-        return maybe.astype(np.int64)
-    values = one_array(arr).take(pa.array(maybe)).to_pylist()
-    return np.array([i for i, t in zip(maybe.tolist(), values, strict=True)
-                     if too_deep(t, bound)], dtype=np.int64)
-
-
 @dataclass
 class StoredChecks:
     """What the stored checks of a table say, by row.
@@ -96,37 +81,37 @@ def _where(table: pa.Table, row: int, field_name: str) -> str:
             f"field {field_name}")
 
 
-def _parse_checks(text: str, where: str) -> list[tuple[dict[str, Any] | None, bool]] | None:
-    """``(gold action or None, action_match)`` of each stored check; None when none is
-    stored. Raises ``ValueError`` (naming ``where``) for checks that cannot be read."""
-    if too_deep(text):
-        raise ValueError(f"{where}: nested deeper than {MAX_DEPTH} levels; not read")
+def _parse_checks(text: str) -> list[tuple[Any, bool]] | None:
+    """``(stored action, action_match)`` of each stored check; None when none is stored.
+
+    Raises ``ValueError`` for checks that cannot be read, its text starting with the part of
+    the field below ``reward_info.action_checks`` (``"[2].action_match: ..."``).
+    """
     info = loads(text)
     checks = info.get("action_checks") if isinstance(info, dict) else None
     if checks is None:
         return None
     if not isinstance(checks, list):
-        raise ValueError(f"{where}: expected a list of action checks, got "
-                         f"{type(checks).__name__}")
+        raise ValueError(f": expected a list of action checks, got {type(checks).__name__}")
     out = []
     for i, check in enumerate(checks):
         if not isinstance(check, dict) or not isinstance(check.get("action_match"), bool):
             got = check.get("action_match") if isinstance(check, dict) else check
-            raise ValueError(f"{where}[{i}].action_match: expected true or false, got "
-                             f"{got!r:.60}")
-        action = check.get("action")
-        gold = None
-        if isinstance(action, dict) and isinstance(action.get("name"), str) \
-                and isinstance(action.get("arguments") or {}, dict):
-            compare = action.get("compare_args")
-            gold = {"action_id": _text_or_none(action.get("action_id")),
-                    "requestor": _text_or_none(action.get("requestor")),
-                    "name": action["name"],
-                    "arguments": action.get("arguments") or {},
-                    "compare_args": [str(c) for c in compare] if isinstance(compare, list)
-                    else None}
-        out.append((gold, check["action_match"]))
+            raise ValueError(f"[{i}].action_match: expected true or false, got {got!r:.60}")
+        out.append((check.get("action"), check["action_match"]))
     return out
+
+
+def _gold(action: Any) -> dict[str, Any] | None:
+    """A stored check's gold action (name, arguments, ...), or None when it stores none."""
+    if not isinstance(action, dict) or not isinstance(action.get("name"), str) \
+            or not isinstance(action.get("arguments") or {}, dict):
+        return None
+    compare = action.get("compare_args")
+    return {"action_id": _text_or_none(action.get("action_id")),
+            "requestor": _text_or_none(action.get("requestor")),
+            "name": action["name"], "arguments": action.get("arguments") or {},
+            "compare_args": [str(c) for c in compare] if isinstance(compare, list) else None}
 
 
 def _text_or_none(value: Any) -> str | None:
@@ -146,64 +131,81 @@ def read_stored_checks(table: pa.Table, use_sets: np.ndarray) -> StoredChecks:
     out = StoredChecks()
     text = table.column("reward_info_json")
     has = pc.fill_null(pc.match_substring(text, "action_checks"), False)
-    rows = np.flatnonzero(has.to_numpy(zero_copy_only=False))
+    rows = np.flatnonzero(has.to_numpy(zero_copy_only=False) & ~np.asarray(use_sets, bool))
     if not len(rows):
         return out
-    actions = pc.struct_field(one_array(table.column("criteria")), "actions")
-    picked = actions.take(pa.array(rows))
-    texts = one_array(text).take(pa.array(rows)).to_pylist()
-    for row, info, task_actions in zip(rows.tolist(), texts, picked.to_pylist(), strict=True):
-        if use_sets[row]:
-            continue
-        where = _where(table, row, "reward_info.action_checks")
+    take = pa.array(rows)
+    picked = one_array(text).take(take)
+    actions = pc.struct_field(one_array(table.column("criteria")), "actions").take(take)
+    n_actions = actions.value_lengths().fill_null(0).to_numpy(zero_copy_only=False)
+    starts = np.r_[0, np.cumsum(n_actions)].tolist()
+    flat = pc.list_flatten(actions)
+    names = pc.struct_field(flat, "name").to_pylist()
+    arguments = pc.struct_field(flat, "arguments_json").to_pylist()
+    parsed: dict[str, Any] = {}      # expected arguments by text: trials share their task's
+    field_name = "reward_info.action_checks"
+    for k, (row, info) in enumerate(zip(rows.tolist(), picked.to_pylist(), strict=True)):
+        lo, hi = starts[k], starts[k + 1]
         try:
-            checks = _parse_checks(info, where)
+            checks = _parse_checks(info)
             if checks is None:
                 continue
-            task_actions = task_actions or []
-            if _line_up(checks, task_actions, where):
+            if _line_up(checks, names[lo:hi], arguments[lo:hi], parsed):
                 out.matches[row] = [match for _, match in checks]
                 continue
-            if any(gold is None for gold, _ in checks):
-                raise ValueError(f"{where}: {len(checks)} stored check(s) for "
-                                 f"{len(task_actions)} expected action(s), and a check stores "
-                                 "no gold action to take instead")
-        except ValueError as exc:
-            out.problems[row] = str(exc)
+            gold = [_gold(action) for action, _ in checks]
+            if any(g is None for g in gold):
+                raise ValueError(f": {len(checks)} stored check(s) for {hi - lo} expected "
+                                 "action(s), and a check stores no gold action to take "
+                                 "instead")
+            records = [_action_record(g, i) for i, g in enumerate(gold)]  # type: ignore[arg-type]
+        except RecursionError:
+            out.problems[row] = (f"{_where(table, row, field_name)}: nested too deeply to "
+                                 "read")
             continue
-        out.gold[row] = [_action_record(gold) for gold, _ in checks]  # type: ignore[arg-type]
+        except ValueError as exc:
+            out.problems[row] = f"{_where(table, row, field_name)}{exc}"
+            continue
+        out.gold[row] = records
         out.matches[row] = [match for _, match in checks]
-        if not task_actions:
+        if hi == lo:
             out.no_task_actions.add(row)
     return out
 
 
-def _line_up(checks: list[tuple[dict[str, Any] | None, bool]],
-             task_actions: list[dict[str, Any]], where: str) -> bool:
-    """Whether stored checks are those of the task's actions: as many, each of the same
-    tool with the same arguments (a check without its action agrees with any)."""
-    if len(checks) != len(task_actions):
+def _line_up(checks: list[tuple[Any, bool]], names: list[str | None],
+             arguments: list[str | None], parsed: dict[str, Any]) -> bool:
+    """Whether stored checks are those of the task's actions (``names``, ``arguments``): as
+    many, each of the same tool with the same arguments (a check that stores no action
+    agrees with any)."""
+    if len(checks) != len(names):
         return False
-    for k, ((gold, _), action) in enumerate(zip(checks, task_actions, strict=True)):
-        if gold is None:
-            continue
-        if gold["name"] != action.get("name"):
+    for k, (action, _) in enumerate(checks):
+        name = action.get("name") if isinstance(action, dict) else None
+        if not isinstance(name, str):
+            continue     # no gold action stored: nothing says it is another one
+        if name != names[k]:
             return False
-        text = action.get("arguments_json") or "{}"
-        if too_deep(text):
-            raise ValueError(f"{where}[{k}]: the task's expected arguments nest deeper than "
-                             f"{MAX_DEPTH} levels; not compared")
-        if not loads(text) == gold["arguments"]:
+        text = arguments[k] or "{}"
+        if text not in parsed:
+            if too_deep(text):
+                raise ValueError(f"[{k}]: the task's expected arguments nest deeper than "
+                                 f"{MAX_DEPTH} levels; not compared")
+            parsed[text] = loads(text)
+        if not parsed[text] == (action.get("arguments") or {}):
             return False
     return True
 
 
-def _action_record(gold: dict[str, Any]) -> dict[str, Any]:
-    """A stored gold action as a canonical expected action (``criteria.actions[]``)."""
+def _action_record(gold: dict[str, Any], k: int) -> dict[str, Any]:
+    """A stored gold action as a canonical expected action (``criteria.actions[]``); raises
+    ``ValueError`` when its arguments nest deeper than :data:`MAX_DEPTH`."""
+    text = json.dumps(gold["arguments"], ensure_ascii=False)
+    if too_deep(text):
+        raise ValueError(f"[{k}].action.arguments: nested deeper than {MAX_DEPTH} levels; "
+                         "not read")
     return {"action_id": gold["action_id"], "requestor": gold["requestor"],
-            "name": gold["name"],
-            "arguments_json": json.dumps(gold["arguments"], ensure_ascii=False),
-            "compare_args": gold["compare_args"]}
+            "name": gold["name"], "arguments_json": text, "compare_args": gold["compare_args"]}
 
 
 def with_gold_actions(table: pa.Table, gold: dict[int, list[dict[str, Any]]]) -> pa.Table:

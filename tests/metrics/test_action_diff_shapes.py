@@ -181,7 +181,8 @@ def test_deep_stored_checks_and_expected_arguments_are_named():
         {"action": {"name": "cancel", "arguments": {"id": "R1", "x": deep}},
          "action_match": True}]})
     with pytest.raises(ValueError, match=r"record tau2/deep-checks, field reward_info."
-                                         r"action_checks: nested deeper than 100 levels"):
+                                         r"action_checks\[0\].action.arguments: nested deeper "
+                                         r"than 100 levels"):
         action_rows(episode_table(rec))
     fine = build_episode([message("user", "x"),
                           message("assistant", calls=[("cancel", {"id": "R1"})])],
@@ -191,9 +192,16 @@ def test_deep_stored_checks_and_expected_arguments_are_named():
                               message("assistant", calls=[("cancel", {"id": "R1"})])],
                              criteria=criteria(actions=[("cancel", {"id": "R1", "x": deep})]),
                              benchmark="tau2", episode_id="tau2/deep-task")
-    with pytest.warns(ActionDiffWarning, match=r"left out 2 episode.*tau2/deep-checks.*"
-                                               r"tau2/deep-task, field criteria.actions\[0\]"):
-        out = action_rows(episode_table(rec, fine, expected), errors="skip")
+    parser = build_episode([message("user", "x")], benchmark="tau2",
+                           criteria=criteria(actions=[("cancel", {"id": "R1"})]),
+                           episode_id="tau2/deep-info")
+    parser["reward_info_json"] = ('{"action_checks": [], "info": ' + "[" * 5000 + "]" * 5000
+                                  + "}")
+    with pytest.warns(ActionDiffWarning, match=r"left out 3 episode.*tau2/deep-checks.*"
+                                               r"tau2/deep-task, field criteria.actions\[0\]"
+                                               r".*tau2/deep-info, field reward_info.action_"
+                                               r"checks: nested too deeply to read"):
+        out = action_rows(episode_table(rec, fine, expected, parser), errors="skip")
     assert out["row"].tolist() == [1] and out["status"].tolist() == ["matched"]
 
 
