@@ -562,12 +562,17 @@ def _isolated(table: pa.Table, run: Any) -> tuple[pd.DataFrame, dict[int, Any]]:
         return run(table, None)
     except (KeyboardInterrupt, MemoryError):
         raise
-    except Exception:  # noqa: BLE001 - found again below, episode by episode
-        if table.num_rows <= 1:
+    except Exception as exc:  # noqa: BLE001 - narrowed below, episode by episode
+        if not table.num_rows:
             raise
+        first = exc
     frames: list[pd.DataFrame] = []
     problems: dict[int, Any] = {}
-    todo = [np.arange(table.num_rows, dtype=np.int64)]
+    rows = np.arange(table.num_rows, dtype=np.int64)
+    half = len(rows) // 2
+    todo = [rows[half:], rows[:half]] if len(rows) > 1 else []
+    if len(rows) == 1:
+        problems[0] = first
     while todo:
         rows = todo.pop()
         try:

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import accordkit as ak
 from accordkit.metrics._action_checks import MAX_DEPTH, too_deep
 from accordkit.metrics.action_diff import (
+    ACTION_COLUMNS,
     STATUSES,
     ActionDiffWarning,
     action_diff,
@@ -237,6 +238,9 @@ def test_an_unexpected_failure_of_one_episode_leaves_the_others(monkeypatch):
     with pytest.warns(ActionDiffWarning, match="tau2/explode"):
         out = action_rows(episode_table(*recs), errors="skip")
     assert out["row"].tolist() == [0, 2] and set(out["status"]) == {"matched"}
+    with pytest.warns(ActionDiffWarning, match="tau2/explode"):     # alone in its data set
+        out = action_rows(episode_table(recs[1]), errors="skip")
+    assert out.empty and list(out.columns) == ["row", *ACTION_COLUMNS]
 
 
 # --------------------------------------------------------------------------- 40.3
