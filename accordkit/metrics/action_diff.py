@@ -25,11 +25,11 @@ The matching rule is tau2's (``Action.compare_with_tool_call``) for expected ``a
 whatever the benchmark (tau2, AgentChangeBench legacy tasks, τ-bench v1): a call matches when
 it has the action's name and, on the compared arguments, equal values (Python ``==`` on the
 parsed JSON, so ``1 == 1.0``; a string argument is compared as the string it is, JSON text
-or not, unless ``decode_json_text=True``). The compared arguments are ``compare_args`` when the action lists them (an empty
-list: the name alone decides), otherwise every argument *the call* has, so an argument the
-call leaves out is not compared. Calls of the assistant and of the user (tau2's dual-control
-domains) count, in any order, and one call may satisfy several actions. The requestor is not
-compared. AgentChangeBench ``action_sets`` are matched by their own rule: some allowed tool
+or not, unless ``decode_json_text=True``). The compared arguments are ``compare_args`` when
+the action lists them (an empty list: the name alone decides), otherwise every argument
+*the call* has, so an argument the call leaves out is not compared. Calls of the assistant
+and of the user (tau2's dual-control domains) count, in any order, and one call may satisfy
+several actions. The requestor is not compared. AgentChangeBench ``action_sets`` are matched by their own rule: some allowed tool
 was called with every expected parameter present and equal (extra parameters allowed).
 
 Which call a row names: a satisfied action names its first satisfying call in conversation
@@ -44,9 +44,9 @@ action, in order), ``stored_match`` holds them and ``agrees_with_stored`` says w
 status agrees (matched or not); both are null where nothing is stored. Checks made on other
 actions than the task's (renumbered task ids, a fork's ``acceptable_outcomes``) are found by
 their gold actions' names and arguments, and those gold actions are then the episode's
-expected actions (:mod:`accordkit.metrics._action_checks`), said once per file. Each row also says
-whether its call came before an earlier action's call (``out_of_order``) and after a hand-off
-to a human (``after_transfer``).
+expected actions (:mod:`accordkit.metrics._action_checks`), said once per file. Each row
+also says whether its call came before an earlier action's call (``out_of_order``) and after
+a hand-off to a human (``after_transfer``).
 
 The **first divergence** of an episode is its first call, in conversation order, that
 leaves the expected path:
