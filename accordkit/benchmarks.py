@@ -134,7 +134,7 @@ class Benchmark:
 _TAU2_READERS = ("results-file", "results-folder", "results")
 _GOALSHIFT_TABLES = ("accordkit.tables.builders:goalshift_main",
                      "accordkit.tables.builders:goalshift_gsrt")
-_TAU2_TABLES = tuple(f"accordkit.report.tau2_views:{f}" for f in (
+_TAU2_TABLES = tuple(f"accordkit.tables.tau2:{f}" for f in (
     "reward_table", "check_table", "termination_table", "cost_table", "pass_k_table"))
 
 #: Every benchmark, in the order of :data:`accordkit.names.BENCHMARKS`.

@@ -22,7 +22,7 @@ PACKAGE = REPO / "accordkit"
 #: ``accordkit`` itself is the package's ``__init__``). docs/layers.md shows the same table.
 LAYERS = {
     "faces": ("accordkit", "cli", "report", "show", "synth", "save"),
-    "analysis": ("analysis", "interchange", "plots", "plots_survival", "tables", "stats"),
+    "analysis": ("analysis", "interchange", "plots", "tables", "stats"),
     "engines": ("engines", "store"),
     "judging": ("judges",),
     "scoring": ("score", "metrics", "verdicts"),
@@ -48,8 +48,7 @@ MAY_IMPORT = {
     "analysis": ("_internal", "names", "faults", "metrics", "stats", "tables"),
     "interchange": ("_internal", "names", "schema", "ingest", "score", "judges", "stats",
                     "tables", "benchmarks"),
-    "plots": ("tables",),
-    "plots_survival": ("plots",),
+    "plots": (),
     "tables": ("names", "metrics", "stats", "benchmarks"),
     "stats": (),
     # engines: the score store and the runs that write it

@@ -4,15 +4,15 @@
 - :mod:`~accordkit.tables.builders`: the report tables with intervals (:func:`accordkit.summarize`);
 - :mod:`~accordkit.tables.paper`: :func:`accord_table`, the same metrics' point estimates;
 - :mod:`~accordkit.tables.passk`: :func:`pass_hat_k`, pass^k per group with intervals;
-- :mod:`~accordkit.tables.format`: :func:`format_table` (``estimate [low, high]`` cells);
-- :mod:`~accordkit.tables.plots`: seaborn figures drawn from those intervals (imported on
-  first use, so matplotlib is only loaded when a figure is drawn).
+- :mod:`~accordkit.tables.tau2`: tau2's reward, check, termination, cost and pass^k tables;
+- :mod:`~accordkit.tables.comparisons`: paired comparisons of configurations per benchmark;
+- :mod:`~accordkit.tables.reliability`: noise floors, trial plans and task discrimination;
+- :mod:`~accordkit.tables.format`: :func:`format_table` (``estimate [low, high]`` cells).
+
+The figures drawn from these tables are in :mod:`accordkit.plots`.
 """
 
 from __future__ import annotations
-
-from importlib import import_module
-from typing import Any
 
 from .builders import (
     FAILURES,
@@ -44,12 +44,22 @@ from .catalogue import (
     GOALSHIFT_MAIN,
     paper_id,
 )
+from .comparisons import benchmark_comparisons, paired_comparisons
 from .format import FORMATS, format_table, interval_caption
 from .paper import ACCORD_TABLE_METRICS, accord_table
-from .passk import pass_hat_k
-
-_PLOTS = ("model_palette", "plot_intervals", "plot_forest", "plot_passk", "plot_gsrt",
-          "save_figure")
+from .passk import one_interval, pass_hat_k
+from .tau2 import (
+    COST_METRICS,
+    REWARD_METRICS,
+    TAU2_BENCHMARKS,
+    cost_per_task,
+    episode_tables,
+    pass_k_table,
+    reward_table,
+    tau2_episodes,
+    termination_table,
+    with_configuration,
+)
 
 __all__ = [
     "format_table", "interval_caption", "FORMATS",
@@ -61,13 +71,7 @@ __all__ = [
     "with_tue_points", "summarize_together",
     "ACCORD_MAIN", "ACCORD_DYNAMICS", "ACCORD_PREFERENCE", "ACCORD_COST", "ACCORD_USER_COST",
     "GOALSHIFT_MAIN", "GOALSHIFT_GSRT", "COMPARISON_METRICS", "CATALOGUE", "paper_id",
-    *_PLOTS,
+    "TAU2_BENCHMARKS", "REWARD_METRICS", "COST_METRICS", "with_configuration", "tau2_episodes",
+    "episode_tables", "reward_table", "termination_table", "cost_per_task", "pass_k_table",
+    "one_interval", "paired_comparisons", "benchmark_comparisons",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    if name in _PLOTS:
-        value = getattr(import_module(".plots", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

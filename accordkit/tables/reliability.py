@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..benchmarks import CATALOG
 from .comparisons import paired_comparisons
-from .tau2_views import with_configuration
+from .tau2 import with_configuration
 
 __all__ = ["GROUP", "BINARY_METRICS", "NEEDS_TRIALS", "single_trial_groups", "reliability_episodes", "chosen_metrics",
            "noise_floor_table", "plan_trials_table", "discrimination_tables",

@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
-from ..tables.plots import short_label
+from .intervals import short_label
 
 __all__ = ["plot_pass_curves"]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ..tables.plots import model_palette, short_label
+from .intervals import model_palette, short_label
 from .labels import short_labels
 
 __all__ = ["plot_forest_facets"]
