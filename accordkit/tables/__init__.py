@@ -1,7 +1,10 @@
 """Paper tables: the catalogue of metrics, the builders, rendering and figures.
 
 - :mod:`~accordkit.tables.catalogue`: which metrics each table shows, each defined once;
-- :mod:`~accordkit.tables.builders`: the report tables with intervals (:func:`accordkit.summarize`);
+- :mod:`~accordkit.tables.accord`, :mod:`~accordkit.tables.goalshift`,
+  :mod:`~accordkit.tables.failures`: the report tables with intervals
+  (:func:`accordkit.summarize`), one module per benchmark; what they share in
+  :mod:`~accordkit.tables.shared`;
 - :mod:`~accordkit.tables.paper`: :func:`accord_table`, the same metrics' point estimates;
 - :mod:`~accordkit.tables.passk`: :func:`pass_hat_k`, pass^k per group with intervals;
 - :mod:`~accordkit.tables.tau2`: tau2's reward, check, termination, cost and pass^k tables;
@@ -14,23 +17,13 @@ The figures drawn from these tables are in :mod:`accordkit.plots`.
 
 from __future__ import annotations
 
-from .builders import (
-    FAILURES,
+from .accord import (
     accord_cost,
     accord_dynamics,
     accord_main,
     accord_main_and_cost,
     accord_tables,
-    bootstrap_options,
-    failure_benchmarks,
-    failure_flags,
-    failure_rates,
-    goalshift_gsrt,
-    goalshift_main,
     preference_scores,
-    select,
-    summarize_together,
-    with_tue_points,
 )
 from .catalogue import (
     ACCORD_COST,
@@ -45,9 +38,12 @@ from .catalogue import (
     paper_id,
 )
 from .comparisons import benchmark_comparisons, paired_comparisons
+from .failures import FAILURES, failure_benchmarks, failure_flags, failure_rates
 from .format import FORMATS, format_table, interval_caption
+from .goalshift import goalshift_gsrt, goalshift_main
 from .paper import ACCORD_TABLE_METRICS, accord_table
 from .passk import one_interval, pass_hat_k
+from .shared import bootstrap_options, select, summarize_together, with_tue_points
 from .tau2 import (
     COST_METRICS,
     REWARD_METRICS,

@@ -16,7 +16,7 @@ import pandas as pd
 
 from ..benchmarks import shown_in_table
 from ..stats._point import point_estimates
-from .builders import preference_scores
+from .accord import preference_scores
 from .catalogue import (
     ACCORD_COST,
     ACCORD_DYNAMICS,
@@ -130,7 +130,7 @@ def accord_table(episodes: pd.DataFrame, preferences: pd.DataFrame, *,
         of ``completed``; ``outcome_score`` = mean ``outcome_score`` over completed
         episodes; ``perfect_outcome_rate`` and ``task_score`` over all episodes;
         ``score_<dynamic>`` = mean ``satisfied`` over judged preferences of that dynamic in
-        completed episodes (:func:`~accordkit.tables.builders.preference_scores`).
+        completed episodes (:func:`~accordkit.tables.accord.preference_scores`).
 
     Examples
     --------

@@ -18,8 +18,8 @@ from ..benchmarks import ids
 from ..metrics.stored_checks import BASIS_COMPONENTS, REWARD_CHECKS
 from ..names import CONFIG_COLUMNS
 from ..stats import Metric, summarize
-from .builders import summarize_together
 from .passk import one_interval
+from .shared import summarize_together
 
 __all__ = [
     "TAU2_BENCHMARKS",
