@@ -17,6 +17,11 @@ The figures drawn from these tables are in :mod:`accordkit.plots`.
 
 from __future__ import annotations
 
+from ..stats import (
+    SUMMARY_COLUMNS,
+    BCaFallbackWarning,
+    DegenerateIntervalWarning,
+)
 from .accord import (
     accord_cost,
     accord_dynamics,
@@ -57,6 +62,10 @@ from .tau2 import (
     with_configuration,
 )
 
+#: The warnings a table's intervals may raise (a BCa interval that fell back to the
+#: percentile one, a degenerate interval); a page states each cell's interval instead.
+INTERVAL_WARNINGS = (BCaFallbackWarning, DegenerateIntervalWarning)
+
 __all__ = [
     "format_table", "interval_caption", "FORMATS",
     "accord_table", "ACCORD_TABLE_METRICS", "pass_hat_k",
@@ -70,4 +79,5 @@ __all__ = [
     "TAU2_BENCHMARKS", "REWARD_METRICS", "COST_METRICS", "with_configuration", "tau2_episodes",
     "episode_tables", "reward_table", "termination_table", "cost_per_task", "pass_k_table",
     "one_interval", "paired_comparisons", "benchmark_comparisons",
+    "SUMMARY_COLUMNS", "INTERVAL_WARNINGS",
 ]

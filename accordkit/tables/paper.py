@@ -2,7 +2,7 @@
 
 The point-estimate form of the catalogue: the metrics of
 :mod:`accordkit.tables.catalogue`, estimated by the statistics engine
-(:func:`accordkit.stats._point.point_estimates`, the estimators of
+(:func:`accordkit.stats.point_estimates`, the estimators of
 :func:`accordkit.summarize`) without resampling, so the paper's numbers and the report's
 intervals come from one code path.
 """
@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ..benchmarks import shown_in_table
-from ..stats._point import point_estimates
+from ..stats import point_estimates
 from .accord import preference_scores
 from .catalogue import (
     ACCORD_COST,
