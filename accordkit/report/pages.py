@@ -581,7 +581,7 @@ def _int(value) -> int:
 
 def _shorten_configurations(soup, table) -> int:
     """Cut the configuration labels of a table's body to what tells its rows apart
-    (:func:`accordkit.report.labels.short_labels`), the full label as hover text, and say
+    (:func:`accordkit.plots.labels.short_labels`), the full label as hover text, and say
     under the table what every row shares. Returns how many cells were shortened."""
     from ..plots.labels import shared_part, short_labels
 
