@@ -1,44 +1,24 @@
-"""Every figure of the reports, ``frame -> Figure``, one module per family.
-
-- :mod:`~accordkit.plots.intervals`: intervals, forests, pass^k and GSRT figures drawn from
-  :func:`accordkit.summarize` / :func:`accordkit.compare` results, the palette, ``save_figure``;
-- :mod:`~accordkit.plots.survival`: Kaplan-Meier recovery curves after a goal shift;
-- :mod:`~accordkit.plots.tau2`: pass^k curves of tau2 runs;
-- :mod:`~accordkit.plots.comparisons`: paired comparisons, one panel per benchmark and domain;
-- :mod:`~accordkit.plots.labels`: short configuration labels (the full one kept for hover).
-
-Notebooks import the names below from ``accordkit.plots``. They are loaded on first use,
-so matplotlib and seaborn are imported only when a figure is drawn.
-"""
+"""Every figure of the reports, ``frame -> Figure``, one module per family (intervals,
+survival, tau2, comparisons; labels: short configuration labels). Notebooks import the
+names of ``_MODULES`` from here; a module loads on first use, matplotlib with it."""
 
 from __future__ import annotations
 
 from importlib import import_module
 from typing import Any
 
-#: name -> the module of this package that defines it
-_NAMES = {
-    "model_palette": "intervals",
-    "short_label": "intervals",
-    "plot_intervals": "intervals",
-    "plot_forest": "intervals",
-    "plot_passk": "intervals",
-    "plot_gsrt": "intervals",
-    "save_figure": "intervals",
-    "plot_recovery_curves": "survival",
-    "plot_pass_curves": "tau2",
-    "plot_forest_facets": "comparisons",
-    "short_labels": "labels",
-    "shared_part": "labels",
+_MODULES = {
+    "intervals": ("model_palette", "short_label", "plot_intervals", "plot_forest",
+                  "plot_passk", "plot_gsrt", "save_figure"),
+    "survival": ("plot_recovery_curves",), "tau2": ("plot_pass_curves",),
+    "comparisons": ("plot_forest_facets",), "labels": ("short_labels", "shared_part"),
 }
-
+_NAMES = {name: module for module, names in _MODULES.items() for name in names}
 __all__ = sorted(_NAMES)
 
 
 def __getattr__(name: str) -> Any:
-    module = _NAMES.get(name)
-    if module is None:
+    if name not in _NAMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+    globals()[name] = getattr(import_module(f".{_NAMES[name]}", __name__), name)
+    return globals()[name]

@@ -15,18 +15,9 @@ from ..benchmarks import CATALOG
 from ..names import DYNAMICS
 from ..stats import Metric
 
-__all__ = [
-    "ACCORD_MAIN",
-    "ACCORD_DYNAMICS",
-    "ACCORD_PREFERENCE",
-    "ACCORD_COST",
-    "ACCORD_USER_COST",
-    "GOALSHIFT_MAIN",
-    "GOALSHIFT_GSRT",
-    "COMPARISON_METRICS",
-    "CATALOGUE",
-    "paper_id",
-]
+__all__ = ["ACCORD_MAIN", "ACCORD_DYNAMICS", "ACCORD_PREFERENCE", "ACCORD_COST",
+           "ACCORD_USER_COST", "GOALSHIFT_MAIN", "GOALSHIFT_GSRT", "COMPARISON_METRICS",
+           "CATALOGUE", "paper_id"]
 
 #: AcCoRD Table 4's column order: the dynamics discovered in conversation, then the
 #: preferences stated up front (``schema.DYNAMICS`` lists ``stated`` first).

@@ -1,12 +1,6 @@
-"""What the table builders of every benchmark share.
-
-Every builder has one call shape, ``builder(frame, *, by, **options) -> long frame``: tidy
-score frames (:func:`accordkit.score`) in, the output of :func:`accordkit.summarize` out
-(one row per group and metric). ``options`` are :func:`accordkit.summarize`'s (``cluster``,
-``method``, ``confidence``, ``n_resamples``, ``seed``, ``strata``); this module turns
-notebook parameters into them, picks rows, adds TUE's points and draws several tables'
-resamples once.
-"""
+"""What the builders of every benchmark share: :func:`accordkit.summarize`'s options
+(``cluster``, ``method``, ``confidence``, ``n_resamples``, ``seed``, ``strata``) from
+notebook parameters, row selection, TUE's points, one draw for several tables."""
 
 from __future__ import annotations
 

@@ -21,24 +21,10 @@ from ..stats import Metric, summarize
 from .passk import one_interval
 from .shared import summarize_together
 
-__all__ = [
-    "TAU2_BENCHMARKS",
-    "REWARD_CHECKS",
-    "REWARD_METRICS",
-    "COST_METRICS",
-    "UNKNOWN",
-    "configuration_label",
-    "with_configuration",
-    "tau2_episodes",
-    "reward_table",
-    "check_table",
-    "episode_tables",
-    "termination_table",
-    "cost_per_task",
-    "cost_table",
-    "pass_k_table",
-    "one_interval",
-]
+__all__ = ["TAU2_BENCHMARKS", "REWARD_CHECKS", "REWARD_METRICS", "COST_METRICS", "UNKNOWN",
+           "configuration_label", "with_configuration", "tau2_episodes", "reward_table",
+           "check_table", "episode_tables", "termination_table", "cost_per_task",
+           "cost_table", "pass_k_table", "one_interval"]
 
 #: Benchmarks whose episodes come from tau2-format result files.
 TAU2_BENCHMARKS = ids(tau2_format=True)
