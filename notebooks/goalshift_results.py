@@ -128,7 +128,7 @@ else:
 
 # %%
 by_persona = goalshift_main(episodes.assign(persona=episodes["persona"].fillna("none")),
-                                  by=["domain", "persona"], **boot)
+                            by=["domain", "persona"], **boot)
 if not has_shifts:
     by_persona = by_persona[by_persona["metric"] != "recovery rate"]
 out.table(by_persona, "main_by_persona", rows=["domain", "persona"], columns="metric",
@@ -156,8 +156,8 @@ if len(group) > 1:
 
 # %%
 passk = pass_k_table(episodes, by=["domain", "configuration"],
-                                n_resamples=n_resamples, seed=seed, method=ci_method,
-                                confidence=confidence)
+                     n_resamples=n_resamples, seed=seed, method=ci_method,
+                     confidence=confidence)
 out.frame(passk, "pass_hat_k",
           caption=f"pass^k and pass@k per domain and configuration ({confidence:.0%} "
                   f"{ci_method} intervals of pass^k, {n_resamples:,} resamples of tasks).")

@@ -92,7 +92,7 @@ out.figure(plot_intervals(reward, x="domain", hue="configuration", col="metric",
 
 # %%
 passk = pass_k_table(episodes, by=group, n_resamples=n_resamples, seed=seed,
-                                method=ci_method, confidence=confidence)
+                     method=ci_method, confidence=confidence)
 # rewards of 0 and 1 on equal trials: mean reward and pass^1 are one number, one interval
 passk = one_interval(passk, reward, episodes, by=group)
 same = passk["interval_of"].notna()
