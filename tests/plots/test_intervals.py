@@ -56,7 +56,7 @@ def test_forest_passk_and_gsrt_plots_build(tmp_path):
 
 
 def test_pass_curves_one_panel_per_domain():
-    from accordkit.report.tau2_plots import plot_pass_curves
+    from accordkit.plots.tau2 import plot_pass_curves
 
     passk = pd.DataFrame({"domain": ["a", "a", "b"], "configuration": ["c"] * 3,
                           "k": [1, 2, 1], "pass_hat_k": [.5, .25, .8],
