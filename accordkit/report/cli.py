@@ -111,19 +111,16 @@ def _run(args: argparse.Namespace) -> int:
 
 def _parameters(args: argparse.Namespace) -> dict:
     """The run's parameters from ``--params`` and ``--set``, checked (``ValueError``)."""
-    import yaml
-
-    from .parameters import check_parameters
+    from .parameters import MAX_PARAMS_BYTES, check_parameters, load_parameter_text
 
     params = {}
     if args.params:
         try:
-            with open(args.params, encoding="utf-8") as fh:
-                params = yaml.safe_load(fh) or {}
+            with open(args.params, "rb") as fh:
+                text = fh.read(MAX_PARAMS_BYTES + 1)
         except OSError as exc:
             raise ValueError(f"--params {args.params}: {exc.strerror or exc}") from None
-        except yaml.YAMLError as exc:
-            raise ValueError(f"--params {args.params}: not valid YAML ({exc})") from None
+        params = load_parameter_text(text, f"--params {args.params}") or {}
         if not isinstance(params, dict):
             raise ValueError(f"--params {args.params}: expected a mapping of notebook "
                              "parameters")
@@ -131,10 +128,7 @@ def _parameters(args: argparse.Namespace) -> dict:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ValueError(f"--set takes KEY=VALUE, got {item!r}")
-        try:
-            params[key] = yaml.safe_load(value)
-        except yaml.YAMLError as exc:
-            raise ValueError(f"--set {key}: not a YAML value ({exc})") from None
+        params[key] = load_parameter_text(value, f"--set {key}")
     check_parameters(params)
     return params
 
