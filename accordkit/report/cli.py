@@ -11,6 +11,7 @@ def _run(args: argparse.Namespace) -> int:
     import sys
 
     from ..store import IncompleteStoreError
+    from .grid import expand_grid
     from .outdir import (
         ReportBusyError,
         ReportIncompleteError,
@@ -48,6 +49,7 @@ def _run(args: argparse.Namespace) -> int:
         if usage_error is not None:
             raise usage_error
         wanted_notebooks(args.notebooks, params)
+        expand_grid(params)     # runs that would share a name or folder are refused
         if args.jobs < 1:
             raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
         check_output_folder(args.out, inputs=[*(args.source or ()), *(args.verdicts or ()),
