@@ -4,6 +4,11 @@ Every message predicate is one Arrow kernel over the flattened messages of all e
 (:class:`~accordkit.metrics._calls.Transcripts`), so a search over 100,000 episodes takes a
 fraction of a second (``benchmarks/results/why_it_failed.md``). Python only touches the
 matching rows, to cut their snippets.
+
+A regular expression (``regex=True``) is matched by Arrow's RE2 engine everywhere — the
+search and the snippet's match position — never by Python's backtracking :mod:`re`, so the
+time is linear in the text whatever the pattern (``(\\w+\\s?)*refund`` on a sentence
+without "refund" included). The pattern is RE2's syntax: no backreferences or lookaround.
 """
 
 from __future__ import annotations
@@ -41,15 +46,49 @@ def _names(value: str | Sequence[str] | None, what: str) -> list[str] | None:
     return items
 
 
-def _snippet(text: str | None, pattern: re.Pattern[str] | None) -> str | None:
+def _spans(texts: list[str | None], needle: str, *, regex: bool,
+           case: bool) -> list[tuple[int, int] | None]:
+    """``(start, end)`` of the first match in each text (character positions), or None.
+
+    A regular expression is run by Arrow's RE2 (linear time), a plain text by :mod:`re`
+    on its escaped form (a literal: no backtracking).
+
+    Examples
+    --------
+    >>> _spans(["héllo refund", None, "x"], r"ref\\w+", regex=True, case=False)
+    [(6, 12), None, None]
+    """
+    if not regex:
+        pattern = re.compile(re.escape(needle), 0 if case else re.IGNORECASE)
+        out: list[tuple[int, int] | None] = []
+        for text in texts:
+            m = pattern.search(text) if text else None
+            out.append(m.span() if m else None)
+        return out
+    arr = pa.array(texts, pa.string())
+    starts = pc.find_substring_regex(arr, pattern=needle, ignore_case=not case).to_pylist()
+    flags = "" if case else "(?i)"
+    # the first match removed: the length lost is the match's length
+    cut = pc.replace_substring_regex(arr, pattern=f"{flags}{needle}", replacement="",
+                                     max_replacements=1).to_pylist()
+    out = []
+    for text, start, rest in zip(texts, starts, cut, strict=True):
+        if not text or start is None or start < 0 or rest is None:
+            out.append(None)
+            continue
+        lo = len(text.encode("utf-8", "surrogatepass")[:start].decode("utf-8", "ignore"))
+        out.append((lo, lo + len(text) - len(rest)))
+    return out
+
+
+def _snippet(text: str | None, span: tuple[int, int] | None, *, searched: bool) -> str | None:
     if not text:
         return text
-    if pattern is None:
+    if not searched:
         return text if len(text) <= 2 * SNIPPET_CHARS else text[:2 * SNIPPET_CHARS] + " …"
-    m = pattern.search(text)
-    if m is None:
+    if span is None:
         return text[:2 * SNIPPET_CHARS]
-    lo, hi = max(0, m.start() - SNIPPET_CHARS), min(len(text), m.end() + SNIPPET_CHARS)
+    lo, hi = max(0, span[0] - SNIPPET_CHARS), min(len(text), span[1] + SNIPPET_CHARS)
     return ("… " if lo else "") + text[lo:hi] + (" …" if hi < len(text) else "")
 
 
@@ -122,9 +161,11 @@ def find(ds: Any, *, text: str | None = None, tool: str | Sequence[str] | None =
         raise ValueError(f"text must be a non-empty string, got {text!r}")
     if text is None and tools is None and roles is None and statuses is None:
         raise ValueError("find needs at least one of text=, tool=, role=, status=")
-    pattern = None
-    if text is not None:  # a bad pattern is the caller's error, named by re
-        pattern = re.compile(text if regex else re.escape(text), 0 if case else re.IGNORECASE)
+    if text is not None and regex:  # a bad pattern is the caller's error, named by Arrow
+        try:
+            pc.match_substring_regex(pa.array([""]), pattern=text)
+        except pa.ArrowInvalid as exc:
+            raise ValueError(f"text: not a regular expression RE2 reads ({exc})") from None
     ids = table.column("episode_id")
     # episodes allowed by the status condition, and the matching action rows
     rows_of_status = None
@@ -165,14 +206,18 @@ def find(ds: Any, *, text: str | None = None, tool: str | Sequence[str] | None =
     if limit is not None:
         rows = rows[:limit]
     contents = tr.message_values("content", rows).to_pylist()
+    spans: list[tuple[int, int] | None] = [None] * len(contents)
     if text is not None:
+        spans = _spans(contents, text, regex=regex, case=case)
         # a match in the arguments only: show the arguments of the call that matched
-        need = [i for i, c in enumerate(contents) if not (c and pattern.search(c))]
+        need = [i for i, span in enumerate(spans) if span is None]
         if need:
             call_text = _call_text_of(tr, rows[need])
-            for i, t in zip(need, call_text, strict=True):
-                contents[i] = t
-    snippets = [_snippet(c, pattern) for c in contents]
+            for i, t, span in zip(need, call_text, _spans(call_text, text, regex=regex,
+                                                          case=case), strict=True):
+                contents[i], spans[i] = t, span
+    snippets = [_snippet(c, span, searched=text is not None)
+                for c, span in zip(contents, spans, strict=True)]
     out = pd.DataFrame({
         "episode_id": ids.take(pa.array(tr.msg_episode[rows])).to_pylist(),
         "configuration": _configurations(table, tr.msg_episode[rows]),

@@ -4,7 +4,8 @@ litellm's response cache cannot be used (its disk cache was removed in 1.109 and
 hit needs the proxy's extra dependencies), so accordkit keeps its own:
 
 * the key is the SHA-256 of the judge, prompt id and version, model, rendered messages and
-  request parameters (:func:`cache_key`);
+  request parameters (:func:`cache_key`), the messages taken with their fence code (random
+  per run) replaced by a fixed slot, so a resumed run finds the replies of an earlier one;
 * a reply is stored the moment it arrives, as ``<dir>/<judge>/<key[:2]>/<key>.json``,
   written to a temporary file in the same folder, flushed and renamed over the final name
   (``os.replace``), so an interrupted run leaves either the whole entry or none;
@@ -79,7 +80,7 @@ def cache_key(call: JudgeCall, *, model: str, params: Mapping[str, Any]) -> str:
     """
     blob = json.dumps({"judge": call.judge, "prompt_id": call.prompt_id,
                        "prompt_version": call.prompt_version, "model": model,
-                       "messages": call.chat(), "params": dict(params)},
+                       "messages": call.chat_for_key(), "params": dict(params)},
                       sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(blob.encode("utf-8", "surrogatepass")).hexdigest()
 

@@ -11,6 +11,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .prompts import FENCE_SLOT
+
 __all__ = ["ItemRef", "JudgeCall", "JudgeSpec"]
 
 
@@ -38,6 +40,9 @@ class JudgeCall:
         ``nl_assertions``).
     context : mapping
         What the parser needs besides the reply (e.g. the number of assertions).
+    fence : str
+        The fence code written in ``messages`` (random per run); the cache key replaces it
+        by :data:`accordkit.judges.prompts.FENCE_SLOT`, so a resumed run finds its replies.
     """
 
     judge: str
@@ -46,10 +51,19 @@ class JudgeCall:
     messages: tuple[tuple[str, str], ...]
     items: tuple[ItemRef, ...]
     context: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    fence: str = ""
 
     def chat(self) -> list[dict[str, str]]:
         """The messages in the chat-completions format."""
         return [{"role": role, "content": content} for role, content in self.messages]
+
+    def chat_for_key(self) -> list[dict[str, str]]:
+        """:meth:`chat` with the fence code replaced by a fixed slot (what the cache key
+        hashes: the same request in every run)."""
+        if not self.fence:
+            return self.chat()
+        return [{"role": role, "content": content.replace(self.fence, FENCE_SLOT)}
+                for role, content in self.messages]
 
 
 #: ``parse(raw_reply, call) -> [(verdict, raw_for_row), ...]`` aligned with ``call.items``.

@@ -8,11 +8,15 @@ upstream judge, unreadable output is ``invalid``, never an empty (no-shift) resu
 
 The goals come from the task file, so they are untrusted like the conversation: they are
 quoted in their own fence, one per line, each escaped and cut at :data:`MAX_GOAL_CHARS`.
+The only value written outside a fence is the number of required shifts, checked to be a
+whole number (anything else is an error naming the record).
 """
 
 from __future__ import annotations
 
 import json
+import math
+import numbers
 from collections.abc import Mapping
 from typing import Any
 
@@ -37,6 +41,12 @@ def build(episode: Mapping[str, Any]) -> list[JudgeCall]:
     max_shifts = episode.get("required_shifts")
     if max_shifts is None:
         max_shifts = len(goals) - 1
+    if isinstance(max_shifts, bool) or not isinstance(max_shifts, numbers.Real) \
+            or not math.isfinite(max_shifts) or max_shifts != int(max_shifts) \
+            or max_shifts < 0:
+        raise ValueError(f"record {episode.get('episode_id')}, field required_shifts: "
+                         f"expected a whole number of at least 0, got "
+                         f"{one_line(repr(max_shifts), limit=60)}")
     tpl = load_prompt("gsrt")
     conversation = indexed_lines(episode.get("messages") or ())
     goal_list = "\n".join(one_line(str(g), limit=MAX_GOAL_CHARS) for g in goals)
@@ -46,7 +56,7 @@ def build(episode: Mapping[str, Any]) -> list[JudgeCall]:
                            "conversation": quote("CONVERSATION", conversation, code)})
     return [JudgeCall("gsrt", tpl.id, tpl.version,
                       (("system", fill(tpl.system, {"fence": code})), ("user", user)),
-                      (ItemRef(episode["episode_id"], ITEM, None),))]
+                      (ItemRef(episode["episode_id"], ITEM, None),), fence=code)]
 
 
 def parse(raw: str, call: JudgeCall) -> list[tuple[str, str]]:

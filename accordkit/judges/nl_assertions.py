@@ -47,7 +47,7 @@ def build(episode: Mapping[str, Any]) -> list[JudgeCall]:
     items = tuple(ItemRef(episode["episode_id"], str(i), None) for i in range(len(assertions)))
     return [JudgeCall("nl_assertions", tpl.id, tpl.version,
                       (("system", fill(tpl.system, {"fence": code})), ("user", user)), items,
-                      {"n": len(assertions)})]
+                      {"n": len(assertions)}, fence=code)]
 
 
 def parse(raw: str, call: JudgeCall) -> list[tuple[str, str]]:

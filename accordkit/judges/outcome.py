@@ -109,7 +109,7 @@ def build(episode: Mapping[str, Any]) -> list[JudgeCall]:
             "criterion": quote("REQUIREMENT", criterion, code, limit=MAX_CRITERION_CHARS)})
         calls.append(JudgeCall("outcome", tpl.id, tpl.version,
                                (("system", fill(tpl.system, {"fence": code})), ("user", user)),
-                               (ItemRef(episode["episode_id"], item, None),)))
+                               (ItemRef(episode["episode_id"], item, None),), fence=code))
     return calls
 
 

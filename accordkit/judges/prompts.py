@@ -8,8 +8,11 @@ Transcript text, instructions and product cards come from the episodes, so they 
 *untrusted*: a simulated user may write "ignore the instructions above". They are only ever
 inserted through :func:`quote`, which
 
-* puts them between a BEGIN and an END line carrying a code derived from the quoted text
-  itself (a SHA-256 prefix), so the text cannot contain its own closing line, and
+* puts them between a BEGIN and an END line carrying a code that the text's author cannot
+  compute: a keyed digest (HMAC-SHA256) of the quoted texts under a secret drawn at random
+  for each run (each process) and never written anywhere (:func:`fence_code`), so the code
+  changes from run to run while the cache key stays the same (the cache key is computed
+  with the code abstracted, :data:`FENCE_SLOT`);
 * replaces marker-like runs (``<<<``, ``>>>``) inside the text, so it cannot imitate one;
 * writes every line break that Python's ``str.splitlines`` knows, except a plain ``\\n``,
   as a visible escape (``\\r``, ``\\u2028``, ...), so the lines the model sees are the
@@ -23,7 +26,9 @@ transcript is never expanded.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import re
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -37,6 +42,9 @@ __all__ = [
     "load_prompt",
     "prompt_ids",
     "fence_code",
+    "content_digest",
+    "new_run_secret",
+    "FENCE_SLOT",
     "quote",
     "fill",
     "cut",
@@ -46,6 +54,22 @@ __all__ = [
 
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 _MARKER_RUN = re.compile(r"<<<|>>>")
+#: How many hex digits a fence code has (64 bits).
+FENCE_CODE_DIGITS = 16
+#: What every fence code is replaced by when a call's cache key is computed.
+FENCE_SLOT = "{fence}"
+#: This run's secret key for fence codes (drawn at import; see :func:`new_run_secret`).
+_run_secret: bytes = secrets.token_bytes(32)
+
+
+def new_run_secret() -> None:
+    """Draw a new random secret for fence codes, as a new run would.
+
+    Every process draws its own at import; nothing writes it anywhere. Calling this only
+    changes the codes of prompts built afterwards (their cache keys stay the same).
+    """
+    global _run_secret
+    _run_secret = secrets.token_bytes(32)
 
 #: Every line boundary of ``str.splitlines`` and how it is written inside a prompt.
 LINE_BREAKS: dict[str, str] = {
@@ -171,14 +195,32 @@ def load_prompt(prompt_id: str) -> PromptTemplate:
 
 
 def fence_code(*texts: str) -> str:
-    """A 12-hex-digit code derived from the untrusted texts of one prompt.
+    """A 16-hex-digit fence code for one prompt: a keyed digest of its untrusted texts.
 
-    Deterministic (the cache key depends on it) yet impossible for the quoted text to
-    predict, since it is a hash of that very text.
+    The key is this run's random secret, so whoever wrote the texts cannot compute the code
+    (and a code seen in one run says nothing about the next); within a run the same texts
+    get the same code. The cache key does not depend on it (:data:`FENCE_SLOT`).
 
     Examples
     --------
     >>> fence_code("hello") == fence_code("hello") != fence_code("hello!")
+    True
+    """
+    h = hmac.new(_run_secret, digestmod=hashlib.sha256)
+    for text in texts:
+        h.update(text.encode("utf-8", "surrogatepass"))
+        h.update(b"\x00")
+    return h.hexdigest()[:FENCE_CODE_DIGITS]
+
+
+def content_digest(*texts: str) -> str:
+    """A 12-hex-digit unkeyed SHA-256 digest of ``texts`` (the same in every run).
+
+    For deterministic seeding (the stand-in judges), never for a fence.
+
+    Examples
+    --------
+    >>> content_digest("a", "b") == content_digest("a", "b") != content_digest("ab", "")
     True
     """
     h = hashlib.sha256()

@@ -12,8 +12,11 @@ turns a verdict table into the same tables as the stored reviews
 (:func:`accordkit.judges.review.compare_reviews`).
 
 An episode that already stores tau2's ``review`` is skipped unless asked
-(``--rejudge``). Length caps: :data:`MAX_SCRIPT_CHARS` for the script, the transcript's own
-caps for the conversation, :data:`MAX_EXPECTED_CHARS` for the expected actions.
+(``--rejudge``). Every text from the episode — the script, the expected actions, how the
+run ended (its free-text termination reason) and the conversation — is quoted in its own
+fence. Length caps: :data:`MAX_SCRIPT_CHARS` for the script, the transcript's own caps for
+the conversation, :data:`MAX_EXPECTED_CHARS` for the expected actions,
+:data:`MAX_ENDING_CHARS` for how the run ended.
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ from .calls import ItemRef, JudgeCall, JudgeSpec
 from .prompts import fence_code, fill, load_prompt, quote
 from .transcript import indexed_lines, one_line
 
-__all__ = ["SPEC", "ITEM", "SOURCES", "MAX_SCRIPT_CHARS", "MAX_EXPECTED_CHARS", "normalise",
+__all__ = ["SPEC", "ITEM", "SOURCES", "MAX_SCRIPT_CHARS", "MAX_EXPECTED_CHARS", "MAX_ENDING_CHARS",
+           "normalise",
            "review_tables_from_verdicts", "compare_reviews", "COMPARE_LABELS"]
 
 ITEM = "review"
@@ -42,6 +46,8 @@ SOURCES = ("agent", "user", "environment")
 MAX_SCRIPT_CHARS = 8000
 #: Longest list of expected actions kept whole.
 MAX_EXPECTED_CHARS = 6000
+#: Longest "how the run ended" line (termination reason and reward) kept whole.
+MAX_ENDING_CHARS = 200
 _SEVERITY_OF = {"agent": ("minor", "critical"), "environment": ("minor", "critical"),
                 "user": ("minor", "critical_helped", "critical_hindered")}
 
@@ -59,10 +65,12 @@ def _expected(episode: Mapping[str, Any]) -> str:
 
 
 def _ending(episode: Mapping[str, Any]) -> str:
+    """How the run ended, as quoted data: the termination reason is free text from the
+    results file (one line, cut at :data:`MAX_ENDING_CHARS`)."""
     parts = [f"termination {episode.get('termination_reason') or 'unknown'}"]
     if episode.get("reward") is not None:
         parts.append(f"reward {episode['reward']:g}")
-    return one_line(", ".join(parts), limit=200)
+    return one_line(", ".join(parts), limit=MAX_ENDING_CHARS)
 
 
 def build(episode: Mapping[str, Any]) -> list[JudgeCall]:
@@ -74,16 +82,17 @@ def build(episode: Mapping[str, Any]) -> list[JudgeCall]:
     script = str(episode.get("instructions") or "(no script stored)")
     expected = _expected(episode)
     conversation = indexed_lines(messages)
-    code = fence_code(script, expected, conversation)
+    ending = _ending(episode)
+    code = fence_code(script, expected, ending, conversation)
     user = fill(tpl.user, {
         "script": quote("SCRIPT", script, code, limit=MAX_SCRIPT_CHARS),
         "expected": quote("EXPECTED", expected, code, limit=MAX_EXPECTED_CHARS),
-        "ending": _ending(episode),
+        "ending": quote("ENDING", ending, code),
         "conversation": quote("CONVERSATION", conversation, code),
     })
     return [JudgeCall("review", tpl.id, tpl.version,
                       (("system", fill(tpl.system, {"fence": code})), ("user", user)),
-                      (ItemRef(episode["episode_id"], ITEM, None),))]
+                      (ItemRef(episode["episode_id"], ITEM, None),), fence=code)]
 
 
 def normalise(obj: Any) -> dict[str, Any] | None:

@@ -39,7 +39,7 @@ from typing import Any
 import pandas as pd
 
 from ..benchmarks import judged_by
-from .prompts import fence_code, load_prompt
+from .prompts import content_digest, load_prompt
 from .transcript import dialogue_lines
 from .usersim import TESTS, scenario_text, user_turns
 from .verdicts import VERDICT_COLUMNS, verdict_frame
@@ -131,7 +131,7 @@ def standin_answers(episode: Mapping[str, Any], model: str, *, seed: int = 0
     replies = dict(user_turns(messages))
     out = {}
     for turn, labels in truth_labels(episode).items():
-        shown = fence_code(episode.get("domain") or "", scenario,
+        shown = content_digest(episode.get("domain") or "", scenario,
                            dialogue_lines(messages, before=turn), replies[turn])
         answers = {}
         for test, truth in labels.items():

@@ -87,7 +87,7 @@ def build(episode: Mapping[str, Any]) -> list[JudgeCall]:
         items = tuple(ItemRef(episode["episode_id"], tid, turn) for tid in TESTS)
         calls.append(JudgeCall("usersim_tests", tpl.id, tpl.version,
                                (("system", fill(tpl.system, {"fence": code})), ("user", user)),
-                               items))
+                               items, fence=code))
     return calls
 
 

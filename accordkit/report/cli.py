@@ -11,6 +11,7 @@ def _run(args: argparse.Namespace) -> int:
     import sys
 
     from ..store import IncompleteStoreError
+    from .grid import expand_grid
     from .outdir import (
         ReportBusyError,
         ReportIncompleteError,
@@ -48,6 +49,7 @@ def _run(args: argparse.Namespace) -> int:
         if usage_error is not None:
             raise usage_error
         wanted_notebooks(args.notebooks, params)
+        expand_grid(params)     # runs that would share a name or folder are refused
         if args.jobs < 1:
             raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
         check_output_folder(args.out, inputs=[*(args.source or ()), *(args.verdicts or ()),
@@ -111,19 +113,16 @@ def _run(args: argparse.Namespace) -> int:
 
 def _parameters(args: argparse.Namespace) -> dict:
     """The run's parameters from ``--params`` and ``--set``, checked (``ValueError``)."""
-    import yaml
-
-    from .parameters import check_parameters
+    from .parameters import MAX_PARAMS_BYTES, check_parameters, load_parameter_text
 
     params = {}
     if args.params:
         try:
-            with open(args.params, encoding="utf-8") as fh:
-                params = yaml.safe_load(fh) or {}
+            with open(args.params, "rb") as fh:
+                text = fh.read(MAX_PARAMS_BYTES + 1)
         except OSError as exc:
             raise ValueError(f"--params {args.params}: {exc.strerror or exc}") from None
-        except yaml.YAMLError as exc:
-            raise ValueError(f"--params {args.params}: not valid YAML ({exc})") from None
+        params = load_parameter_text(text, f"--params {args.params}") or {}
         if not isinstance(params, dict):
             raise ValueError(f"--params {args.params}: expected a mapping of notebook "
                              "parameters")
@@ -131,10 +130,7 @@ def _parameters(args: argparse.Namespace) -> dict:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise ValueError(f"--set takes KEY=VALUE, got {item!r}")
-        try:
-            params[key] = yaml.safe_load(value)
-        except yaml.YAMLError as exc:
-            raise ValueError(f"--set {key}: not a YAML value ({exc})") from None
+        params[key] = load_parameter_text(value, f"--set {key}")
     check_parameters(params)
     return params
 

@@ -58,7 +58,37 @@ def expand_grid(params: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         name = ",".join(f"{k}={'+'.join(map(str, v)) if isinstance(v, list) else v}"
                         for k, v in zip(keys, values, strict=True))
         runs.append((name, {**base, **dict(zip(keys, values, strict=True))}))
+    _refuse_shared_names(runs, keys)
     return runs
+
+
+def _refuse_shared_names(runs: Sequence[tuple[str, dict[str, Any]]],
+                         keys: Sequence[str]) -> None:
+    """``ValueError`` naming two runs of a grid that would share a name or a folder (list
+    values are joined with ``+``; folders are compared as a case-blind file system would).
+
+    Examples
+    --------
+    >>> expand_grid({"grid": {"models": [["a", "b"], ["a+b"]]}})
+    Traceback (most recent call last):
+    ...
+    ValueError: grid: two runs would both be named 'models=a+b' and write one folder: models=['a', 'b'] and models=['a+b']; give values that differ once list items are joined with '+'
+    """
+    from .filenames import run_folder
+
+    seen: dict[str, tuple[str, dict[str, Any]]] = {}
+    for name, params in runs:
+        folder = run_folder(name).casefold()
+        if folder in seen:
+            other_name, other = seen[folder]
+            shown = [", ".join(f"{k}={p[k]!r}" for k in keys) for p in (other, params)]
+            what = f"be named {name!r}" if name == other_name else \
+                f"write one folder ({other_name!r} and {name!r})"
+            raise ValueError(f"grid: two runs would both {what}"
+                             f"{' and write one folder' if name == other_name else ''}: "
+                             f"{shown[0]} and {shown[1]}; give values that differ once list "
+                             "items are joined with '+'")
+        seen[folder] = (name, params)
 
 
 def wanted_notebooks(notebooks: Sequence[str] | None,

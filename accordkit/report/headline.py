@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..tables import SUMMARY_COLUMNS
+from .spreadsheet import unsafe_cell
 
 __all__ = ["Headline", "HEADLINES", "headline_numbers", "table_anchor"]
 
@@ -110,7 +111,8 @@ def headline_numbers(run_dir: str | Path, *, prefix: str = "") -> list[dict[str,
             continue
         keys = [c for c in frame.columns if c not in SUMMARY_COLUMNS]
         for _, r in frame[frame["metric"] == metric].iterrows():
-            group = {k: (None if pd.isna(r[k]) else str(r[k])) for k in keys}
+            # the CSV's text cells were made spreadsheet-safe: read back as they were
+            group = {k: (None if pd.isna(r[k]) else str(unsafe_cell(r[k]))) for k in keys}
             rows.append({
                 "benchmark": spec.benchmark,
                 "metric": metric,

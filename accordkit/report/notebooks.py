@@ -103,6 +103,8 @@ class InputFacts:
     benchmarks: frozenset[str]
     n_agent_configs: Mapping[str, int]
     verdict_judges: frozenset[str]
+    #: ``(agent_model, domain)`` of the episodes: what ``models``/``domains`` can select.
+    model_domains: frozenset[tuple[str, str]] = frozenset()
 
     @classmethod
     def from_sources(cls, ds: Any, verdicts: list[str]) -> InputFacts:
@@ -129,8 +131,12 @@ class InputFacts:
         judges: set[str] = set()
         for path in verdicts:
             judges |= set(pd.read_parquet(path, columns=["judge"])["judge"].astype(str))
+        pairs: frozenset[tuple[str, str]] = frozenset()
+        if {"agent_model", "domain"} <= set(frame):
+            both = frame[["agent_model", "domain"]].drop_duplicates().astype(str)
+            pairs = frozenset(map(tuple, both.values.tolist()))
         return cls(len(frame), frozenset(frame["benchmark"].astype(str)), configs,
-                   frozenset(judges))
+                   frozenset(judges), pairs)
 
     def has(self, need: str, *, notebook: str | None = None) -> bool:
         """Whether the sources meet ``need``; ``"benchmarks"`` asks for an episode of a

@@ -8,7 +8,10 @@ in their metadata.
 Everything here treats names and values from the data (models, domains, task ids, tool
 names) as hostile: every cell, header, caption and attribute of the HTML it returns is
 escaped, and file names are :func:`safe_file_name` slugs, checked to stay inside their
-folder.
+folder. In every CSV, a text cell or header that a spreadsheet would run as a formula
+(starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return) is written with a
+leading ``'``, as spreadsheet tools expect (:func:`spreadsheet_safe`); numbers, also
+negative ones, stay numbers.
 """
 
 from __future__ import annotations
@@ -28,9 +31,10 @@ from numpy import bool_ as np_bool
 from ..tables import format_table, interval_caption
 from .filenames import UnsafeOutputPathError, safe_file_name
 from .provenance import provenance_line
+from .spreadsheet import FORMULA_STARTS, _safe_cell  # noqa: F401  (FORMULA_STARTS: public here too)
 
 __all__ = ["ReportOutputs", "escaped_frame_html", "KEY_COLUMNS", "key_columns_first",
-           "display_values"]
+           "display_values", "spreadsheet_safe", "write_csv"]
 
 #: Columns that say what a row is: a displayed table shows them first, in this order.
 KEY_COLUMNS = ("benchmark", "domain", "task_set", "configuration", "agent_model", "method",
@@ -42,6 +46,50 @@ TRAILING_COLUMNS = ("source", "upstream_mode")
 _COUNT = re.compile(r"^(n_|#|num_)|_(count|episodes|tasks|calls|trials|shifts|turns|rows)$"
                     r"|^(episodes|tasks|trials|count|k|total_trials|trials_per_task|rollout|"
                     r"turns|shifts|calls)$")
+
+
+def spreadsheet_safe(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every text cell and header that a spreadsheet would run as a formula
+    prefixed with ``'`` (numbers, and text that is a plain number, are left as they are).
+
+    Examples
+    --------
+    >>> f = pd.DataFrame({"agent_model": ["=SUM(A1:A9)", "-rf", "gpt"],
+    ...                   "estimate": [-0.5, 0.25, 1.0], "delta": ["-0.5", "+1", "@x"]})
+    >>> spreadsheet_safe(f).to_dict("list")
+    {'agent_model': ["'=SUM(A1:A9)", "'-rf", 'gpt'], 'estimate': [-0.5, 0.25, 1.0], 'delta': ['-0.5', '+1', "'@x"]}
+    """
+    out = frame.copy()
+    for i in range(frame.shape[1]):
+        col = frame.iloc[:, i]
+        if pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype):
+            continue
+        values = col.astype(object)
+        safe = values.map(_safe_cell)
+        if not safe.equals(values):
+            out.isetitem(i, safe)
+    if not isinstance(frame.columns, pd.MultiIndex):
+        out.columns = [_safe_cell(c) for c in frame.columns]
+    return out
+
+
+def write_csv(frame: pd.DataFrame, path: str | Path) -> None:
+    """Write ``frame`` as CSV (no index) with formula-like cells made safe
+    (:func:`spreadsheet_safe`).
+
+    A text holding a carriage return would end its row for a CSV reader (pandas quotes
+    only fields with ``\n``): such a table is written with every text field quoted.
+    """
+    import csv
+
+    safe = spreadsheet_safe(frame)
+    texts = [safe.iloc[:, i] for i in range(safe.shape[1])
+             if not pd.api.types.is_numeric_dtype(safe.iloc[:, i].dtype)]
+    has_cr = any(isinstance(c, str) and "\r" in c for c in safe.columns) or any(
+        col.astype(object).map(lambda v: isinstance(v, str) and "\r" in v).any()
+        for col in texts)
+    safe.to_csv(path, index=False,
+                quoting=csv.QUOTE_NONNUMERIC if has_cr else csv.QUOTE_MINIMAL)
 
 
 def key_columns_first(frame: pd.DataFrame) -> pd.DataFrame:
@@ -196,7 +244,7 @@ class ReportOutputs:
               digits: int = 3, value: str = "estimate") -> _HTML:
         """Write a summary table (CSV, Markdown, LaTeX) and return it as HTML for display."""
         stem = self._stem("tables", name)
-        summary.to_csv(stem.with_suffix(".csv"), index=False)
+        write_csv(summary, stem.with_suffix(".csv"))
         meta = {"caption": caption, "provenance": self.provenance,
                 "interval_settings": summary.attrs.get("provenance")}
         stem.with_suffix(".provenance.json").write_text(
@@ -231,7 +279,7 @@ class ReportOutputs:
               max_rows: int = 1000) -> _HTML:
         """Write a plain frame (no intervals) as CSV and return it as HTML for display."""
         stem = self._stem("tables", name)
-        frame.to_csv(stem.with_suffix(".csv"), index=False)
+        write_csv(frame, stem.with_suffix(".csv"))
         stem.with_suffix(".provenance.json").write_text(
             json.dumps({"caption": caption, "provenance": self.provenance}, indent=1,
                        default=str), encoding="utf-8")
@@ -267,7 +315,7 @@ class ReportOutputs:
         csv = None
         if data is not None:
             csv = stem.with_suffix(".csv")
-            data.to_csv(csv, index=False)
+            write_csv(data, csv)
             self.written.append(csv)
         _show_figure(fig, paths[0], anchor=f"fig-{stem.name}",
                      csv=None if csv is None else

@@ -10,6 +10,13 @@ first cell. So every value is checked before any notebook runs: only plain value
 finite numbers, true/false, null, lists and mappings of them: what JSON holds) of the type
 the parameter takes are accepted. A YAML tag such as ``!!binary`` or ``!!set``, a date, or
 a folder the report sets itself (``out_dir``) is a usage error naming the parameter.
+
+The work parameters can ask for is bounded (each bound a usage error naming it): a
+parameter file holds at most :data:`MAX_PARAMS_BYTES` bytes, nests at most
+:data:`MAX_PARAMS_DEPTH` levels and expands (YAML aliases counted each time they are used) to
+at most :data:`MAX_PARAMS_VALUES` values — so an alias bomb, a self-referencing alias or a
+5,000-deep list is refused at once; ``n_resamples`` is at most :data:`MAX_RESAMPLES` and a
+grid at most :data:`MAX_GRID_RUNS` runs.
 """
 
 from __future__ import annotations
@@ -21,7 +28,20 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["PARAMETERS", "check_parameters", "check_plain", "parameters_help",
+           "load_parameter_text", "MAX_PARAMS_BYTES", "MAX_PARAMS_DEPTH", "MAX_PARAMS_VALUES",
+           "MAX_RESAMPLES", "MAX_GRID_RUNS",
            "SET_BY_REPORT", "INPUT_PARAMETERS", "ReportInputs", "report_inputs"]
+
+#: Largest parameter file read (bytes).
+MAX_PARAMS_BYTES = 1 << 20
+#: Deepest nesting of lists and mappings in parameters.
+MAX_PARAMS_DEPTH = 32
+#: Most values parameters may hold once YAML aliases are expanded.
+MAX_PARAMS_VALUES = 100_000
+#: Most bootstrap resamples a report may ask for (the default is 10,000).
+MAX_RESAMPLES = 1_000_000
+#: Most runs a ``grid`` may expand to (each run executes every notebook asked for).
+MAX_GRID_RUNS = 1_000
 
 #: Parameters the report sets for each notebook; a parameter file may not set them.
 SET_BY_REPORT = ("out_dir", "figures_dir", "provenance_path")
@@ -135,6 +155,10 @@ def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
+def _resamples(value: Any) -> bool:
+    return _count(value) and value <= MAX_RESAMPLES
+
+
 def _natural(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
@@ -172,7 +196,7 @@ _TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "cluster": (_text_or_none, "a column name or null"),
     "ci_method": (_ci_method, "one of bca, percentile, basic, t"),
     "confidence": (_fraction, "a number between 0 and 1"),
-    "n_resamples": (_count, "a whole number of at least 1"),
+    "n_resamples": (_resamples, f"a whole number from 1 to {MAX_RESAMPLES:,}"),
     "seed": (_natural, "a whole number of at least 0"),
     "tcrr_mode": (_text, "a mode name"),
     "action_mode": (_text, "a mode name"),
@@ -212,6 +236,7 @@ def check_parameters(params: Mapping[str, Any]) -> None:
     ...
     ValueError: unknown report parameter 'n_resample' (did you mean 'n_resamples'?); accordkit report --help lists them
     """
+    check_size(params)
     grid = params.get("grid") or {}
     if not isinstance(grid, Mapping):
         raise ValueError("grid must be a mapping of parameter names to lists of values, got "
@@ -220,6 +245,7 @@ def check_parameters(params: Mapping[str, Any]) -> None:
         if not isinstance(values, list) or not values:
             raise ValueError(f"grid: {name} must be a non-empty list of values, e.g. "
                              f"{name}: [a, b]")
+    check_grid_size(grid)
     for name in [*params, *grid]:
         if name not in PARAMETERS:
             close = difflib.get_close_matches(str(name), list(PARAMETERS), n=1)
@@ -234,6 +260,116 @@ def check_parameters(params: Mapping[str, Any]) -> None:
             raise ValueError("grid: a grid cannot hold another grid")
         for i, value in enumerate(values):
             _check_value(name, value, f"grid.{name}[{i}]")
+
+
+def check_size(value: Any, where: str = "parameters") -> None:
+    """Refuse parameters nested deeper than :data:`MAX_PARAMS_DEPTH` levels (a value that
+    holds itself is infinitely deep) or holding more than :data:`MAX_PARAMS_VALUES` values
+    once shared values (YAML aliases) are counted at each use. The walk stops at the bound,
+    so it is quick whatever the value.
+
+    Raises
+    ------
+    ValueError
+        Naming the bound passed.
+
+    Examples
+    --------
+    >>> loop = []
+    >>> loop.append(loop)
+    >>> check_size({"models": loop})
+    Traceback (most recent call last):
+    ...
+    ValueError: parameters: nested more than 32 levels deep (models[0][0][0]...); a value that holds itself (a YAML alias to its own anchor) is infinitely deep
+    """
+    stack: list[tuple[Any, int, str]] = [(value, 0, "")]
+    seen = 0
+    while stack:
+        item, depth, path = stack.pop()
+        seen += 1
+        if seen > MAX_PARAMS_VALUES:
+            raise ValueError(f"{where}: more than {MAX_PARAMS_VALUES:,} values (YAML aliases "
+                             "counted at each use); a parameter file is a few settings")
+        if depth > MAX_PARAMS_DEPTH:
+            shown = path[:40] + ("..." if len(path) > 40 else "")
+            raise ValueError(f"{where}: nested more than {MAX_PARAMS_DEPTH} levels deep "
+                             f"({shown}); a value that holds itself (a YAML alias to its "
+                             "own anchor) is infinitely deep")
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1, f"{path}.{k}" if path else str(k))
+                         for k, v in item.items())
+        elif isinstance(item, list | tuple):
+            stack.extend((v, depth + 1, f"{path}[{i}]") for i, v in enumerate(item))
+
+
+def check_grid_size(grid: Mapping[str, Any]) -> None:
+    """Refuse a grid of more than :data:`MAX_GRID_RUNS` runs (the product of its lists'
+    lengths), before any run is built.
+
+    Examples
+    --------
+    >>> check_grid_size({"seed": list(range(1600)), "n_resamples": list(range(1600))})
+    Traceback (most recent call last):
+    ...
+    ValueError: grid: 2,560,000 runs (seed 1600 x n_resamples 1600); at most 1,000 runs per report
+    """
+    sizes = {name: len(values) for name, values in grid.items() if isinstance(values, list)}
+    runs = math.prod(sizes.values())
+    if runs > MAX_GRID_RUNS:
+        shown = " x ".join(f"{name} {n}" for name, n in sizes.items())
+        raise ValueError(f"grid: {runs:,} runs ({shown}); at most {MAX_GRID_RUNS:,} runs "
+                         "per report")
+
+
+def load_parameter_text(text: str | bytes, where: str) -> Any:
+    """Parse a parameter file (or a ``--set`` value) as YAML, within bounds.
+
+    At most :data:`MAX_PARAMS_BYTES` bytes; nesting deeper than :data:`MAX_PARAMS_DEPTH`
+    is refused while parsing (before the parser's own recursion could fail), and the value
+    is then checked by :func:`check_size` (aliases counted at each use).
+
+    Raises
+    ------
+    ValueError
+        Not YAML, or past a bound; naming ``where``.
+
+    Examples
+    --------
+    >>> load_parameter_text("{seed: 1, models: &m [a, b], domains: *m}", "--params p.yaml")
+    {'seed': 1, 'models': ['a', 'b'], 'domains': ['a', 'b']}
+    >>> load_parameter_text("a: &a [*a, *a]", "--params p.yaml")
+    Traceback (most recent call last):
+    ...
+    ValueError: --params p.yaml: nested more than 32 levels deep (a[1][1][1][1][1][1][1][1][1][1][1][1][1]...); a value that holds itself (a YAML alias to its own anchor) is infinitely deep
+    """
+    import yaml
+
+    size = len(text.encode("utf-8") if isinstance(text, str) else text)
+    if size > MAX_PARAMS_BYTES:
+        raise ValueError(f"{where}: larger than {MAX_PARAMS_BYTES:,} bytes; a parameter file "
+                         "is a few settings")
+
+    class BoundedLoader(yaml.SafeLoader):
+        depth = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            self.depth += 1
+            try:
+                if self.depth > MAX_PARAMS_DEPTH + 1:
+                    raise ValueError(f"{where}: nested more than {MAX_PARAMS_DEPTH} levels "
+                                     "deep")
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+    try:
+        value = yaml.load(text, Loader=BoundedLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise ValueError(f"{where}: not valid YAML ({exc})") from None
+    except RecursionError:
+        raise ValueError(f"{where}: nested too deep to read") from None
+    check_size(value, where)
+    return value
 
 
 def parameters_help() -> str:

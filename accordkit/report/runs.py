@@ -20,7 +20,7 @@ from .grid import DEFAULT_PARAMETERS, expand_grid
 from .notebooks import NOTEBOOKS, InputFacts, NotebookSpec, notebook_parameters, skip_reason
 from .provenance import collect_provenance, judges_of
 
-__all__ = ["RunResult", "ReportResults", "run_notebooks"]
+__all__ = ["RunResult", "ReportResults", "run_notebooks", "empty_selection"]
 
 
 @dataclass
@@ -54,6 +54,44 @@ class ReportResults(list):
     def n_skipped(self) -> int:
         """Records (or whole files) left out of the report as bad."""
         return sum(entry["skipped"] for entry in self.skipped)
+
+
+def _listed(value: Any) -> list[str]:
+    if value is None:
+        return []
+    return [str(value)] if isinstance(value, str) else [str(v) for v in value]
+
+
+def _shown(values: set[str], limit: int = 20) -> str:
+    names = sorted(values)
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(repr(n) for n in names[:limit]) + more
+
+
+def empty_selection(params: Mapping[str, Any], facts: InputFacts) -> str | None:
+    """Why a run's ``models``/``domains`` filter selects no episode (naming the values
+    that exist), or None when it selects some or there is no filter.
+
+    Examples
+    --------
+    >>> facts = InputFacts(2, frozenset({"tau2"}), {"tau2": 1}, frozenset(),
+    ...                    frozenset({("gpt-4o", "airline"), ("gpt-4o", "retail")}))
+    >>> empty_selection({"models": ["gpt-4o"], "domains": ["retail"]}, facts) is None
+    True
+    >>> print(empty_selection({"models": ["gpt4o"]}, facts))
+    models ['gpt4o'] select no episode; the episodes' agent models are 'gpt-4o' (domains: 'airline', 'retail')
+    """
+    models, domains = _listed(params.get("models")), _listed(params.get("domains"))
+    if not (models or domains) or not facts.model_domains:
+        return None
+    if any((not models or m in models) and (not domains or d in domains)
+           for m, d in facts.model_domains):
+        return None
+    asked = " and ".join(f"{what} {values!r}" for what, values in
+                         (("models", models), ("domains", domains)) if values)
+    return (f"{asked} select no episode; the episodes' agent models are "
+            f"{_shown({m for m, _ in facts.model_domains})} (domains: "
+            f"{_shown({d for _, d in facts.model_domains})})")
 
 
 def _page_context(spec: NotebookSpec, specs: Sequence[NotebookSpec], run_dir: Path, *,
@@ -104,8 +142,12 @@ def run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[str
         write_text_checked(run_dir / "provenance.json", json.dumps(prov, indent=1))
         # every notebook of the run reads the same stored scores
         merged = {**merged, "scores_dir": str(store_for(run_dir, merged))}
+        empty = empty_selection(merged, facts)
         for spec in specs:
             reason = skip_reason(spec, facts)
+            if empty and not reason:     # a filter that selects nothing is an error
+                results.append(RunResult(spec.name, spec.title, run_name, "failed", empty))
+                continue
             if reason:
                 results.append(RunResult(spec.name, spec.title, run_name, "skipped", reason))
                 continue

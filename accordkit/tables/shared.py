@@ -49,8 +49,8 @@ def select(frame: pd.DataFrame, *, models: Sequence[str] | None = None,
     keep = pd.Series(True, index=frame.index)
     for column, values in (("agent_model", models), ("domain", domains),
                            ("benchmark", benchmarks)):
-        if values:
-            keep &= frame[column].isin(list(values))
+        if values:   # one name given as text is that name, not its letters
+            keep &= frame[column].isin([values] if isinstance(values, str) else list(values))
     return frame[keep].reset_index(drop=True)
 
 

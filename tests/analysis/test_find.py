@@ -127,3 +127,39 @@ def test_each_hit_says_its_configuration():
                           ep("acb/y", "gpt-4.1", "gpt-4.1", bench="agentchangebench"))
     got = find(mixed, text="cancel", role="user")["configuration"].tolist()
     assert got[0].startswith("tau2: gpt-4.1") and got[1].startswith("agentchangebench: ")
+
+
+def test_a_backtracking_pattern_runs_in_linear_time():
+    """Issue 41.6: ``(\\w+\\s?)*refund`` takes Python's ``re`` exponential time on a sentence
+    without "refund"; here the content matches nothing and only the call's arguments hold
+    "refund", so the snippet search must run on the content too. RE2 is linear: the call
+    returns at once (an alarm fails the test instead of hanging it)."""
+    import signal
+
+    sentence = ("I would like to get my money back for the order I placed last week because "
+                "the lamp arrived broken and nobody answered my emails about it")
+    rec = build_episode([message("user", sentence),
+                         message("assistant", calls=[("issue_refund", {"why": "refund it"})])],
+                        episode_id="tau2/r", benchmark="tau2")
+
+    def too_slow(*_):
+        raise TimeoutError("find took more than 20 s: backtracking")
+
+    old = signal.signal(signal.SIGALRM, too_slow)
+    signal.alarm(20)
+    try:
+        out = find(episode_table(rec), text=r"(\w+\s?)*refund", regex=True)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert out["turn_idx"].tolist() == [1]
+    assert "refund" in out.loc[0, "snippet"]
+
+
+def test_snippets_of_regex_matches_are_placed_by_character():
+    long = "é" * 100 + " refunded " + "y" * 100
+    rec = build_episode([message("user", long)], episode_id="tau2/u", benchmark="tau2")
+    (snippet,) = find(episode_table(rec), text=r"REFUND\w*", regex=True)["snippet"]
+    assert snippet == "… " + "é" * 39 + " refunded " + "y" * 39 + " …"
+    with pytest.raises(ValueError, match="not a regular expression RE2 reads"):
+        find(episode_table(rec), text=r"(a)\1", regex=True)

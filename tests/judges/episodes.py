@@ -84,6 +84,13 @@ def acb_episode(eid: str = "a1", *, n_assertions: int = 2,
     return rec
 
 
+def unfenced(text: str) -> str:
+    """A prompt with its fence code (random per process) replaced by a slot: the same
+    request whichever process built it, as its cache key says."""
+    return re.sub(r"^(<<<(?:BEGIN|END) [A-Z]+ )[0-9a-f]{16}(>>>)$", r"\1{fence}\2", text,
+                  flags=re.MULTILINE)
+
+
 GSRT_REPLY = json.dumps({"start_goal": {"turn": 1, "goal": "cards"}, "user_goal_shifts": [
     {"turn": 4, "from": "cards", "to": "dispute", "type": "GOAL_SHIFT", "agent_responded": True,
      "agent_turn": 5, "acknowledgment_turn": 5, "tool_turn": None, "outcome_turn": None,

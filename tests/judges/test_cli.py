@@ -20,7 +20,7 @@ from accordkit.judges.cli import register, run
 from accordkit.judges.verdicts import read_verdicts
 from accordkit.schema import EPISODE_FEATURES
 
-from .episodes import FAKE_KEY, acb_episode
+from .episodes import FAKE_KEY, acb_episode, unfenced
 from .stub_server import Fault, last_user_text
 
 REPO = Path(__file__).resolve().parents[2]
@@ -110,12 +110,12 @@ def test_killed_run_resumes_without_re_requesting_stored_items(source, tmp_path,
         err = proc.stderr.read().decode()[-2000:]
     assert proc.returncode == -signal.SIGKILL, err
     assert not (tmp_path / "out" / "verdicts.parquet").exists()
-    stored = {json.loads(p.read_text())["messages"][1]["content"]
+    stored = {unfenced(json.loads(p.read_text())["messages"][1]["content"])
               for p in JudgeCache(cache_dir).entries()}
     assert 4 <= len(stored) < 12
     first = server.n_requests
     assert run(parse(argv(source, tmp_path, server, "--concurrency", "4"))) == 0
-    asked = server.request_texts()[first:]
+    asked = [unfenced(t) for t in server.request_texts()[first:]]   # another process
     assert not stored & set(asked)            # nothing stored was requested again
     assert len(asked) == 12 - len(stored)
     v = read_verdicts(tmp_path / "out" / "verdicts.parquet")

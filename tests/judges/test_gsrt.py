@@ -12,7 +12,7 @@ from .episodes import GSRT_REPLY, acb_episode
 def test_call_states_goals_and_shift_cap():
     (call,) = gsrt.build(acb_episode(goals=("cards", "dispute", "statements")))
     user = call.messages[1][1]
-    code = call.messages[0][1].split("carry the code ", 1)[1][:12]
+    code = call.messages[0][1].split("carry the code ", 1)[1][:16]
     assert (f"<<<BEGIN GOALS {code}>>>\ncards\ndispute\nstatements\n<<<END GOALS {code}>>>"
             in user)
     assert "Maximum number of shifts: 2" in user

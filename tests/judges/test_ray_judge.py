@@ -105,12 +105,19 @@ def _finish(proc: subprocess.Popen) -> tuple[int, str]:
     return proc.returncode, err
 
 
+def _prompt(text: str) -> str:
+    """A prompt with its fence code (random per process, so per shard attempt) abstracted:
+    one request, whichever process built it (as its cache key says)."""
+    return re.sub(r"^(<<<(?:BEGIN|END) [A-Z]+ )[0-9a-f]{16}(>>>)$", r"\1{fence}\2", text,
+                  flags=re.MULTILINE)
+
+
 def _stored_prompts(cache: Path) -> dict[str, str]:
     """``prompt text -> cache key`` of the answers stored in ``cache``."""
     out = {}
     for path in JudgeCache(cache).entries():
         entry = json.loads(path.read_text(encoding="utf-8"))
-        out[entry["messages"][-1]["content"]] = path.stem
+        out[_prompt(entry["messages"][-1]["content"])] = path.stem
     return out
 
 
@@ -157,7 +164,7 @@ def test_a_killed_node_asks_no_answered_prompt_again(cluster, episodes, tmp_path
     assert code == 0, err[-3000:]
     print(f"killed a node after {sorted(counts)} answers per shard; run took "
           f"{time.perf_counter() - started:.1f} s")
-    texts = server.request_texts()
+    texts = [_prompt(t) for t in server.request_texts()]
     asked = pd.Series(texts).value_counts()
     twice = set(asked[asked > 1].index)
     assert not twice & set(answered), "a prompt answered before the kill was asked again"
@@ -215,7 +222,7 @@ def test_one_cost_cap_holds_over_every_shard_and_a_rerun_resumes(cluster, episod
                                "--max-cost", str(cap)))
     assert code == 2, err[-3000:]                 # some items not requested: run again
     billed = sum(_cost(b) for b in server.requests)
-    first = server.request_texts()
+    first = [_prompt(t) for t in server.request_texts()]
     assert 0 < len(first) < N_EPISODES and billed <= cap
     v = read_verdicts(out)
     assert v["error"].str.contains("not requested: max_cost", na=False).sum() == \
@@ -224,9 +231,9 @@ def test_one_cost_cap_holds_over_every_shard_and_a_rerun_resumes(cluster, episod
     again = run_judge(ak.load(str(episodes)), judge="gsrt", model="openai/stub-judge",
                       api_base=server.base_url, cache_dir=cache, progress=False, **PRICE)
     assert again.exit_code == 0 and again.n_cached == len(first)
-    second = server.request_texts()[len(first):]
+    second = [_prompt(t) for t in server.request_texts()[len(first):]]
     assert not set(first) & set(second) and len(first) + len(second) == N_EPISODES
-    assert {last_user_text(b) for b in server.requests} == set(_stored_prompts(cache))
+    assert {_prompt(last_user_text(b)) for b in server.requests} == set(_stored_prompts(cache))
 
 
 def _messages(episodes: Path) -> list[list[str]]:

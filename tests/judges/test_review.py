@@ -74,11 +74,12 @@ def _opts(server, tmp_path, **extra):
 def test_call_quotes_script_expected_actions_and_conversation():
     (call,) = build(episode("ep1"))
     system, user = call.messages[0][1], call.messages[1][1]
-    code = system.split("carry the code ", 1)[1][:12]
+    code = system.split("carry the code ", 1)[1][:16]
     assert f"<<<BEGIN SCRIPT {code}>>>\nYou want card ep1 locked." in user
     assert f'<<<BEGIN EXPECTED {code}>>>\nlock_card({{"card": 1}})\n<<<END EXPECTED' in user
     assert "2:assistant: [calls lock_card" in user
-    assert "How the run ended: termination user_stop, reward 0" in user
+    assert (f"<<<BEGIN ENDING {code}>>>\ntermination user_stop, reward 0\n"
+            f"<<<END ENDING {code}>>>") in user
     for fault in ("wrong_tool", "goal_partly_done", "revealed_too_early"):
         assert f'"{fault}"' in system
     assert call.items[0].item == "review" and call.items[0].turn_idx is None

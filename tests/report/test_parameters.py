@@ -216,3 +216,50 @@ def test_the_library_route_honours_the_source_parameter(tmp_path, sample_dir):
     results = build_report(out=tmp_path / "rep", notebooks=["accord_results"],
                            params={"source": str(sample_dir / "goalshift")}, progress=False)
     assert [r.status for r in results] == ["skipped"]
+
+
+def _alias_bomb(levels: int = 12) -> str:
+    lines = ['a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    for i in range(1, levels):
+        refs = ", ".join([f"*a{i - 1}"] * 9)
+        lines.append(f"a{i}: &a{i} [{refs}]")
+    lines.append(f"models: *a{levels - 1}")
+    return "\n".join(lines) + "\n"
+
+
+#: Issue 41.6: parameter files that asked for unbounded work (or crashed with a traceback).
+UNBOUNDED = {
+    "alias_bomb": (_alias_bomb(), r"more than 100,000 values \(YAML aliases counted"),
+    "self_alias": ("models: &m [a, *m]\n", "nested more than 32 levels deep"),
+    "deep_list": ("models: " + "[" * 5000 + "]" * 5000 + "\n",
+                  "nested more than 32 levels deep"),
+    "resamples": ("n_resamples: 1000000000000\n", r"n_resamples: expected a whole number "
+                  r"from 1 to 1,000,000"),
+    "grid": ("grid:\n  seed: [" + ", ".join(map(str, range(1600))) + "]\n"
+             "  n_resamples: [" + ", ".join(map(str, range(1, 1601))) + "]\n",
+             r"grid: 2,560,000 runs \(seed 1600 x n_resamples 1600\); at most 1,000"),
+    "big_file": ("# " + "x" * (1 << 20) + "\nseed: 1\n", "larger than 1,048,576 bytes"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNBOUNDED))
+def test_parameter_files_asking_for_unbounded_work_are_usage_errors(tmp_path, capsys, case):
+    text, match = UNBOUNDED[case]
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    out = tmp_path / "rep"
+    assert main(["report", "--params", str(path), "--out", str(out)]) == 64
+    err = capsys.readouterr().err
+    assert re.search(match, err), err
+    assert "Traceback" not in err and len(err.splitlines()) == 1
+    assert not out.exists()
+
+
+def test_the_library_route_bounds_parameters_too():
+    loop: list = ["a"]
+    loop.append(loop)
+    with pytest.raises(ValueError, match="nested more than 32 levels deep"):
+        check_parameters({"models": loop})
+    with pytest.raises(ValueError, match=r"grid.n_resamples\[1\]: expected a whole number from 1"):
+        check_parameters({"grid": {"n_resamples": [500, 10**12]}})
+    check_parameters({"n_resamples": 1_000_000, "grid": {"seed": list(range(1000))}})

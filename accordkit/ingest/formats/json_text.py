@@ -114,6 +114,10 @@ def _read_document(document: Any, obj: Any, input: Input, ctx: ReadContext,
 #: engine's large input), is read a record at a time when it is plain text: JSON Lines line
 #: by line, a JSON array of canonical episodes item by item.
 STREAM_BYTES = 64 << 20
+#: The largest record of a streamed file (one JSON Lines line, one item of an array of
+#: canonical episodes): a larger one is a problem naming the file and the record, skipped
+#: without being held whole, so memory stays bounded whatever one record holds.
+MAX_RECORD_BYTES = 64 << 20
 
 
 def _large(input: Input) -> bool:
@@ -152,7 +156,10 @@ def _jsonl_parts(input: Input, ctx: ReadContext) -> Iterator[Part]:
 
     def items() -> Iterator[tuple[str, Any]]:
         with input.open() as fh:
-            for n, raw in enumerate(fh, start=1):
+            for n, raw in enumerate(_bounded_lines(fh), start=1):
+                if raw is None:
+                    ctx.problem(_too_large(source, f"line {n}"))
+                    continue
                 line = raw.decode("utf-8-sig" if n == 1 else "utf-8").rstrip("\n")
                 if not line.strip():
                     continue
@@ -186,12 +193,15 @@ def _array_parts(input: Input, ctx: ReadContext) -> Iterator[Part] | None:
         raws = msgspec.json.decode(data, type=list[msgspec.Raw])
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
         return None
-    first = next((json.loads(bytes(r)) for r in raws[:1]), None)
+    first = next((json.loads(bytes(r)) for r in raws[:1] if len(r) <= MAX_RECORD_BYTES), None)
     if not is_canonical(first):
         return None
 
     def items() -> Iterator[tuple[str, Any]]:
         for i, raw in enumerate(raws):
+            if len(raw) > MAX_RECORD_BYTES:
+                ctx.problem(_too_large(input.name, f"item {i}"))
+                continue
             try:
                 yield f"item {i}", json.loads(bytes(raw))
             except (ValueError, RecursionError) as exc:  # pragma: no cover - msgspec parsed it
@@ -199,3 +209,24 @@ def _array_parts(input: Input, ctx: ReadContext) -> Iterator[Part] | None:
                                                    record=f"item {i}", field=TOP))
 
     return read_items(items(), input, ctx)
+
+
+def _too_large(source: str, record: str) -> EpisodeValidationError:
+    return EpisodeValidationError(
+        f"record larger than {MAX_RECORD_BYTES:,} bytes (accordkit's bound on one record, "
+        "so memory stays bounded); left out unread", source=source, record=record, field=TOP)
+
+
+def _bounded_lines(fh: Any) -> Iterator[bytes | None]:
+    """The lines of a binary file, each at most :data:`MAX_RECORD_BYTES` long; a longer
+    line is read past in chunks (never held whole) and given as None."""
+    while True:
+        line = fh.readline(MAX_RECORD_BYTES + 1)
+        if not line:
+            return
+        if len(line) <= MAX_RECORD_BYTES or line.endswith(b"\n"):
+            yield line
+            continue
+        while line and not line.endswith(b"\n"):
+            line = fh.readline(1 << 20)
+        yield None
