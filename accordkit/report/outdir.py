@@ -161,7 +161,8 @@ def _shown(names: list[str]) -> str:
     return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
 
 
-def check_output_folder(out: str | Path, *, inputs: Sequence[str | Path] = ()) -> Path:
+def check_output_folder(out: str | Path, *, inputs: Sequence[str | Path] = (),
+                        contents: bool = True) -> Path:
     """The resolved report folder ``out``, after checking a report may replace it.
 
     Parameters
@@ -172,6 +173,9 @@ def check_output_folder(out: str | Path, *, inputs: Sequence[str | Path] = ()) -
         The run's inputs (sources, a score store, verdict files): none may lie inside
         ``out``, and ``out`` may not lie inside a folder among them (a later run would read
         the report's own files as data). Names that are not local paths are ignored.
+    contents : bool, default True
+        Check what the folder holds against its marker (every file hashed); False checks
+        only the rest, for a first look that is repeated in full later.
 
     Raises
     ------
@@ -207,7 +211,7 @@ def check_output_folder(out: str | Path, *, inputs: Sequence[str | Path] = ()) -
             raise UnsafeOutputError(
                 f"--out {resolved} lies inside the input folder {item}: a later run would "
                 "read the report's own files as data; choose an --out outside it")
-    if resolved.is_dir():
+    if contents and resolved.is_dir():
         foreign, changed = _foreign(resolved)
         if foreign or changed:
             what = []
@@ -300,7 +304,7 @@ def staged_output(out: str | Path, *, inputs: Sequence[str | Path] = ()) -> Iter
         When the body (or the swap) raised an ``OSError``; ``out`` is left untouched and
         the partial report is kept as ``<out>.incomplete``.
     """
-    out = check_output_folder(out, inputs=inputs)
+    out = check_output_folder(out, inputs=inputs, contents=False)   # in full under the lock
     stage = out.parent / f".{out.name}.building-{os.getpid()}"
     with held(out, _busy(lock_path(out))):
         check_output_folder(out, inputs=inputs)   # as it is now that no other run writes
