@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from time import monotonic as _monotonic
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -111,11 +112,24 @@ def _unsafe(folder: Path) -> str | None:
 _distrusted: set[str] = set()
 
 
+#: cache folder -> (monotonic time of the check, why it is not trusted or None)
+_checked: dict[str, tuple[float, str | None]] = {}
+#: Seconds a folder's check holds: a load asks for every file, and three stats per file
+#: cost more than the read of a remembered digest.
+_CHECK_SECONDS = 1.0
+
+
 def _trusted_folder() -> bool:
     """Whether the cache folder may be read and written (see :func:`_unsafe`); warns once
     per folder when it may not."""
     folder = cache_dir()
-    reason = _unsafe(folder)
+    now = _monotonic()
+    seen = _checked.get(str(folder))
+    if seen is not None and now - seen[0] < _CHECK_SECONDS:
+        reason = seen[1]
+    else:
+        reason = _unsafe(folder)
+        _checked[str(folder)] = (now, reason)
     if reason is None:
         return True
     if str(folder) not in _distrusted:

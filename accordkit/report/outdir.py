@@ -128,7 +128,8 @@ def _foreign(folder: Path) -> tuple[list[str], list[str]]:
     listed_dirs = body.get("folders")
     if not isinstance(listed, dict) or not isinstance(listed_dirs, list):
         return sorted([*files, *dirs, *others]), []
-    foreign = [*others, *(d for d in dirs if d not in set(listed_dirs))]
+    known_dirs = set(listed_dirs)
+    foreign = [*others, *(d for d in dirs if d not in known_dirs)]
     changed: list[str] = []
     for rel in files:
         if rel == REPORT_MARKER:

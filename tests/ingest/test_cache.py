@@ -734,11 +734,13 @@ def test_a_cache_folder_others_may_write_is_not_used(tmp_path, cache_dir, reads)
     before = _entries(cache_dir)
     os.chmod(cache_dir / "episodes", 0o777)
     cache_mod._distrusted.clear()
+    cache_mod._checked.clear()
     try:
         ds, _, caught = _load(path)
         ds2, _, caught2 = _load(path)
     finally:
         cache_mod._distrusted.clear()
+        cache_mod._checked.clear()
     assert ds["episode_id"] == ds2["episode_id"] == ["tau2/s1"]
     assert reads.count(str(path)) == 3, "read afresh each time: nothing there is trusted"
     found = [str(w.message) for w in caught if isinstance(w.message, cache_mod.CacheWarning)]
