@@ -3,6 +3,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
 
 from accordkit.plots import (  # noqa: E402
     model_palette,
@@ -139,3 +140,28 @@ def test_a_figure_made_elsewhere_is_saved_with_plain_text(tmp_path):
     ax.set_yticks([0, 1], [DOLLAR, "$y$"])
     ax.set_title(DOLLAR)
     assert save_figure(fig, tmp_path / "f", close=True)[0].stat().st_size > 0
+
+
+@pytest.mark.slow
+def test_a_dollar_model_name_builds_the_tau2_and_comparison_pages(tmp_path, tau2_dir):
+    # the reproduction: a results file whose model is $\notacommand$ failed the tau2_results
+    # and compare_models pages (matplotlib read the name as mathematics)
+    import json
+
+    from accordkit.report.runner import build_report
+
+    sources = []
+    for i, f in enumerate(sorted(tau2_dir.glob("*.json"))):
+        data = json.loads(f.read_text())
+        if i == 0:
+            data["info"]["agent_info"]["llm"] = DOLLAR
+        sources.append(tmp_path / f.name)
+        sources[-1].write_text(json.dumps(data))
+    results = build_report([str(s) for s in sources], out=tmp_path / "rep",
+                           params={"n_resamples": 100, "seed": 1},
+                           notebooks=["tau2_results", "compare_models"], jobs=2,
+                           progress=False)
+    assert {r.notebook: r.status for r in results} == {"tau2_results": "ok",
+                                                       "compare_models": "ok"}
+    page = (tmp_path / "rep" / "tau2_results.html").read_text("utf-8")
+    assert "notacommand" in page
