@@ -9,7 +9,7 @@ from typing import Any
 
 _MODULES = {
     "intervals": ("model_palette", "short_label", "plot_intervals", "plot_forest",
-                  "plot_passk", "plot_gsrt", "save_figure"),
+                  "plot_passk", "plot_gsrt", "save_figure", "plain_text", "plain_figure"),
     "survival": ("plot_recovery_curves",), "tau2": ("plot_pass_curves",),
     "comparisons": ("plot_forest_facets",), "labels": ("short_labels", "shared_part"),
 }
