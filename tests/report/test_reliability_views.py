@@ -47,7 +47,8 @@ def test_two_domains_stay_apart():
     # one configuration per domain: nothing to compare, and domains are never compared
     diffs, plan = rv.differences_vs_noise(eps, CHOSEN, floor.reset_index(), **OPTS)
     assert diffs.empty
-    assert sorted(plan["domain"]) == ["airline", "telecom"] and plan["comparable"].all()
+    assert sorted(plan["domain"]) == ["airline", "telecom"] and not plan["comparable"].any()
+    assert set(plan["reason"]) == {"the only configuration here"}
 
 
 def test_different_user_simulators_stay_apart():
@@ -83,8 +84,8 @@ def test_other_task_sets_are_not_compared(other):
     row = plan.set_index("between_value").loc["b (llm_agent) | user: u1 (user_simulator)"]
     shared = len({"t1", "t2"} & set(other))
     assert not row["comparable"] and row["n_shared"] == shared
-    assert row["reason"] == (f"ran 2 task(s), {shared} shared with the baseline's 2: "
-                             "not the same task set")
+    assert row["reason"] == (f"shares {shared} task(s) with a (llm_agent) | user: u1 "
+                             "(user_simulator) (ran 2 and 2): fewer than 2")
 
 
 def test_unknown_agent_model_is_labelled_question_mark():
