@@ -63,3 +63,16 @@ def test_user_critical_three_ways():
         "has_errors": True, "errors": [{"severity": "critical", "reasoning": "r"}]}})])
     # a: the agent erred critically, the user only in a minor way
     assert user_critical(t, ["a", "b", "z"]).tolist() == [False, True, pd.NA]
+
+
+def test_revealed_info_early_is_read_by_who_erred():
+    """tau2 tags an agent that tells too early ``revealed_info_early`` too: an agent breaking
+    its policy, not the user simulator revealing the task (issue 40, item 7)."""
+    text = json.dumps({"review": {"has_errors": True, "errors": [
+        {"source": "agent", "severity": "minor", "error_tags": ["revealed_info_early"],
+         "reasoning": "gave the refund amount before verifying the user"},
+        {"source": "user", "severity": "minor", "error_tags": ["revealed_info_early"],
+         "reasoning": "gave the order id unasked"}]}})
+    _, errors = reviews_from_json(["e1"], [text])
+    assert errors["source"].tolist() == ["agent", "user"]
+    assert errors["fault_type"].tolist() == ["policy_violation", "revealed_too_early"]
