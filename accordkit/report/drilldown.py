@@ -23,6 +23,7 @@ import html
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -157,12 +158,9 @@ class DrillDown:
                 self._done[eid] = str(path)
         return {e: self._done[e] for e in map(str, episode_ids) if e in self._done}
 
-    def episode_list(self, name: str, title: str, episode_ids: Sequence[str]) -> Path:
-        """Write the page listing these episodes; its path."""
-        esc = html.escape
-        ids = list(dict.fromkeys(map(str, episode_ids)))
-        path = self._path("episodes", name)
-        pages = self.conversations(ids[:self.max_conversations])
+    @cached_property
+    def _lookups(self) -> tuple[pd.DataFrame, pd.DataFrame | None, pd.Series | None]:
+        """Episodes by id, each episode's first action-diff row, review errors per episode."""
         info = self.episodes.drop_duplicates("episode_id").set_index("episode_id")
         first = None
         if self.actions is not None and len(self.actions):
@@ -170,6 +168,15 @@ class DrillDown:
         errors = None
         if self.reviews is not None and len(self.reviews.errors):
             errors = self.reviews.errors.groupby("episode_id").size()
+        return info, first, errors
+
+    def episode_list(self, name: str, title: str, episode_ids: Sequence[str]) -> Path:
+        """Write the page listing these episodes; its path."""
+        esc = html.escape
+        ids = list(dict.fromkeys(map(str, episode_ids)))
+        path = self._path("episodes", name)
+        pages = self.conversations(ids[:self.max_conversations])
+        info, first, errors = self._lookups   # made once for every list page
         rows = []
         for eid in ids[:self.max_listed]:
             link = esc(eid)
