@@ -13,9 +13,9 @@ p-values of all the tasks of a comparison (one ``by`` cell) are then adjusted to
 (Holm by default: the chance that a comparison of two equal configurations lists any flip
 beyond noise is at most ``alpha``; ``adjust="bh"`` controls the false-discovery rate
 instead), with the adjuster of :func:`accordkit.stats.compare`. With few trials the test
-cannot reject at all (one trial per task never can; at 5 %, balanced, it takes four): such
-a task's ``noise_explains`` is NA, and :func:`flip_caption` says how many trials it needs
-rather than a count. The caption also says how many moves noise alone would make: each
+cannot reject at all (one trial per task never can; at 5 %, balanced, one task alone takes
+four, and under Holm 50 tasks take seven): such a task's ``noise_explains`` is NA, and
+:func:`flip_caption` says how many trials it needs rather than a count. The caption also says how many moves noise alone would make: each
 task's chance to move when both configurations share its pooled rate, summed.
 """
 
@@ -55,16 +55,25 @@ def _smallest_p(n_b: int, n_o: int) -> float:
     return min(_fisher(n_b, n_b, 0, n_o), _fisher(0, n_b, n_o, n_o))
 
 
-def trials_needed(alpha: float = 0.05) -> int:
-    """Fewest trials per task, on each side, for Fisher's test to reject at ``alpha``.
+def _family_factor(adjust: str, n_tasks: int) -> int:
+    """How much the adjustment raises the smallest p-value a task can get: Holm's first
+    step multiplies it by the number of tasks; BH (all tasks at their best) and no
+    adjustment leave it."""
+    return max(1, n_tasks) if adjust == "holm" else 1
+
+
+def trials_needed(alpha: float = 0.05, *, n_tasks: int = 1, adjust: str = "holm") -> int:
+    """Fewest trials per task, on each side, for a task to be found beyond noise at
+    ``alpha`` among ``n_tasks`` tasks adjusted by ``adjust``.
 
     Examples
     --------
-    >>> trials_needed(0.05), trials_needed(0.01)
-    (4, 5)
+    >>> trials_needed(0.05), trials_needed(0.01), trials_needed(0.05, n_tasks=50)
+    (4, 5, 7)
     """
+    factor = _family_factor(adjust, n_tasks)
     n = 1
-    while _smallest_p(n, n) > alpha:
+    while _smallest_p(n, n) * factor > alpha:
         n += 1
     return n
 
@@ -147,7 +156,9 @@ def flips(episodes: pd.DataFrame, *, between: str = "agent_model", baseline: Any
         each, ``delta``, ``direction`` (``gained``, ``lost`` or ``same``), ``p_value``
         (Fisher's exact test of the task's trials), ``p_adjusted`` (over the cell's shared
         tasks), ``noise_explains`` (``p_adjusted >= alpha``; NA when the task's trial
-        counts cannot give a p-value below ``alpha``, e.g. one trial per task), and from
+        counts cannot give an adjusted p-value below ``alpha``: one trial per task never
+        can, and under Holm the smallest p-value is multiplied by the number of tasks, so
+        50 tasks need 7 trials a side), and from
         the action diff the trials' first divergences (``divergence_*``, e.g.
         ``transfer ×2``) and the actions that went wrong (``actions_*``, e.g.
         ``missing cancel_reservation ×2``). Largest moves first. ``attrs`` holds
@@ -155,7 +166,7 @@ def flips(episodes: pd.DataFrame, *, between: str = "agent_model", baseline: Any
         configuration ran, left out) and ``cells``: per ``by`` cell, ``n_tasks`` (shared),
         ``n_moved``, ``noise_moves`` (moves noise alone would make: each task's chance to
         move at its pooled rate, summed), ``n_testable`` (tasks whose trials allow a
-        rejection), ``n_beyond_noise`` and ``min_trials`` (fewest trials of a side).
+        rejection after the adjustment), ``n_beyond_noise`` and ``min_trials`` (fewest trials of a side).
 
     Examples
     --------
@@ -169,7 +180,7 @@ def flips(episodes: pd.DataFrame, *, between: str = "agent_model", baseline: Any
       scenario_id  pass_baseline  pass_other  delta direction
     0          t1            1.0         0.0   -1.0      lost
     >>> flip_caption(out)
-    '1 of 2 shared task(s) moved from a to b; telling a move from trial noise needs ≥ 4 trials per task on each side (here 2): not tested'
+    '1 of 2 shared task(s) moved from a to b; telling a move from trial noise over 2 tasks (Holm) needs ≥ 5 trials per task on each side (here 2): not tested'
     """
     from ..stats._adjust import adjust_pvalues
 
@@ -217,12 +228,15 @@ def flips(episodes: pd.DataFrame, *, between: str = "agent_model", baseline: Any
                                 np.where(out["delta"] < 0, "lost", "same"))
     out["p_value"] = [_fisher(*t) for t in zip(k_b.tolist(), n_b.tolist(), k_o.tolist(),
                                                 n_o.tolist(), strict=True)]
-    testable = np.array([_smallest_p(b, o) <= alpha
-                         for b, o in zip(n_b.tolist(), n_o.tolist(), strict=True)], dtype=bool)
-    noise_moves = np.array([_noise_moves(int(kb + ko), int(b), int(o)) for kb, ko, b, o
-                            in zip(k_b, k_o, n_b, n_o, strict=True)], dtype=float)
     cell_of = (out.groupby(by_cols, dropna=False, sort=False).ngroup().to_numpy()
                if by_cols else np.zeros(len(out), dtype=np.int64))
+    family = np.bincount(cell_of)[cell_of] if len(out) else np.zeros(0, dtype=np.int64)
+    # a task can be found beyond noise only if its best p-value survives the adjustment
+    testable = np.array([_smallest_p(b, o) * _family_factor(adjust, int(m)) <= alpha
+                         for b, o, m in zip(n_b.tolist(), n_o.tolist(), family.tolist(),
+                                            strict=True)], dtype=bool)
+    noise_moves = np.array([_noise_moves(int(kb + ko), int(b), int(o)) for kb, ko, b, o
+                            in zip(k_b, k_o, n_b, n_o, strict=True)], dtype=float)
     adjusted = np.full(len(out), np.nan)
     for code in np.unique(cell_of):
         rows = np.flatnonzero(cell_of == code)
@@ -288,7 +302,9 @@ def flip_caption(table: pd.DataFrame) -> str:
     ...                    "scenario_id": (["t1"] * 4 + ["t2"] * 4) * 2,
     ...                    "success": [1] * 4 + [0, 1, 0, 1] + [0] * 4 + [0, 1, 0, 1]})
     >>> print(flip_caption(flips(ep)))
-    1 of 2 shared task(s) moved from a to b; trial noise alone would move about 1.5 (each task at its pooled rate); 0 beyond noise (Fisher's exact test per task, Holm (family-wise error) over the 2 shared tasks, 5 %)
+    1 of 2 shared task(s) moved from a to b; telling a move from trial noise over 2 tasks (Holm) needs ≥ 5 trials per task on each side (here 4): not tested
+    >>> print(flip_caption(flips(ep, adjust="none")))
+    1 of 2 shared task(s) moved from a to b; trial noise alone would move about 1.5 (each task at its pooled rate); 1 beyond noise (Fisher's exact test per task, not adjusted for the 2 shared tasks, 5 %)
     """
     cells = table.attrs["cells"]
     base, other = table.attrs["baseline"], table.attrs["other"]
@@ -298,17 +314,22 @@ def flip_caption(table: pd.DataFrame) -> str:
     if n_tasks == 0:
         return f"{base} and {other} share no task: nothing to compare"
     testable = int(cells["n_testable"].sum())
+    adjust = table.attrs["adjust"]
+    family = int(cells["n_tasks"].max())
+    needed = trials_needed(alpha, n_tasks=family, adjust=adjust)
+    over = f" over {family} tasks (Holm)" if adjust == "holm" and family > 1 else ""
     if testable == 0:
-        return (f"{head}; telling a move from trial noise needs ≥ {trials_needed(alpha)} "
+        return (f"{head}; telling a move from trial noise{over} needs ≥ {needed} "
                 f"trials per task on each side (here {int(cells['min_trials'].min())}): "
                 "not tested")
+    family_text = (f"not adjusted for the {n_tasks} shared tasks" if adjust == "none"
+                   else f"{FLIP_ADJUST[adjust]} over the {n_tasks} shared tasks")
     text = (f"{head}; trial noise alone would move about {cells['noise_moves'].sum():.1f} "
             f"(each task at its pooled rate); {int(cells['n_beyond_noise'].sum())} beyond "
-            f"noise (Fisher's exact test per task, {FLIP_ADJUST[table.attrs['adjust']]} "
-            f"over the {n_tasks} shared tasks, {alpha * 100:g} %)")
+            f"noise (Fisher's exact test per task, {family_text}, {alpha * 100:g} %)")
     if testable < n_tasks:
         text += (f"; {n_tasks - testable} task(s) with too few trials to test "
-                 f"(≥ {trials_needed(alpha)} per side needed)")
+                 f"(≥ {needed} per side needed)")
     return text
 
 

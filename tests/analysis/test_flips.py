@@ -6,7 +6,13 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from accordkit.analysis.flips import FLIP_COLUMNS, flip_caption, flip_pairs, flips
+from accordkit.analysis.flips import (
+    FLIP_COLUMNS,
+    flip_caption,
+    flip_pairs,
+    flips,
+    trials_needed,
+)
 
 # config a: t1 1 1 0, t2 0 0 0, t3 1 1 0;  config b: t1 0 0 0, t2 1 1 1, t3 1 0 0
 SUCCESS = {("a", "t1"): [1, 1, 0], ("a", "t2"): [0, 0, 0], ("a", "t3"): [1, 1, 0],
@@ -41,53 +47,62 @@ def test_moves_and_the_per_task_test():
     cells = out.attrs["cells"].iloc[0]
     assert (cells.n_tasks, cells.n_moved, cells.n_testable, cells.min_trials) == (3, 3, 0, 3)
     assert flip_caption(out) == ("3 of 3 shared task(s) moved from a to b; telling a move "
-                                 "from trial noise needs ≥ 4 trials per task on each side "
-                                 "(here 3): not tested")
-
-
-def _four(rows):
-    """Episodes of configurations a and b, four trials per task: {task: (k_a, k_b)}."""
-    out = []
-    for task, (k_a, k_b) in rows.items():
-        for config, k in (("a", k_a), ("b", k_b)):
-            out += [{"episode_id": f"{config}-{task}-{t}", "domain": "d", "agent_model": config,
-                     "scenario_id": task, "rollout": t, "success": t < k} for t in range(4)]
-    return pd.DataFrame(out)
+                                 "from trial noise over 3 tasks (Holm) needs ≥ 5 trials per "
+                                 "task on each side (here 3): not tested")
 
 
 def test_adjusted_over_the_tasks_and_the_noise_count():
-    ep = _four({"t1": (4, 0), "t2": (2, 2)})
+    ep = _n_trials({"t1": (5, 0), "t2": (2, 2)}, 5)
     out = flips(ep, include_unmoved=True).set_index("scenario_id")
-    # 4/4 vs 0/4: 2 of the C(8, 4) = 70 tables as extreme; Holm over the 2 shared tasks
-    assert out.loc["t1", "p_value"] == pytest.approx(2 / 70)
-    assert out.loc["t1", "p_adjusted"] == pytest.approx(4 / 70)
-    assert out["noise_explains"].tolist() == [True, True]
-    raw = flips(ep, adjust="none").set_index("scenario_id")
-    assert raw["noise_explains"].tolist() == [False]
-    # both tasks at pooled rate 1/2: each stays put with chance sum C(4,i)^2 / 256 = 70/256
+    # 5/5 vs 0/5: 2 of the C(10, 5) = 252 tables as extreme; Holm over the 2 shared tasks
+    assert out.loc["t1", "p_value"] == pytest.approx(2 / 252)
+    assert out.loc["t1", "p_adjusted"] == pytest.approx(4 / 252)
+    assert out.loc["t2", "p_value"] == pytest.approx(1.0)
+    assert out["noise_explains"].tolist() == [False, True]
+    # t1 at pooled rate 1/2 stays put with chance sum C(5,i)^2 / 4^5 = 252/1024; t2 at 2/5
+    # with chance sum b(i; 5, 0.4)^2
+    same = sum(stats.binom.pmf(i, 5, 0.4) ** 2 for i in range(6))
     cells = out.attrs["cells"].iloc[0]
-    assert cells.noise_moves == pytest.approx(2 * (1 - 70 / 256))
-    assert flip_caption(out).startswith(
-        "1 of 2 shared task(s) moved from a to b; trial noise alone would move about 1.5 "
-        "(each task at its pooled rate); 0 beyond noise (Fisher's exact test per task, Holm")
-    assert "1 beyond noise" in flip_caption(raw)
+    assert cells.noise_moves == pytest.approx((1 - 252 / 1024) + (1 - same))
+    assert cells.n_beyond_noise == 1 and cells.n_testable == 2
+    assert flip_caption(out) == (
+        f"1 of 2 shared task(s) moved from a to b; trial noise alone would move about "
+        f"{cells.noise_moves:.1f} (each task at its pooled rate); 1 beyond noise (Fisher's "
+        "exact test per task, Holm (family-wise error) over the 2 shared tasks, 5 %)")
     with pytest.raises(ValueError, match="adjust must be one of"):
         flips(ep, adjust="bonferroni")
 
 
-@pytest.mark.parametrize("p", [0.05, 0.2, 0.5, 0.8, 0.97])
-def test_a_same_rate_task_is_called_a_flip_at_most_alpha_of_the_time(p):
+def test_holm_over_many_tasks_needs_more_trials_and_says_so():
+    # 4 trials a side: 4/4 vs 0/4 gives p = 2/70, below 5 % alone, never after Holm over
+    # two tasks (4/70): not a count of flips, the trials it would take
+    ep = _n_trials({"t1": (4, 0), "t2": (2, 2)}, 4)
+    out = flips(ep, include_unmoved=True)
+    assert out["noise_explains"].isna().all()
+    assert out.attrs["cells"]["n_testable"].tolist() == [0]
+    assert flip_caption(out).endswith("telling a move from trial noise over 2 tasks (Holm) "
+                                      "needs ≥ 5 trials per task on each side (here 4): "
+                                      "not tested")
+    raw = flips(ep, adjust="none", include_unmoved=True)
+    assert raw["noise_explains"].tolist() == [False, True]
+    assert "1 beyond noise" in flip_caption(raw)
+    assert trials_needed(0.05, n_tasks=50) == 7
+
+
+def test_a_same_rate_task_is_called_a_flip_at_most_alpha_of_the_time():
     """The exact chance, over every table two equal configurations can give, that a task
     is flagged beyond noise (no adjustment): at most alpha at every task rate."""
     n = 5
-    chance = 0.0
-    for k_a in range(n + 1):
-        for k_b in range(n + 1):
-            ep = _n_trials({"t": (k_a, k_b)}, n)
-            out = flips(ep, adjust="none", include_unmoved=True)
-            if out["noise_explains"].eq(False).iloc[0]:
-                chance += stats.binom.pmf(k_a, n, p) * stats.binom.pmf(k_b, n, p)
-    assert chance <= 0.05
+    every = {(k_a, k_b): (k_a, k_b) for k_a in range(n + 1) for k_b in range(n + 1)}
+    tables = _n_trials({f"{k_a}-{k_b}": ks for ks, (k_a, k_b) in
+                        zip(every, every.values(), strict=True)}, n)
+    out = flips(tables, adjust="none", include_unmoved=True)
+    flagged = [tuple(map(int, t.split("-"))) for t in
+               out.loc[out["noise_explains"].eq(False), "scenario_id"]]
+    assert (5, 0) in flagged and (0, 5) in flagged and (3, 2) not in flagged
+    for p in (0.05, 0.2, 0.5, 0.8, 0.97):
+        chance = sum(stats.binom.pmf(a, n, p) * stats.binom.pmf(b, n, p) for a, b in flagged)
+        assert chance <= 0.05, p
 
 
 def _n_trials(rows, n):
@@ -117,7 +132,7 @@ def test_single_trials_cannot_be_told_from_noise():
     out = flips(ep)
     assert out["noise_explains"].isna().all()
     caption = flip_caption(out)
-    assert "needs ≥ 4 trials per task on each side (here 1): not tested" in caption
+    assert "needs ≥ 5 trials per task on each side (here 1): not tested" in caption
     assert "beyond" not in caption
 
 
@@ -182,4 +197,5 @@ def test_every_pair_that_shares_tasks_is_listed():
         assert out.attrs["cells"]["n_tasks"].tolist() == [20]    # on the tasks they share
         assert len(out.attrs["unshared"]) == (30 if "claude" in base + other else 0)
         assert "shared task(s)" in flip_caption(out)
-        assert "needs ≥ 4 trials per task on each side (here 1)" in flip_caption(out)
+        assert "over 20 tasks (Holm) needs ≥ 6 trials per task on each side (here 1)" in \
+            flip_caption(out)
