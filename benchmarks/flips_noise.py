@@ -176,7 +176,8 @@ def main() -> None:
     print(markdown(fixed))
     print("\n### Task rates uniform on (0, 1), binned\n")
     print(markdown(mixed))
-    print(f"\n### Power: one real flip among {args.tasks - 1} unchanged tasks\n")
+    print(f"\n### Power: one real flip among {args.tasks - 1} unchanged tasks "
+          f"({max(args.reps // 4, 100):,} comparisons per row)\n")
     print(markdown(found))
     worst = max(fixed["per-task, unadjusted"].max(), mixed["per-task, unadjusted"].max())
     fwer = max(fixed["FWER, Holm"].max(), mixed["FWER, Holm"].max())

@@ -199,3 +199,12 @@ def test_every_pair_that_shares_tasks_is_listed():
         assert "shared task(s)" in flip_caption(out)
         assert "over 20 tasks (Holm) needs ≥ 6 trials per task on each side (here 1)" in \
             flip_caption(out)
+
+
+def test_no_shared_task_says_so():
+    ep = _episodes()
+    ep = ep[~((ep["agent_model"] == "b") & ep["scenario_id"].isin(["t1", "t2", "t3"]))]
+    ep = pd.concat([ep, _episodes().query("agent_model == 'b'").assign(scenario_id="t9")])
+    out = flips(ep)
+    assert out.empty and out.attrs["cells"].empty
+    assert flip_caption(out) == "a and b share no task: nothing to compare"
