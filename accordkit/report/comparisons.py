@@ -31,7 +31,8 @@ import pandas as pd
 from ..benchmarks import CATALOG
 
 __all__ = ["comparison_plan", "paired_comparisons", "benchmark_comparisons",
-           "check_baseline", "check_names", "baseline_values", "agent_model_named", "DEFAULT_COMPARISON_METRICS",
+           "check_baseline", "check_names", "baseline_values", "agent_model_named",
+           "UnknownBaselineError", "DEFAULT_COMPARISON_METRICS",
            "MIN_SHARED_TASKS"]
 
 #: Metrics compared per benchmark when none are given (the catalogue's ``comparison_metrics``).
@@ -42,6 +43,11 @@ _PLAN_COLUMNS = ["between_value", "baseline", "n_tasks", "n_baseline_tasks", "n_
                  "comparable", "reason", "n_compared"]
 #: Fewest shared tasks for a comparison.
 MIN_SHARED_TASKS = 2
+
+
+class UnknownBaselineError(ValueError):
+    """A ``baseline`` or ``pairs`` that names no configuration, or several of one group: a
+    usage error (``accordkit report`` exits 64 before any notebook runs)."""
 
 
 def _within(frame: pd.DataFrame, within: Sequence[str]) -> list[str]:
@@ -98,7 +104,7 @@ def check_baseline(frame: pd.DataFrame, name: Hashable | None, *, between: str,
     >>> check_baseline(frame, "gpt", between="configuration")
     Traceback (most recent call last):
     ...
-    ValueError: baseline 'gpt' names no configuration; choose an agent model (a) or a full label ('a (x) | user: u (?)')
+    accordkit.report.comparisons.UnknownBaselineError: baseline 'gpt' names no configuration; choose an agent model (a) or a full label ('a (x) | user: u (?)')
     """
     if name is None or baseline_values(frame, name, between=between):
         return
@@ -108,7 +114,7 @@ def check_baseline(frame: pd.DataFrame, name: Hashable | None, *, between: str,
     choices = (f"an agent model ({', '.join(models)}) or a full label "
                f"({', '.join(map(repr, values))})" if models
                else f"one of {', '.join(map(repr, values))}")
-    raise ValueError(f"{what} {name!r} names no {between}; choose {choices}")
+    raise UnknownBaselineError(f"{what} {name!r} names no {between}; choose {choices}")
 
 
 def check_names(frame: pd.DataFrame, *, baseline: Hashable | None = None,
@@ -118,7 +124,8 @@ def check_names(frame: pd.DataFrame, *, baseline: Hashable | None = None,
     check_baseline(frame, baseline, between=between)
     for pair in pairs or ():
         if isinstance(pair, str) or len(pair) != 2:
-            raise ValueError(f"pairs: each pair is two configurations, got {pair!r}")
+            raise UnknownBaselineError(f"pairs: each pair is two configurations, got "
+                                       f"{pair!r}")
         for name in pair:
             check_baseline(frame, name, between=between, what="pairs:")
 
@@ -149,7 +156,8 @@ def agent_model_named(frame: pd.DataFrame, name: Hashable | None) -> Any:
                                                           between="configuration"))
     models = sorted(map(str, pd.unique(labelled.loc[hits, "agent_model"].dropna())))
     if len(models) != 1:
-        raise ValueError(f"{name!r} names configurations of {len(models)} agent models "
+        raise UnknownBaselineError(f"{name!r} names configurations of {len(models)} agent "
+                                   f"models "
                          f"({', '.join(models)}): give one agent model")
     return models[0]
 
@@ -160,9 +168,9 @@ def _named(names: dict[Any, set[str]], name: Hashable, what: str) -> Any | None:
     exact = [v for v in names if v == name]
     hits = exact or [v for v, own in names.items() if str(name) in own]
     if len(hits) > 1:
-        raise ValueError(f"{what} {name!r} names {len(hits)} configurations of one group "
-                         f"({', '.join(map(repr, sorted(map(str, hits))))}): give the full "
-                         "label")
+        listed = ", ".join(map(repr, sorted(map(str, hits))))
+        raise UnknownBaselineError(f"{what} {name!r} names {len(hits)} configurations of one "
+                                   f"group ({listed}): give the full label")
     return hits[0] if hits else None
 
 

@@ -66,7 +66,8 @@ def test_every_shared_task_pair_is_compared_and_flips_say_what_they_need(tmp_pat
         "The user simulator")[0]
 
 
-def test_a_baseline_is_spelled_as_on_every_page_and_an_unknown_one_is_refused(tmp_path):
+def test_a_baseline_is_spelled_as_on_every_page_and_an_unknown_one_is_refused(tmp_path,
+                                                                              capsys):
     files = _files(tmp_path)
     out = tmp_path / "rep"
     assert main(["report", "--source", *files, "--out", str(out), "--notebooks",
@@ -75,11 +76,15 @@ def test_a_baseline_is_spelled_as_on_every_page_and_an_unknown_one_is_refused(tm
     plan = pd.read_csv(out / "tables" / "compare_models__comparison_plan.csv")
     assert set(plan["baseline"]) == {"gpt-4.1 (llm_agent) | user: sim-u (user_simulator)"}
     assert len(plan) == 2
+    # a usage error, said before any notebook runs, with the choices
     bad = tmp_path / "bad"
     assert main(["report", "--source", *files, "--out", str(bad), "--notebooks",
                  "compare_models", "--set", "n_resamples=200", "--set",
-                 "baseline=gpt-4"]) == 1
-    results = json.loads((bad / "results.json").read_text())["notebooks"]
-    reason = next(r["reason"] for r in results if r["notebook"] == "compare_models")
+                 "baseline=gpt-4"]) == 64
+    err = capsys.readouterr().err
     assert "baseline 'gpt-4' names no configuration; choose an agent model " \
-           "(claude-sonnet-4-5, ft:gpt-4.1:org::x1, gpt-4.1)" in reason
+           "(claude-sonnet-4-5, ft:gpt-4.1:org::x1, gpt-4.1)" in err
+    assert not bad.exists()
+    assert main(["report", "--source", *files, "--out", str(bad), "--notebooks",
+                 "compare_models", "--set", "pairs=[[gpt-4.1, o1]]"]) == 64
+    assert "pairs: 'o1' names no configuration" in capsys.readouterr().err
