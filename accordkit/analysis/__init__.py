@@ -7,8 +7,8 @@ with intervals from :mod:`accordkit.stats`; no I/O, no LLM calls:
   and fault types it shows; per cell, their shares with clustered bootstrap intervals;
 - :func:`usersim_reliability`, :func:`without_user_errors`: the user simulator's
   critical-error rate, and reward and pass^k with and without the episodes it spoiled;
-- :func:`flips`: tasks whose pass rate moved between two configurations, with the noise
-  floor saying which moves trial noise explains;
+- :func:`flips`: tasks whose pass rate moved between two configurations, each tested on
+  its own trials (Fisher's exact test, adjusted over the comparison's tasks);
 - :func:`find`: episodes and turns matching text, a tool, a role or a status.
 """
 
