@@ -23,8 +23,10 @@ wrong_argument     the right tool with a wrong or          τ-bench ``used_wrong
 goal_partly_done   part of the goal left undone, or the    τ-bench ``goal_partially_completed``;
                    conversation ended early                tau2 ``missed_required_action``,
                                                            ``premature_termination``
-policy_violation   a rule of the domain policy or of the   tau2 ``guideline_violation``
-                   simulator's guidelines broken
+policy_violation   a rule of the domain policy or of the   tau2 ``guideline_violation``;
+                   simulator's guidelines broken           ``revealed_info_early`` of the
+                                                           agent (told before the policy
+                                                           allowed it)
 wrong_order        steps taken in an order the policy or   tau2 ``wrong_sequence``
                    the task forbids
 hallucination      information stated that the             tau2 ``hallucination``
@@ -33,11 +35,16 @@ misunderstanding   a request or instruction misread        tau2 ``incorrect_inte
 inconsistent       behaviour that contradicts earlier      tau2 ``inconsistent_behavior``
                    turns
 revealed_too_early the user simulator gave information     tau2 ``revealed_info_early``
-                   before it was asked for
+                   before it was asked for                 of the user simulator
 interruption       a turn-taking error (voice runs)        tau2 ``interruption_error``
 other              none of the above                       τ-bench ``other``; tau2 ``other``
                                                            and any tag not listed
 ================== ======================================= ==============================
+
+A tag is read with the error's source where it names different faults for different
+sources (:data:`SOURCE_TAG_FAULTS`): tau2's reviewer tags an agent that gives information
+ahead of the step its policy puts first ``revealed_info_early`` too, and that is the agent
+breaking its policy, not the user simulator revealing the task.
 
 **Severities** (:data:`SEVERITIES`), tau2's: ``minor`` (no effect on the outcome),
 ``critical`` (an agent error that caused the failure or broke the policy; a user error that
@@ -50,7 +57,7 @@ or impossible). An error is *critical* when its severity is one of
 from __future__ import annotations
 
 __all__ = ["FAULT_SOURCES", "FAULT_TYPES", "SEVERITIES", "CRITICAL_SEVERITIES", "TAG_FAULTS",
-           "TAUBENCH_FAULTS", "REVIEW_KINDS", "fault_type_of"]
+           "TAUBENCH_FAULTS", "SOURCE_TAG_FAULTS", "REVIEW_KINDS", "fault_type_of"]
 
 FAULT_SOURCES = ("agent", "user", "environment", "unknown")
 FAULT_TYPES = ("wrong_tool", "wrong_argument", "goal_partly_done", "policy_violation",
@@ -77,6 +84,10 @@ TAG_FAULTS = {
     "interruption_error": "interruption",
     "other": "other",
 }
+#: (tag, source) -> fault type, where a tag names a different fault for that source.
+SOURCE_TAG_FAULTS = {
+    ("revealed_info_early", "agent"): "policy_violation",
+}
 #: τ-bench's automatic error identification fault types -> fault type.
 TAUBENCH_FAULTS = {
     "called_wrong_tool": "wrong_tool",
@@ -86,8 +97,10 @@ TAUBENCH_FAULTS = {
 }
 
 
-def fault_type_of(tags: list[str] | tuple[str, ...]) -> str:
-    """The fault type of a review error with these tags (``other`` when none maps).
+def fault_type_of(tags: list[str] | tuple[str, ...], source: str | None = None) -> str:
+    """The fault type of a review error with these tags (``other`` when none maps), read
+    with the error's ``source`` (who erred) where a tag means different faults for
+    different sources (:data:`SOURCE_TAG_FAULTS`).
 
     A tag is read in lower case with spaces and hyphens as underscores; tau2 and τ-bench
     names and the fault types themselves are all understood.
@@ -100,12 +113,15 @@ def fault_type_of(tags: list[str] | tuple[str, ...]) -> str:
     ('wrong_order', 'wrong_tool')
     >>> fault_type_of([]), fault_type_of(["made_up_tag"])
     ('other', 'other')
+    >>> fault_type_of(["revealed_info_early"], "user"), fault_type_of(["revealed_info_early"],
+    ...                                                                 "agent")
+    ('revealed_too_early', 'policy_violation')
     """
     found = set()
     for tag in tags:
         key = str(tag).strip().lower().replace("-", "_").replace(" ", "_")
-        fault = TAG_FAULTS.get(key) or TAUBENCH_FAULTS.get(key) \
-            or (key if key in FAULT_TYPES else None)
+        fault = SOURCE_TAG_FAULTS.get((key, source)) or TAG_FAULTS.get(key) \
+            or TAUBENCH_FAULTS.get(key) or (key if key in FAULT_TYPES else None)
         if fault is not None:
             found.add(fault)
     return next((f for f in FAULT_TYPES if f in found), "other")

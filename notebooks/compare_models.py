@@ -17,14 +17,15 @@
 # # Paired model comparisons
 #
 # Differences between agent configurations (agent model, agent implementation, user model,
-# user implementation) against a baseline, within one benchmark and domain at a time and
-# only between configurations that ran the same tasks (the parameter `baseline`, or the
-# configuration with the most tasks). Each bootstrap resample draws tasks and evaluates every
-# configuration on the same draw, so task difficulty cancels out. p-values are adjusted for
-# the number of comparisons (Holm); configurations in one tie group cannot be told apart
-# from the best at that level. Configurations that ran other tasks are listed as not
-# comparable, with the reason; with `shared_tasks=True` (`--set shared_tasks=true`) they are
-# compared on the tasks they all ran instead, and the captions say on how many.
+# user implementation), within one benchmark and domain at a time: every two configurations
+# that ran at least two tasks in common are compared on the tasks they share, or the
+# `baseline` (`--set baseline=gpt-4.1`: an agent model or a full label) against each other
+# one, or only the `pairs` named. Each bootstrap resample draws shared tasks and evaluates
+# both configurations on the same draw, so task difficulty cancels out. p-values are
+# adjusted over a domain's comparisons (Holm); where every comparison of a domain uses the
+# same tasks, configurations in one tie group cannot be told apart from the best at that
+# level. The comparison plan says, per pair, how many tasks each ran and how many it was
+# compared on.
 
 # %% tags=["parameters"]
 # episodes: paths, folders or hub ids
@@ -43,8 +44,9 @@ n_resamples = 10_000    # bootstrap resamples
 seed = 0                # of the resampling: same seed, same tables
 tcrr_mode = "episode"   # redundant calls: episode or an upstream mode
 action_mode = "best_match"  # TSR action matching: best_match or upstream
-baseline = None         # configuration compared against (None: most tasks)
-shared_tasks = False    # compare configurations that ran other task sets on shared tasks
+baseline = None         # compared with every other configuration (None: every pair)
+pairs = None            # only these [baseline, other] pairs (list)
+shared_tasks = True     # kept for old parameter files: pairs use their shared tasks
 out_dir = "../reports/interactive"  # tables go here (set by the report)
 figures_dir = None      # figures go here (set by the report)
 provenance_path = None  # provenance goes here (set by the report)
@@ -60,21 +62,22 @@ out = nb.out
 episodes = with_configuration(nb.scores())
 results, plan = benchmark_comparisons(
     episodes, metrics, between="configuration", task=cluster, baseline=baseline,
-    shared_tasks=shared_tasks, method=ci_method, confidence=confidence,
-    n_resamples=n_resamples, seed=seed)
+    pairs=pairs, method=ci_method, confidence=confidence, n_resamples=n_resamples,
+    seed=seed)
 out.frame(plan, "comparison_plan",
-          caption="Configurations per benchmark and domain: compared with the baseline, or "
-                  "not comparable and why.")
+          caption="Pairs of configurations per benchmark and domain: the tasks each ran and "
+                  "the shared tasks each comparison used, or why a pair was not compared.")
 
 # %%
 for (bench, domain, metric), part in results.groupby(["benchmark", "domain", "metric"],
                                                      sort=True):
     name = str(metric).replace("/", "_over_").replace(" ", "")
-    display(out.table(part, f"{bench}__{domain}__{name}", rows="configuration", columns=None,
-                      value="delta",
-                      caption=f"{bench}, {domain}: {metric}, difference vs "
-                              f"{part['baseline'].iloc[0]}, paired on "
-                              f"{int(part['n_pairs'].max())} shared tasks."))
+    low, high = int(part["n_pairs"].min()), int(part["n_pairs"].max())
+    shared = f"{low}" if low == high else f"{low}–{high}"
+    display(out.table(part, f"{bench}__{domain}__{name}", rows=["configuration", "baseline"],
+                      columns=None, value="delta",
+                      caption=f"{bench}, {domain}: {metric}, difference configuration − "
+                              f"baseline, each pair paired on the {shared} tasks both ran."))
 
 # %%
 if len(results):
@@ -82,12 +85,14 @@ if len(results):
             "ci_high", "p_value", "p_adjusted", "prob_improvement", "tie_group", "n_pairs",
             "paired"]
     display(out.frame(results[cols], "all_comparisons",
-                      caption="All paired comparisons (same benchmark, domain and "
-                              f"{'shared tasks' if shared_tasks else 'tasks'})."))
+                      caption="All paired comparisons (same benchmark and domain, each "
+                              "pair on the tasks both ran: n_pairs)."))
     # one panel per benchmark, domain and metric: one long forest of every difference
     # repeated the domain and metric in each label
     out.figure(plot_forest_facets(results, label="configuration",
-                                  title="Paired differences vs baseline"), "forest",
+                                  title="Paired differences (configuration − baseline)"),
+               "forest",
                data=results[cols])
 else:
-    print("No benchmark and domain has two configurations that ran the same tasks.")
+    print("No benchmark and domain has two configurations that share two or more tasks "
+          "(the comparison plan says what each ran).")

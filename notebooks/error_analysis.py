@@ -40,7 +40,8 @@ ci_method = "bca"       # interval method
 confidence = 0.95       # interval confidence level
 n_resamples = 10_000    # bootstrap resamples
 seed = 0                # bootstrap seed
-baseline = None         # flips: the agent model the others are compared with
+baseline = None         # flips: compared with every other agent model (None: every pair)
+pairs = None            # flips: only these [baseline, other] pairs (list)
 out_dir = "../reports/interactive"  # tables go here (set by the report)
 figures_dir = None      # figures go here (set by the report)
 provenance_path = None  # provenance goes here (set by the report)
@@ -62,9 +63,9 @@ from accordkit import (
     review_tables_from_verdicts,
     tables_from_levels,
 )
-from accordkit.analysis import flip_pairs, taxonomy_groupings, with_goal_shift
+from accordkit.analysis import flip_caption, flip_pairs, taxonomy_groupings, with_goal_shift
 from accordkit.report import DrillDown, NotebookContext
-from accordkit.tables import FAILURES, failure_flags, failure_rates
+from accordkit.tables import FAILURES, agent_model_named, failure_flags, failure_rates
 
 nb = NotebookContext.from_parameters("error_analysis", globals())
 out = nb.out
@@ -110,25 +111,39 @@ else:
 
 # %% [markdown]
 # ## Flips between configurations
-# Tasks whose pass rate moved between two configurations on the same domain and tasks,
-# largest moves first, with what went wrong on each side. `noise_explains` is true when a
-# move is within what trial-to-trial noise alone produces (the within-task variance of
-# `ak.noise_floor`, two-sided 5%); NA with a single trial per task. Click a task for its
-# episodes under both configurations.
+# Tasks whose pass rate moved between two agent models on the same benchmark, domain and
+# tasks, largest moves first, with what went wrong on each side: every two agent models that
+# share tasks (on the tasks they share), or the `baseline` against each other one, or the
+# `pairs` named. Each task's move is tested on its own trials (Fisher's exact test), and the
+# tests of a comparison are adjusted together (Holm, 5%): `noise_explains` is true when noise
+# can explain the move, NA when the task has too few trials for the test. The caption says
+# how many moves noise alone would make. Click a task for its episodes under both.
 
 # %%
-for base, other in flip_pairs(tool_use, between="agent_model", baseline=baseline):
+# a baseline or pair is spelled as on the other pages; one naming nothing is refused
+base_model = agent_model_named(episodes, baseline)
+named = None if pairs is None else [[agent_model_named(episodes, a),
+                                     agent_model_named(episodes, b)] for a, b in pairs]
+present = set(tool_use["agent_model"].dropna())
+if base_model is not None and base_model not in present:
+    print(f"{base_model} ran no tool-using benchmark: no flips against it")
+    compared = []
+else:
+    compared = flip_pairs(tool_use, between="agent_model", baseline=base_model,
+                          pairs=None if named is None else
+                          [p for p in named if set(p) <= present],
+                          by=["benchmark", "domain"])
+for base, other in compared:
     moved = ak.flips(tool_use, between="agent_model", baseline=base, other=other,
-                     actions=actions)
+                     by=["benchmark", "domain"], actions=actions)
     name = f"flips_{base}_vs_{other}"
-    out.frame(moved, name, caption=f"Tasks whose pass rate moved from {base} to {other}.")
+    out.frame(moved, name, caption=flip_caption(moved) + ".")
     ids = tool_use[tool_use["agent_model"].isin([base, other])]
     display(pages.linked_frame(
         moved, name=name, link="scenario_id",
         episodes_of=lambda row, ids=ids: ids.loc[ids["scenario_id"] == row["scenario_id"],
                                                   "episode_id"].tolist(),
-        caption=f"{len(moved)} task(s) moved from {base} to {other}; "
-                f"{int(moved['noise_explains'].eq(False).sum())} beyond trial noise."))
+        caption=flip_caption(moved) + "."))
 
 # %% [markdown]
 # ## The user simulator

@@ -47,9 +47,9 @@ provenance_path = None  # provenance goes here (set by the report)
 scores_dir = None       # read tables from this score store
 
 # %%
-import accordkit as ak
 import pandas as pd
 
+import accordkit as ak
 from accordkit.plots import plot_gsrt, plot_intervals, plot_pass_curves, plot_recovery_curves
 from accordkit.report import NotebookContext
 from accordkit.tables import (

@@ -23,9 +23,9 @@
 #
 # Everything is grouped by benchmark × domain × configuration (agent model, agent
 # implementation, user model, user implementation; `?` where the files do not say), as in
-# the other notebooks; domains are never pooled. Differences are paired, and only between
-# configurations that ran the identical task set of one benchmark and domain (the plan of
-# `compare_models`); any other configuration is listed as not comparable, with the reason.
+# the other notebooks; domains are never pooled. Differences are paired, between every two
+# configurations of one benchmark and domain that share tasks, on the tasks they share (the
+# plan of `compare_models`); a pair sharing fewer than two is listed with the reason.
 # Statistics: `docs/statistics.md`, section "How far a number can be trusted".
 
 # %% tags=["parameters"]
@@ -45,8 +45,9 @@ n_resamples = 10_000    # bootstrap resamples
 seed = 0                # of the resampling: same seed, same tables
 tcrr_mode = "episode"   # redundant calls: episode or an upstream mode
 action_mode = "best_match"  # TSR action matching: best_match or upstream
-baseline = None         # configuration compared against (None: most tasks)
-shared_tasks = False    # compare configurations that ran other task sets on shared tasks
+baseline = None         # compared with every other configuration (None: every pair)
+pairs = None            # only these [baseline, other] pairs (list)
+shared_tasks = True     # kept for old parameter files: pairs use their shared tasks
 out_dir = "../reports/interactive"  # tables go here (set by the report)
 figures_dir = None      # figures go here (set by the report)
 provenance_path = None  # provenance goes here (set by the report)
@@ -147,9 +148,9 @@ for (bench, domain), disc in rv.discrimination_tables(episodes, chosen,
 
 # %% [markdown]
 # ## Which differences exceed the noise floor?
-# Paired differences against the baseline (the `baseline` parameter, or the configuration
-# with the most tasks), within one benchmark and domain and only between configurations
-# that ran the same tasks, as in the `compare_models` notebook, next to the larger of the
+# Paired differences of every two configurations that share tasks (or the `baseline`'s, or
+# the `pairs` named), within one benchmark and domain and on the tasks each pair shares,
+# as in the `compare_models` notebook, next to the larger of the
 # two configurations' minimum detectable differences. A difference below it is within what
 # run-to-run noise produces at this design, even when its interval excludes 0. Where either
 # configuration ran one trial per task there is no noise floor: `exceeds_noise_floor` is
@@ -158,20 +159,20 @@ for (bench, domain), disc in rv.discrimination_tables(episodes, chosen,
 # %%
 diff_resamples = min(n_resamples, 2000)
 diffs, plan = rv.differences_vs_noise(episodes, chosen, floors, cluster=cluster,
-                                      baseline=baseline, shared_tasks=shared_tasks,
+                                      baseline=baseline, pairs=pairs,
                                       method=ci_method, confidence=confidence,
                                       n_resamples=diff_resamples, seed=seed)
 out.frame(plan, "comparison_plan",
-          caption="Configurations per benchmark and domain: compared with the baseline, or "
-                  "not comparable and why.")
-for row in plan[~plan["comparable"]].itertuples(index=False):
+          caption="Pairs of configurations per benchmark and domain: the tasks each ran and "
+                  "the shared tasks each comparison used, or why a pair was not compared.")
+for row in plan[~plan["comparable"] & plan["baseline"].notna()].itertuples(index=False):
     print(f"{row.benchmark} / {row.domain}: {row.between_value} not compared with "
           f"{row.baseline}: {row.reason}")
 if not len(diffs):
-    print("No benchmark and domain has two configurations that ran the same tasks.")
+    print("No benchmark and domain has two configurations that share two or more tasks.")
 else:
     display(out.frame(diffs, "differences_vs_noise",
-                      caption="Paired differences (same benchmark, domain and "
-                              f"{'shared tasks' if shared_tasks else 'tasks'}) and the "
-                              f"noise floor (intervals from {diff_resamples:,} resamples "
-                              "of tasks, at most 2,000 here)."))
+                      caption="Paired differences (same benchmark and domain, each pair on "
+                              "the tasks both ran: n_pairs) and the noise floor (intervals "
+                              f"from {diff_resamples:,} resamples of tasks, at most 2,000 "
+                              "here)."))

@@ -33,7 +33,7 @@ confidence = 0.95       # of the intervals
 n_resamples = 10_000    # bootstrap resamples
 seed = 0                # of the resampling: same seed, same tables
 baseline = None         # configuration compared against (None: most tasks)
-shared_tasks = False    # compare configurations that ran other task sets on shared tasks
+shared_tasks = True     # kept for old parameter files: pairs use their shared tasks
 out_dir = "../reports/interactive"  # tables go here (set by the report)
 figures_dir = None      # figures go here (set by the report)
 provenance_path = None  # provenance goes here (set by the report)
@@ -147,11 +147,10 @@ out.frame(cost_per_task(episodes, by=group), "cost_per_task",
 
 # %% [markdown]
 # ## Paired comparisons within a domain
-# Configurations are compared only with those that ran the same tasks of the same domain
-# (and task set); every difference is paired on tasks. Others are listed as not comparable,
-# with the reason. With `shared_tasks=True` (`--set shared_tasks=true`), configurations
-# that ran other task sets are compared on the tasks they all ran, and the plan says how
-# many.
+# Every two configurations of a domain (and task set) that share at least two tasks are
+# compared on the tasks they share, paired on tasks (or the `baseline` against each other
+# one: an agent model or a full label). The plan says, per pair, how many tasks each ran and
+# how many the comparison used, or why a pair was not compared.
 
 # %%
 options = dict(method=ci_method, confidence=confidence, n_resamples=n_resamples, seed=seed)
@@ -161,13 +160,10 @@ diffs, plan = paired_comparisons(episodes, ["reward"], within=("benchmark", "dom
 out.frame(plan, "comparison_plan", caption="Which configurations were compared, and why not.")
 
 # %%
-on = "the tasks they all ran" if shared_tasks else "same tasks"
 if len(diffs):
     display(out.frame(diffs, "paired_reward",
-                      caption=f"Paired differences in mean reward (same domain, {on})."))
-elif shared_tasks:
-    print("No domain has two configurations sharing tasks: nothing to compare.")
+                      caption="Paired differences in mean reward (same domain, each pair on "
+                              "the tasks both ran: n_pairs)."))
 else:
-    print("No domain has two configurations that ran the same tasks: nothing to compare "
-          "(shared_tasks=True compares them on the tasks they share; the plan above says "
-          "how many).")
+    print("No domain has two configurations sharing two or more tasks: nothing to compare "
+          "(the plan above says what each ran).")

@@ -7,8 +7,8 @@ with intervals from :mod:`accordkit.stats`; no I/O, no LLM calls:
   and fault types it shows; per cell, their shares with clustered bootstrap intervals;
 - :func:`usersim_reliability`, :func:`without_user_errors`: the user simulator's
   critical-error rate, and reward and pass^k with and without the episodes it spoiled;
-- :func:`flips`: tasks whose pass rate moved between two configurations, with the noise
-  floor saying which moves trial noise explains;
+- :func:`flips`: tasks whose pass rate moved between two configurations, each tested on
+  its own trials (Fisher's exact test, adjusted over the comparison's tasks);
 - :func:`find`: episodes and turns matching text, a tool, a role or a status.
 """
 
@@ -21,9 +21,9 @@ from .failures import (
     with_goal_shift,
 )
 from .find import FIND_COLUMNS, find
-from .flips import FLIP_COLUMNS, flip_pairs, flips
+from .flips import FLIP_COLUMNS, flip_caption, flip_pairs, flips
 from .usersim import usersim_reliability, without_user_errors
 
 __all__ = ["FAILURE_COLUMNS", "FIND_COLUMNS", "FLIP_COLUMNS", "cell_episodes", "find", "failure_indicators",
-           "failure_taxonomy", "flips", "usersim_reliability", "without_user_errors", "flip_pairs",
+           "failure_taxonomy", "flips", "flip_caption", "usersim_reliability", "without_user_errors", "flip_pairs",
            "taxonomy_groupings", "with_goal_shift"]

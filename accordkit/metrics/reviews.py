@@ -146,7 +146,7 @@ def _add_review(episode_id: str, kind: str, reviewer: str, review: Mapping[str, 
         error_rows.append({
             "episode_id": episode_id, "review": kind, "reviewer": reviewer, "error_index": i,
             "source": source, "severity": severity, "critical": critical,
-            "fault_type": err.get("fault_type") or fault_type_of(tags),
+            "fault_type": err.get("fault_type") or fault_type_of(tags, source),
             "tags": ", ".join(tags), "error_type": err.get("error_type"),
             "turn_idx": err.get("turn_idx"), "reasoning": err.get("reasoning"),
             "correct_behavior": err.get("correct_behavior"),

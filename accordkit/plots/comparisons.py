@@ -30,7 +30,9 @@ def plot_forest_facets(results: pd.DataFrame, *, label: str = "configuration",
         Rows of :func:`accordkit.tables.comparisons.benchmark_comparisons` (``metric``,
         ``delta``, ``ci_low``, ``ci_high``, ``baseline``, ``p_adjusted`` and ``label``).
     label : str
-        The column naming what is compared with the baseline.
+        The column naming what is compared with the baseline. Where a panel's rows have
+        several baselines (every pair compared), each row is labelled
+        ``"<label> vs <baseline>"``.
     rows : tuple of str
         Columns whose groups are a row of panels each (those present in ``results``).
     title : str, optional
@@ -44,16 +46,26 @@ def plot_forest_facets(results: pd.DataFrame, *, label: str = "configuration",
     groups = list(results.groupby(keys, sort=True)) if keys and len(results) else \
         [((), results)]
     n_cols = max([part["metric"].nunique() for _, part in groups] + [1])
-    heights = [max(1.6, 0.42 * max(1, part[label].nunique()) + 1.0) for _, part in groups]
+    heights = [max(1.6, 0.42 * max(1, len(part[[label, "baseline"]].drop_duplicates())
+                                   if "baseline" in part else part[label].nunique()) + 1.0)
+               for _, part in groups]
     fig, axes = plt.subplots(len(groups), n_cols, figsize=(3.9 * n_cols + 2.2, sum(heights)),
                              squeeze=False, gridspec_kw={"height_ratios": heights})
     palette = model_palette(results[label].astype(str)) if len(results) else {}
     for (key, part), ax_row in zip(groups, axes, strict=True):
         key = key if isinstance(key, tuple) else (key,)
-        names = sorted(part[label].astype(str).unique())
         # short within the row: its benchmark and domain are in the panel titles
-        short = short_labels([*names, *(part["baseline"].astype(str)
-                                        if "baseline" in part else [])])
+        short = short_labels([*part[label].astype(str), *(part["baseline"].astype(str)
+                                                          if "baseline" in part else [])])
+        several = "baseline" in part and part["baseline"].nunique() > 1
+
+        def row_name(r: pd.Series, short: dict = short, several: bool = several) -> str:
+            name = str(r[label])
+            if not several:
+                return name
+            return f"{short.get(name, name)} vs {short.get(str(r['baseline']), r['baseline'])}"
+
+        names = sorted({row_name(r) for _, r in part.iterrows()})
         y = {name: len(names) - 1 - i for i, name in enumerate(names)}
         metrics = list(dict.fromkeys(part["metric"].astype(str)))
         for j, ax in enumerate(ax_row):
@@ -62,8 +74,8 @@ def plot_forest_facets(results: pd.DataFrame, *, label: str = "configuration",
                 continue
             cell = part[part["metric"].astype(str) == metrics[j]]
             for _, r in cell.iterrows():
-                name = str(r[label])
-                colour = palette.get(name)
+                name = row_name(r)
+                colour = palette.get(str(r[label]))
                 sig = bool(r.get("p_adjusted", 1.0) < 0.05)
                 ax.errorbar(r["delta"], y[name],
                             xerr=[[max(r["delta"] - r["ci_low"], 0)],
@@ -75,7 +87,7 @@ def plot_forest_facets(results: pd.DataFrame, *, label: str = "configuration",
                           [short_label(short.get(n, n), 32) for n in y] if j == 0 else [])
             where = " · ".join(str(k) for k in key)
             base = short.get(str(cell["baseline"].iloc[0]), str(cell["baseline"].iloc[0])) \
-                if "baseline" in cell and len(cell) else ""
+                if "baseline" in cell and len(cell) and not several else ""
             ax.set_title(f"{where}: {metrics[j]}" + (f"\nvs {short_label(base, 32)}"
                                                     if base else ""), fontsize=9)
             ax.tick_params(labelsize=8)

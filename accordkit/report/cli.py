@@ -11,6 +11,7 @@ def _run(args: argparse.Namespace) -> int:
     import sys
 
     from ..store import IncompleteStoreError
+    from ..tables.comparisons import UnknownBaselineError
     from .grid import expand_grid
     from .outdir import (
         ReportBusyError,
@@ -78,7 +79,7 @@ def _run(args: argparse.Namespace) -> int:
     except SkippedRecordsError as exc:
         print(f"accordkit report: {exc}", file=sys.stderr)
         return 2
-    except StoreModesError as exc:  # a usage error: nothing run
+    except (StoreModesError, UnknownBaselineError) as exc:  # a usage error: nothing run
         print(f"accordkit report: error: {exc}", file=sys.stderr)
         return 64
     except RepeatedEpisodesError as exc:

@@ -106,9 +106,13 @@ class NotebookContext:
             # report's own store (scored once from the loaded sources) does not
             if read_manifest(self.params["scores_dir"]).get("engine") != "report":
                 return fetch_episodes(self.params["scores_dir"], ids)
-        ds = self.dataset
-        index = {eid: i for i, eid in enumerate(ds["episode_id"])}
-        return ds.select([index[e] for e in ids if e in index])
+        index = self._dataset_index   # made once: a page asks for a few episodes many times
+        return self.dataset.select([index[e] for e in ids if e in index])
+
+    @cached_property
+    def _dataset_index(self) -> dict[str, int]:
+        """Row of each episode id in :attr:`dataset`."""
+        return {str(eid): i for i, eid in enumerate(self.dataset["episode_id"])}
 
     def modes(self) -> pd.DataFrame:
         """:func:`accordkit.compare_modes` of the goal-shift source files: from the score

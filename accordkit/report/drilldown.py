@@ -23,6 +23,7 @@ import html
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -158,16 +159,22 @@ class DrillDown:
                 self._done[eid] = str(path)
         return {e: self._done[e] for e in map(str, episode_ids) if e in self._done}
 
+    @cached_property
+    def _lookups(self) -> tuple[pd.DataFrame, pd.DataFrame | None]:
+        """Episodes by id and each episode's first action-diff row."""
+        info = self.episodes.drop_duplicates("episode_id").set_index("episode_id")
+        first = None
+        if self.actions is not None and len(self.actions):
+            first = self.actions.drop_duplicates("episode_id").set_index("episode_id")
+        return info, first
+
     def episode_list(self, name: str, title: str, episode_ids: Sequence[str]) -> Path:
         """Write the page listing these episodes; its path."""
         esc = html.escape
         ids = list(dict.fromkeys(map(str, episode_ids)))
         path = self._path("episodes", name)
         pages = self.conversations(ids[:self.max_conversations])
-        info = self.episodes.drop_duplicates("episode_id").set_index("episode_id")
-        first = None
-        if self.actions is not None and len(self.actions):
-            first = self.actions.drop_duplicates("episode_id").set_index("episode_id")
+        info, first = self._lookups   # made once for every list page
         # a count only where a review covers the episode: "not reviewed" is no "0 errors"
         status = review_status(self.reviews, ids[:self.max_listed])
         rows = []

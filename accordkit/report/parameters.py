@@ -65,11 +65,14 @@ PARAMETERS: dict[str, str] = {
     "domains": "only these domains (a list)",
     "metrics": "compare_models / reliability: only these metrics (a list of names)",
     "by": "result tables: group by these columns instead of the notebook's default",
-    "baseline": "compare_models / reliability: the configuration others are compared with "
-                "(default: the one with the most tasks)",
-    "shared_tasks": "compare_models / tau2_results / reliability: compare configurations that "
-                    "ran other task sets on the tasks they share (default false: only "
-                    "identical task sets are compared; the comparison plan says which)",
+    "baseline": "compare_models / tau2_results / reliability / error_analysis: the "
+                "configuration others are compared with, as its agent model (gpt-4.1) or "
+                "full label (default: every pair that shares tasks); one naming nothing is "
+                "refused with the choices",
+    "pairs": "compare_models / reliability / error_analysis: only these pairs, a list of "
+             "[baseline, other] (agent models or full labels)",
+    "shared_tasks": "kept for old parameter files: every pair of configurations is compared "
+                    "on the tasks it shares (the comparison plan says how many)",
     "cluster": "the column whose values are resampled together (default scenario_id: "
                "rollouts of one scenario are one cluster)",
     "ci_method": "bootstrap interval: bca, percentile, basic or t",
@@ -171,6 +174,12 @@ def _fraction(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < 1
 
 
+def _pairs(value: Any) -> bool:
+    return value is None or (isinstance(value, list) and all(
+        isinstance(p, list) and len(p) == 2 and all(isinstance(v, str) for v in p)
+        for p in value))
+
+
 def _flag(value: Any) -> bool:
     return isinstance(value, bool)
 
@@ -191,7 +200,8 @@ _TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "domains": (_names, "a name or a list of names"),
     "metrics": (_names, "a name or a list of names"),
     "by": (_names, "a column name or a list of them"),
-    "baseline": (_text_or_none, "a configuration label or null"),
+    "baseline": (_text_or_none, "an agent model, a configuration label or null"),
+    "pairs": (_pairs, "a list of [baseline, other] pairs or null"),
     "shared_tasks": (_flag, "true or false"),
     "cluster": (_text_or_none, "a column name or null"),
     "ci_method": (_ci_method, "one of bca, percentile, basic, t"),

@@ -139,6 +139,7 @@ def build_report(
         store = _StoreFacts.read(Path(scores).resolve(), sources=sources, verdicts=verdicts,
                                  strict=strict, given=True)
         params = store.parameters(params)
+        store.check_comparisons(params)
         with staged_output(final_out, inputs=[store.path, *store.sources,
                                               *store.verdicts]) as stage:
             return store.report(stage, params=params, store_for=lambda *_: store.path,
@@ -158,6 +159,7 @@ def build_report(
                              jobs=jobs)
         store = _StoreFacts.read(path, sources=sources, verdicts=verdicts, strict=strict,
                                  given=False)
+        store.check_comparisons(params)
         stores = RunStores(sources, verdicts=verdicts, jobs=jobs, first=path, params=first)
         return store.report(stage, params=params, store_for=stores, **options)
 
@@ -175,6 +177,8 @@ class _StoreFacts:
     skipped: list[dict[str, Any]]
     facts: InputFacts
     given: bool
+    #: the distinct configurations of the episodes (a baseline must name one of them)
+    configurations: Any = None
 
     @classmethod
     def read(cls, path: Path, *, sources: Sequence[str] | None,
@@ -201,7 +205,25 @@ class _StoreFacts:
         # the report says what became of the inputs (its index page, the warning below)
         episodes = read_scores(path, level="episode", columns=[], check_inputs=False)
         facts = InputFacts.from_frame(episodes, verdicts)
-        return cls(path, manifest, sources, verdicts, skipped, facts, given)
+        config = [c for c in ("benchmark", "agent_model", "method", "user_model",
+                              "user_implementation") if c in episodes]
+        return cls(path, manifest, sources, verdicts, skipped, facts, given,
+                   episodes[config].drop_duplicates())
+
+    def check_comparisons(self, params: Mapping[str, Any]) -> None:
+        """Refuse a ``baseline`` or ``pairs`` (of any run of the grid) that names no
+        configuration of the episodes, before any notebook runs
+        (:class:`~accordkit.tables.comparisons.UnknownBaselineError`, with the choices)."""
+        from ..tables.comparisons import check_names
+        from ..tables.tau2 import with_configuration
+
+        runs = [p for _, p in expand_grid(dict(params))]
+        if self.configurations is None or not any(
+                p.get("baseline") is not None or p.get("pairs") for p in runs):
+            return
+        frame = with_configuration(self.configurations)
+        for run in runs:
+            check_names(frame, baseline=run.get("baseline"), pairs=run.get("pairs"))
 
     def parameters(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """``params`` with the store's modes (its tables are theirs), after refusing other

@@ -17,6 +17,7 @@ How far a number can be trusted (issue 15):
 Tables are rendered by :func:`accordkit.tables.format_table`.
 """
 
+from ._adjust import adjust_pvalues
 from ._point import point_estimates
 from ._validate import COMPARE_COLUMNS, SUMMARY_COLUMNS
 from ._warnings import (
@@ -37,6 +38,7 @@ from .planning import plan_trials
 from .survival import kaplan_meier, km_median, km_medians, recovery_curves, recovery_times
 
 __all__ = [
+    "adjust_pvalues",
     "summarize",
     "summarize_tables",
     "compare",

@@ -10,7 +10,7 @@ from ..stats import SUMMARY_COLUMNS, BCaFallbackWarning, DegenerateIntervalWarni
 from . import accord, catalogue, failures, goalshift, shared
 from .accord import *  # noqa: F403
 from .catalogue import *  # noqa: F403
-from .comparisons import benchmark_comparisons, paired_comparisons
+from .comparisons import agent_model_named, benchmark_comparisons, paired_comparisons
 from .failures import *  # noqa: F403
 from .format import FORMATS, format_table, interval_caption
 from .goalshift import *  # noqa: F403
@@ -39,6 +39,6 @@ __all__ = [
     *catalogue.__all__, "format_table", "interval_caption", "FORMATS", "accord_table",
     "ACCORD_TABLE_METRICS", "pass_hat_k", "one_interval", "TAU2_BENCHMARKS", "REWARD_METRICS", "COST_METRICS",
     "with_configuration", "tau2_episodes", "episode_tables", "reward_table",
-    "termination_table", "cost_per_task", "pass_k_table", "paired_comparisons",
+    "termination_table", "cost_per_task", "pass_k_table", "paired_comparisons", "agent_model_named",
     "benchmark_comparisons", "SUMMARY_COLUMNS", "INTERVAL_WARNINGS",
 ]

@@ -6,8 +6,8 @@ configuration is the ``configuration`` label of
 user model, user implementation; ``?`` where a column is unknown). Domains are never
 pooled. The differences against the noise floor are planned by
 :func:`accordkit.tables.comparisons.paired_comparisons`, the rule ``compare_models``
-follows: within one benchmark and domain, only between configurations that ran the
-identical task set, always paired on the task.
+follows: within one benchmark and domain, every pair of configurations that shares tasks,
+on the tasks it shares, always paired on the task.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from ..benchmarks import CATALOG
-from .comparisons import paired_comparisons
+from .comparisons import check_names, paired_comparisons
 from .tau2 import with_configuration
 
 __all__ = ["GROUP", "BINARY_METRICS", "NEEDS_TRIALS", "single_trial_groups", "reliability_episodes", "chosen_metrics",
@@ -159,13 +159,15 @@ def discrimination_tables(episodes: pd.DataFrame, chosen: Mapping[str, str], *,
 
 def differences_vs_noise(episodes: pd.DataFrame, chosen: Mapping[str, str],
                          floors: pd.DataFrame, *, cluster: str = "scenario_id",
-                         baseline: Hashable | None = None, **options: Any,
+                         baseline: Hashable | None = None,
+                         pairs: Sequence[Sequence[Hashable]] | None = None, **options: Any,
                          ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Paired differences against a baseline next to the noise floor.
 
     The comparisons are those of :func:`~accordkit.tables.comparisons.paired_comparisons`
-    within each benchmark and domain (configurations that ran another task set are not
-    compared, and the plan says why), on each benchmark's metric of ``chosen``.
+    within each benchmark and domain (every pair of configurations that shares tasks, on
+    the tasks it shares, or the baseline's or named pairs; the plan says which and why
+    not), on each benchmark's metric of ``chosen``.
 
     Parameters
     ----------
@@ -175,9 +177,10 @@ def differences_vs_noise(episodes: pd.DataFrame, chosen: Mapping[str, str],
         Benchmark to metric (:func:`chosen_metrics`).
     floors : pandas.DataFrame
         :func:`noise_floor_table` of the same episodes.
-    cluster, baseline, **options
+    cluster, baseline, pairs, **options
         As in :func:`~accordkit.tables.comparisons.paired_comparisons` (``task`` is
-        ``cluster``).
+        ``cluster``); ``baseline`` and ``pairs`` are checked against every benchmark's
+        episodes at once.
 
     Returns
     -------
@@ -191,13 +194,15 @@ def differences_vs_noise(episodes: pd.DataFrame, chosen: Mapping[str, str],
     plan : pandas.DataFrame
         The comparison plan of every benchmark and domain.
     """
+    check_names(episodes, baseline=baseline, pairs=pairs, between="configuration")
     results, plans = [], []
     for bench, part in episodes.groupby("benchmark", sort=True):
         metric = chosen[bench]
         res, plan = paired_comparisons(_as_float(part, metric), [metric],
                                        within=("benchmark", "domain"),
                                        between="configuration", task=cluster,
-                                       baseline=baseline, **options)
+                                       baseline=baseline, pairs=pairs, check=False,
+                                       **options)
         plans.append(plan)
         if len(res):
             results.append(res)

@@ -125,3 +125,16 @@ def test_levels_stored_before_the_column_drop_placeholders():
     assert got.reviews["n_errors"].tolist() == [0, 2]
     assert set(got.errors["episode_id"]) == {"ok"}
     assert got.reviews["user_error"].isna().tolist() == [True, False]
+
+
+def test_revealed_info_early_is_read_by_who_erred():
+    """tau2 tags an agent that tells too early ``revealed_info_early`` too: an agent breaking
+    its policy, not the user simulator revealing the task (issue 40, item 7)."""
+    text = json.dumps({"review": {"has_errors": True, "errors": [
+        {"source": "agent", "severity": "minor", "error_tags": ["revealed_info_early"],
+         "reasoning": "gave the refund amount before verifying the user"},
+        {"source": "user", "severity": "minor", "error_tags": ["revealed_info_early"],
+         "reasoning": "gave the order id unasked"}]}})
+    _, errors = reviews_from_json(["e1"], [text])
+    assert errors["source"].tolist() == ["agent", "user"]
+    assert errors["fault_type"].tolist() == ["policy_violation", "revealed_too_early"]

@@ -40,3 +40,17 @@ def test_one_panel_per_benchmark_domain_and_metric_with_short_labels():
     assert [t.get_text() for t in first.get_yticklabels()] == ["m2", "m3"]
     assert first.get_title().endswith("vs m1")
     plt.close(fig)
+
+
+def test_every_pair_has_its_own_row_labelled_with_both_sides():
+    rows = [{"benchmark": "tau2", "domain": "airline", "metric": "reward",
+             "configuration": f"{b} (llm_agent){USER}",
+             "baseline": f"{a} (llm_agent){USER}", "delta": 0.1,
+             "ci_low": 0.0, "ci_high": 0.2, "p_adjusted": 0.5}
+            for a, b in (("m1", "m2"), ("m1", "m3"), ("m2", "m3"))]
+    fig = plot_forest_facets(pd.DataFrame(rows))
+    ax = fig.axes[0]
+    assert sorted(t.get_text() for t in ax.get_yticklabels()) == [
+        "m2 vs m1", "m3 vs m1", "m3 vs m2"]
+    assert ax.get_title() == "tau2 · airline: reward"     # no single baseline to name
+    plt.close(fig)

@@ -47,7 +47,8 @@ def test_two_domains_stay_apart():
     # one configuration per domain: nothing to compare, and domains are never compared
     diffs, plan = rv.differences_vs_noise(eps, CHOSEN, floor.reset_index(), **OPTS)
     assert diffs.empty
-    assert sorted(plan["domain"]) == ["airline", "telecom"] and plan["comparable"].all()
+    assert sorted(plan["domain"]) == ["airline", "telecom"] and not plan["comparable"].any()
+    assert set(plan["reason"]) == {"the only configuration here"}
 
 
 def test_different_user_simulators_stay_apart():
@@ -83,8 +84,8 @@ def test_other_task_sets_are_not_compared(other):
     row = plan.set_index("between_value").loc["b (llm_agent) | user: u1 (user_simulator)"]
     shared = len({"t1", "t2"} & set(other))
     assert not row["comparable"] and row["n_shared"] == shared
-    assert row["reason"] == (f"ran 2 task(s), {shared} shared with the baseline's 2: "
-                             "not the same task set")
+    assert row["reason"] == (f"shares {shared} task(s) with a (llm_agent) | user: u1 "
+                             "(user_simulator) (ran 2 and 2): fewer than 2")
 
 
 def test_unknown_agent_model_is_labelled_question_mark():
@@ -127,12 +128,12 @@ def test_one_trial_per_task_needs_two_trials_not_no():
     floor = rv.noise_floor_table(eps, CHOSEN)
     assert floor["mdd"].isna().all()
     diffs, _ = rv.differences_vs_noise(eps, CHOSEN, floor, **OPTS)
-    assert len(diffs) == 2
+    assert len(diffs) == 3          # every pair that shares tasks: u1-u2, u1-u3, u2-u3
     assert diffs["exceeds_noise_floor"].isna().all()
     assert str(diffs["exceeds_noise_floor"].dtype) == "boolean"
     assert (diffs["noise_floor_note"] == rv.NEEDS_TRIALS).all()
     assert rv.NEEDS_TRIALS == "needs ≥ 2 trials per task"
-    # the delta itself is still there: 0.25 - 0.75 for u2
+    # the delta itself is still there: 0.25 - 0.75 between u1 and u2
     assert diffs["delta"].abs().max() == pytest.approx(0.5)
     plans, notes = rv.plan_trials_table(eps, CHOSEN)
     assert plans.empty
