@@ -6,7 +6,7 @@ VENV := .venv
 UV_VERSION := 0.13.9
 UV_HOME := .cache/uv-tool
 UV := $(shell command -v uv 2>/dev/null || echo $(UV_HOME)/bin/uv)
-OUT ?= reports
+OUT ?= reports/sample
 
 export HF_HOME ?= $(CURDIR)/.cache/huggingface
 export ACCORDKIT_CACHE_DIR ?= $(CURDIR)/.cache/accordkit
@@ -48,7 +48,7 @@ test: setup  ## run the test suite (offline; the install test is its own target)
 test-install: setup  ## build the wheel, pip-install it in a fresh venv, report from it (offline)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest -m install tests/test_install.py $(PYTEST_ARGS)
 
-report: setup  ## build the HTML report for the embedded sample data in reports/
+report: setup  ## build the HTML report for the embedded sample data in reports/sample/ (only that folder is replaced)
 	HF_HUB_OFFLINE=$${HF_HUB_OFFLINE:-1} $(VENV)/bin/accordkit report --out $(OUT) $(REPORT_ARGS)
 
 LAB_DIR ?= notebooks

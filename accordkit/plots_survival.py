@@ -12,13 +12,14 @@ import textwrap
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .plots import model_palette
+from .plots import model_palette, plain_figure
 
 __all__ = ["plot_recovery_curves"]
 
 _LABELS = {"ack": "acknowledgement", "tool": "first relevant tool call", "outcome": "outcome"}
 
 
+@plain_figure
 def plot_recovery_curves(curves: pd.DataFrame, *, hue: str = "agent_model",
                          title: str | None = None) -> plt.Figure:
     """Step plots of the share of shifts not yet recovered, per ``hue`` and event.

@@ -169,9 +169,11 @@ def test_an_unchanged_input_is_hashed_at_most_once_per_process(tmp_path, sample_
                                                                monkeypatch):
     import os
     import shutil
+    import time
 
     from accordkit import store
     from accordkit._internal import files as _files
+    from accordkit.store import format as store_format
 
     shutil.copytree(sample_dir / "goalshift", tmp_path / "in")
     ak.write_scores(tmp_path / "in", tmp_path / "s")
@@ -182,6 +184,8 @@ def test_an_unchanged_input_is_hashed_at_most_once_per_process(tmp_path, sample_
     real = _files.file_sha256
     monkeypatch.setattr(_files, "file_sha256", lambda p: hashed.append(p) or real(p))
     store._sha256_now.cache_clear()
+    monkeypatch.setattr(store_format, "_RACY_NS", 50_000_000)   # 2 s on a real machine
+    time.sleep(0.1)   # a file touched a moment ago is hashed again
     for _ in range(3):
         ak.read_scores(tmp_path / "s")
     assert len(hashed) == len(inputs), "each touched input read once, and found unchanged"

@@ -168,12 +168,83 @@ def test_drill_down_says_when_an_input_is_not_the_file_scored(store, tmp_path, t
 
 
 def test_a_store_is_checked_fast_once_per_process(store, monkeypatch):
-    """The parts are hashed once while their size and time stay the same."""
-    from accordkit import store as store_mod
+    """The parts are hashed once while stat says they are the same (ctime included)."""
+    import time
 
+    from accordkit.store import format as format_mod
+
+    monkeypatch.setattr(format_mod, "_RACY_NS", 50_000_000)   # 2 s on a real machine
+    time.sleep(0.1)   # a part changed a moment ago is hashed again
     read_scores(store, level=None)
     calls = []
-    monkeypatch.setattr(store_mod, "file_sha256", lambda p: calls.append(p) or "x")
+    monkeypatch.setattr(format_mod, "file_sha256", lambda p: calls.append(p) or "x")
     assert ak.read_scores(store).shape[0] == 792
     read_scores(store, level="preference")
     assert calls == []
+
+
+def test_a_level_folder_that_links_to_another_store_is_refused(store):
+    # the reproduction: episodes/ -> the other store's episodes/, the manifest listing its
+    # parts with their digests and counts: 216 foreign rows were read as this store's
+    other = read_manifest(store.parent / "other")
+    shutil.rmtree(store / "episodes")
+    (store / "episodes").symlink_to(store.parent / "other" / "episodes")
+
+    def swap(m):
+        for key in ("levels", "sha256", "rows"):
+            m[key]["episode"] = other[key]["episode"]
+        m["episodes"] = other["episodes"]
+    _edit(store, swap)
+    _refused(store, "its episode folder episodes/ is a link")
+
+
+def test_a_manifest_that_is_a_link_is_refused(store):
+    (store / "manifest.json").unlink()
+    (store / "manifest.json").symlink_to(store.parent / "other" / "manifest.json")
+    _refused(store, "manifest.json is a link")
+
+
+def test_a_part_rewritten_in_place_with_its_size_time_and_inode_is_refused(store, monkeypatch):
+    # the reproduction: a process reads the store, the part is rewritten in place (same
+    # size, mtime put back, same inode), and the same process read it without a word
+    import os
+    import time
+
+    from accordkit.store import format as format_mod
+
+    monkeypatch.setattr(format_mod, "_RACY_NS", 50_000_000)   # 2 s on a real machine
+    time.sleep(0.1)
+    assert len(read_scores(store, check_inputs=False)) == 792      # the memo knows the part
+    name = read_manifest(store)["levels"]["episode"][0]
+    part = store / "episodes" / name
+    before = part.stat()
+    with part.open("r+b") as fh:     # another byte in the middle of the file, in place
+        fh.seek(before.st_size // 2)
+        byte = fh.read(1)
+        fh.seek(before.st_size // 2)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+    os.utime(part, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = part.stat()
+    assert (after.st_size, after.st_mtime_ns, after.st_ino) == \
+        (before.st_size, before.st_mtime_ns, before.st_ino)
+    _refused(store, "sha256 differs from manifest.json")
+
+
+def test_a_part_changed_within_the_same_clock_tick_is_hashed_again(store, monkeypatch):
+    """A memo entry whose file changed just before it was hashed proves nothing: rehashed."""
+    from accordkit.store import format as format_mod
+
+    calls = []
+    real = format_mod.file_sha256
+    monkeypatch.setattr(format_mod, "file_sha256", lambda p: calls.append(p) or real(p))
+    monkeypatch.setattr(format_mod, "_RACY_NS", 10**15)    # every file is "just changed"
+    for _ in range(2):
+        read_scores(store, check_inputs=False)
+    parts = len(read_manifest(store)["levels"]["episode"])
+    assert len(calls) == 2 * parts
+
+
+def test_a_manifest_nested_beyond_any_parser_is_refused_as_integrity(store):
+    # the reproduction: a 100,000-deep manifest.json raised RecursionError
+    (store / "manifest.json").write_text("[" * 100_000 + "]" * 100_000)
+    _refused(store, "nests too deep")

@@ -17,6 +17,13 @@ at the project's ``.cache/accordkit``). Writes go to a temporary file renamed in
 concurrent runs never see half an entry; an entry that cannot be read, or whose key does not
 match, is ignored and rebuilt; a folder that cannot be written means loading without the
 cache, with one warning.
+
+Trust: every cache file ends with the sha256 of the bytes before it, checked on every read:
+a file damaged, cut short, swapped for another entry or changed by anything but this
+module is read again from its source, with a :class:`CacheWarning`. The folders are made
+``0700``; a cache folder that another user owns, or that its group or others may write, is
+not used at all (one warning; loading goes on without the cache): whoever can write the
+folder could write a file and its digest alike, so only its owner may.
 """
 
 from __future__ import annotations
@@ -55,11 +62,15 @@ __all__ = ["cache_dir", "real_path", "cache_key", "files_key", "file_digest", "k
 #: ``line 1``, a canonical file with no row of the config / split asked for has a note; 7:
 #: a cache file holds the entries of one or more files, see :func:`store_file`; 8: tau2
 #: stored reviews in ``reviews_json``, and a non-list ``action_checks`` is a problem).
-ENTRY_FORMAT = "accordkit.episode-cache/8"
+#: 9: every cache file ends with the sha256 of its bytes (:data:`_TRAILER`).
+ENTRY_FORMAT = "accordkit.episode-cache/9"
 _META = b"accordkit.cache"
 _SUFFIX = ".arrow"
 #: Bytes an entry is written in at a time.
 _WRITE_BUFFER = 1 << 20
+#: What ends every cache file: this tag, then the sha256 (hex) of every byte before the tag.
+_TRAILER = b"\naccordkit.sha256:"
+_TRAILER_SIZE = len(_TRAILER) + 64
 
 
 class CacheWarning(UserWarning):
@@ -78,6 +89,56 @@ def _cache_dir(env: str | None) -> Path:
 
 def _entries_dir() -> Path:
     return cache_dir() / "episodes"
+
+
+def _unsafe(folder: Path) -> str | None:
+    """Why the cache folder ``folder`` (or its ``episodes/``, ``digests/``) must not be
+    trusted: owned by another user, or writable by its group or others; None when it is
+    the user's own (or does not exist yet)."""
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
+    for path in (folder, folder / "episodes", folder / "digests"):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        if uid is not None and st.st_uid != uid:
+            return f"{path} belongs to another user (uid {st.st_uid})"
+        if uid is not None and st.st_mode & 0o022:
+            return f"{path} may be written by its group or others (mode {st.st_mode & 0o777:o})"
+    return None
+
+
+_distrusted: set[str] = set()
+
+
+def _trusted_folder() -> bool:
+    """Whether the cache folder may be read and written (see :func:`_unsafe`); warns once
+    per folder when it may not."""
+    folder = cache_dir()
+    reason = _unsafe(folder)
+    if reason is None:
+        return True
+    if str(folder) not in _distrusted:
+        _distrusted.add(str(folder))
+        warnings.warn(CacheWarning(
+            f"episode cache folder {folder} is not used: {reason}, so a cache file there "
+            "could be anyone's; loading without the cache (make the folder your own with "
+            "mode 700, or set ACCORDKIT_CACHE_DIR)"), stacklevel=3)
+    return False
+
+
+def _make_private(folder: Path) -> None:
+    """Create ``folder`` (and the cache folder above it) readable and writable by the user
+    alone (0700); folders that exist already are left as they are (and checked on use)."""
+    root = cache_dir()
+    for path in ([root, folder] if folder != root else [root]):
+        if not path.is_dir():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                path.mkdir(mode=0o700)
+            except FileExistsError:
+                continue
+            os.chmod(path, 0o700)   # whatever the umask
 
 
 def cache_key(data: bytes | None, *, path: str, options: dict[str, Any],
@@ -165,6 +226,8 @@ _memos_read: dict[Path, tuple[tuple[int, int, int], dict[str, Any]]] = {}
 def _memo_files(folder: Path) -> dict[str, Any]:
     """``{file name: {"stat": ..., "sha256": ...}}`` remembered for ``folder`` (do not
     change it: it is shared); empty when there is no memo or it cannot be read."""
+    if not _trusted_folder():
+        return {}
     memo = _digest_memo(folder)
     try:
         st = memo.stat()
@@ -304,6 +367,8 @@ def write_digests(memos: Sequence[DigestNote]) -> None:
     their entries found by key or read again); files no longer there are dropped from it.
     Failures are ignored.
     """
+    if not memos or not _trusted_folder():
+        return
     by_folder: dict[Path, list[DigestNote]] = {}
     for note in memos:
         by_folder.setdefault(note.path.parent, []).append(note)
@@ -314,7 +379,7 @@ def write_digests(memos: Sequence[DigestNote]) -> None:
             files[note.path.name] = {**files.get(note.path.name, {}), **note.values}
         memo, tmp = _digest_memo(folder), None
         try:
-            memo.parent.mkdir(parents=True, exist_ok=True)
+            _make_private(memo.parent)
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=memo.parent)
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 json.dump({"folder": str(folder), "files": files}, fh)
@@ -363,20 +428,71 @@ def _path_for(key: str) -> Path:
     return _entries_dir() / f"{key}{_SUFFIX}"
 
 
+_damaged_warned: set[str] = set()
+
+
+def _warn_damaged(path: Path, why: str) -> None:
+    """Warn, once per cache file and process, that it is not trusted and why."""
+    if str(path) not in _damaged_warned:
+        _damaged_warned.add(str(path))
+        warnings.warn(CacheWarning(
+            f"episode cache file {path}: {why}; it is not used, the source is read again "
+            "and the entry rebuilt"), stacklevel=4)
+
+
+def _older_format(data: Any) -> bool:
+    """Whether ``data`` (a whole file without a trailer) is a cache file of an earlier
+    format: ignored without a word, as an upgrade leaves them."""
+    import pyarrow as pa
+
+    try:
+        schema = pa.ipc.open_file(data).schema
+        found = json.loads((schema.metadata or {})[_META]).get("format")
+    except (pa.ArrowException, KeyError, TypeError, ValueError, AttributeError, OSError):
+        return False
+    return isinstance(found, str) and found.startswith("accordkit.episode-cache/") \
+        and found != ENTRY_FORMAT
+
+
 def read_file(key: str) -> CacheFile | None:
-    """The cache file under ``key``, memory-mapped; None when absent, unreadable or foreign."""
+    """The cache file under ``key``, memory-mapped; None when absent, unreadable or foreign.
+
+    Its trailing sha256 is checked over every byte first: a file whose bytes are not
+    those written with it (damaged, cut short, another entry's, changed by hand), or whose
+    stored key is not ``key``, is not used and a :class:`CacheWarning` says so (an
+    earlier format's file is ignored silently). So is every file of a cache folder that
+    others may write (:func:`_unsafe`).
+    """
     import pyarrow as pa
 
     from ..schema.arrow import canonical_schema
 
     path = _path_for(key)
-    if not path.is_file():
+    if not path.is_file() or not _trusted_folder():
         return None
     try:
         with pa.memory_map(str(path)) as source:
-            table = pa.ipc.open_file(source).read_all()
+            whole = source.read_buffer()
+        size = whole.size
+        body = whole.slice(0, max(size - _TRAILER_SIZE, 0))
+        tail = whole.slice(body.size).to_pybytes()
+        if size < _TRAILER_SIZE or not tail.startswith(_TRAILER):
+            if not _older_format(whole):
+                _warn_damaged(path, "it does not end with the digest of its content (cut "
+                                    "short, or not written by accordkit)")
+            return None
+        if hashlib.sha256(memoryview(body)).hexdigest().encode("ascii") != \
+                tail[len(_TRAILER):]:
+            _warn_damaged(path, "its content does not match the sha256 stored with it "
+                                "(damaged, or changed after it was written)")
+            return None
+        table = pa.ipc.open_file(body).read_all()
         meta = json.loads((table.schema.metadata or {})[_META])
-        if meta.get("format") != ENTRY_FORMAT or meta.get("key") != key:
+        if meta.get("format") != ENTRY_FORMAT:
+            return None
+        if meta.get("key") != key:
+            _warn_damaged(path, f"it holds the entry {str(meta.get('key'))[:16]}..., not "
+                                "the one its name says (a cache file moved or copied)")
             return None
         schema = canonical_schema()
         if table.schema.remove_metadata() != schema.remove_metadata():
@@ -396,6 +512,7 @@ def read_file(key: str) -> CacheFile | None:
         load = meta.get("load")
         return CacheFile(entries, table, load if isinstance(load, dict) else None)
     except (OSError, pa.ArrowException, KeyError, TypeError, ValueError, AttributeError):
+        _warn_damaged(path, "it cannot be read as a cache file")
         return None
 
 
@@ -450,8 +567,10 @@ def store_file(key: str, entries: Sequence[tuple[str, CacheEntry]], *,
     table = (pa.concat_tables(tables) if tables else empty_table()
              ).replace_schema_metadata({_META: json.dumps(meta).encode()})
     tmp = None
+    if not _trusted_folder():   # said once; nothing is written where others may write
+        return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        _make_private(path.parent)
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=_SUFFIX, dir=path.parent)
         os.close(fd)
         try:
@@ -463,11 +582,22 @@ def store_file(key: str, entries: Sequence[tuple[str, CacheEntry]], *,
                 writer.write_table(table)
         except pa.ArrowException as exc:  # Arrow reports a failed write (e.g. a full disk)
             raise OSError(str(exc)) from exc
+        _append_digest(Path(tmp))
         os.replace(tmp, path)
     except OSError:
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _append_digest(path: Path) -> None:
+    """End the file ``path`` with :data:`_TRAILER` and the sha256 of its bytes."""
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(_WRITE_BUFFER), b""):
+            h.update(block)
+    with path.open("ab") as fh:
+        fh.write(_TRAILER + h.hexdigest().encode("ascii"))
 
 
 def warn_unwritable(exc: OSError) -> None:

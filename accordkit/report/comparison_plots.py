@@ -12,12 +12,13 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ..tables.plots import model_palette, short_label
+from ..tables.plots import model_palette, plain_figure, short_label
 from .labels import short_labels
 
 __all__ = ["plot_forest_facets"]
 
 
+@plain_figure
 def plot_forest_facets(results: pd.DataFrame, *, label: str = "configuration",
                        rows: tuple[str, ...] = ("benchmark", "domain"),
                        title: str | None = None) -> plt.Figure:

@@ -6,7 +6,9 @@ Agent messages are shown as their words rendered as Markdown, sanitised (:mod:`.
 tool results fold open (``<details>``); goal-shift and preference events are said in words,
 the raw tag kept as hover text. Every name and text from the data is escaped. The look is
 inline styles, so that a notebook opened untrusted (which drops ``<style>`` elements) shows
-it as the report does; the class names stay, for the report's dark colour scheme.
+it as the report does; the class names stay, for the report's dark colour scheme. On a
+report page the styles become classes of one hashed stylesheet
+(:func:`accordkit.report.pages.seal_page`): the page's policy trusts no inline style.
 """
 
 from __future__ import annotations

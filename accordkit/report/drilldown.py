@@ -30,7 +30,7 @@ import pandas as pd
 
 from ..metrics.reviews import review_status
 from .filenames import UnsafeOutputPathError, safe_file_name
-from .pages import content_security_policy
+from .pages import content_security_policy, seal_page
 
 __all__ = ["DrillDown", "PAGE_STYLE"]
 
@@ -47,7 +47,7 @@ a.ak-cell{text-decoration:none} a.ak-cell:hover{text-decoration:underline}
 def _page(title: str, body: str, *, back: str | None = None) -> str:
     esc = html.escape
     nav = f'<p class="ak-muted"><a href="{esc(back)}">back</a></p>' if back else ""
-    return ("<!DOCTYPE html><html><head><meta charset=\"utf-8\">"
+    return seal_page("<!DOCTYPE html><html><head><meta charset=\"utf-8\">"
             f'<meta http-equiv="Content-Security-Policy" '
             f'content="{esc(content_security_policy())}">'
             f"<title>{esc(title)}</title><style>{PAGE_STYLE}</style></head>"

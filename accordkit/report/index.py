@@ -8,6 +8,7 @@ while loading, the inputs as the user named them (sha256 folded away) and the pr
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import os
@@ -20,7 +21,7 @@ from .headline import headline_numbers
 from .labels import shared_part, short_labels
 from .notebooks import NOTEBOOKS, InputFacts
 from .outdir import write_text_checked
-from .pages import content_security_policy
+from .pages import content_security_policy, seal_page
 from .provenance import provenance_line
 
 __all__ = ["write_index", "display_path"]
@@ -157,9 +158,14 @@ def _thumbnails(out: Path, results: Sequence, *, multi: bool) -> str:
             name = Path(png).stem
             href = f"{prefix}{r.html}#fig-{name}"
             label = name.split("__", 1)[-1].replace("_", " ")
+            try:   # embedded: the page's policy loads no image from a file (security.md)
+                data = base64.b64encode((out / (prefix + png)).read_bytes()).decode("ascii")
+            except OSError:
+                continue
             figs.append(
                 f"<figure><a href='{html.escape(href)}'><img loading='lazy' "
-                f"src='{html.escape(prefix + png)}' alt='{html.escape(r.title + ': ' + label)}'>"
+                f"src='data:image/png;base64,{data}' "
+                f"alt='{html.escape(r.title + ': ' + label)}'>"
                 f"</a><figcaption>{html.escape(r.title)} · {html.escape(label)}</figcaption>"
                 "</figure>")
     if not figs:
@@ -322,5 +328,5 @@ versions).</p>
 </body></html>
 """
     path = out / "index.html"
-    write_text_checked(path, page)
+    write_text_checked(path, seal_page(page))
     return path, headline

@@ -25,7 +25,16 @@ a CDN, warnings wherever a cell printed them. :func:`finish_page` rewrites it, o
   ``javascript:`` link. Values from the data are escaped where they are rendered; this is
   the second line, for anything that slipped through. The third is a Content-Security-Policy
   (:func:`content_security_policy`) that lets only the page's own scripts run, named by
-  their sha256.
+  their sha256;
+* no inline style is trusted: the policy names each ``<style>`` element of the page's head
+  by its sha256 and allows nothing else (no ``'unsafe-inline'``). A notebook output's own
+  ``<style>`` element is removed (pandas' default table rules are in :data:`PAGE_CSS`), and
+  every ``style=`` attribute becomes a class of one generated stylesheet, keeping only
+  declarations that cannot move or draw over anything else (:func:`seal_page`): an
+  escaping slip cannot lay a box of fake numbers over the real ones. Images (and fonts)
+  are embedded in the page (``data:``) and none is loaded from a file: for a page opened
+  from disk a browser counts every local file as the page's own origin (``'self'``), so
+  only embedding keeps the page from showing other files of the disk.
 
 The function is pure (text in, text out), so it is unit-tested without a browser; the
 browser tests in ``tests/browser`` check what a reader sees.
@@ -39,7 +48,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 __all__ = ["finish_page", "PageOutline", "PAGE_CSS", "PAGE_SCRIPT", "DARK_CSS",
-           "content_security_policy", "strip_active_content", "pages_header"]
+           "content_security_policy", "strip_active_content", "pages_header", "seal_page",
+           "safe_declarations"]
 
 #: Extra style for report pages (sticky headers, the contents box, the notes box).
 PAGE_CSS = """
@@ -74,6 +84,8 @@ border-bottom:1px solid #d0d7de;background:#f6f8fa;color:#24292f}
 .ak-pages .ak-home{font-weight:600;margin-right:.5rem}
 .ak-provenance{font:11px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;color:#57606a;
 padding:.25rem 1rem;margin:0;border-bottom:1px solid #d0d7de;overflow-wrap:anywhere}
+.dataframe tbody tr th:only-of-type{vertical-align:middle}
+.dataframe tbody tr th{vertical-align:top} .dataframe thead th{text-align:right}
 """
 
 #: The same pages in a dark colour scheme, when the reader's system asks for one: the
@@ -214,36 +226,165 @@ def strip_active_content(root) -> int:
     return removed
 
 
-def content_security_policy(scripts=()) -> str:
-    """The policy a report page declares: only the given inline scripts run (by sha256),
-    nothing is fetched but the page's own images, styles and fonts, and no form or frame.
+def _hashes(texts) -> list[str]:
+    """CSP source expressions naming each text by its sha256."""
+    import base64
+    import hashlib
+
+    return sorted({"'sha256-" + base64.b64encode(hashlib.sha256(
+        text.encode("utf-8")).digest()).decode("ascii") + "'" for text in texts})
+
+
+def content_security_policy(scripts=(), styles=()) -> str:
+    """The Content-Security-Policy of every report page.
 
     Parameters
     ----------
     scripts : iterable of str
         The exact text of each inline script the page may run.
+    styles : iterable of str
+        The exact text of each ``<style>`` element the page may apply; no other style
+        applies (no style attribute, no stylesheet from a file).
 
     Examples
     --------
-    >>> content_security_policy().split("; ")[:2]
-    ["default-src 'none'", "script-src 'none'"]
+    >>> content_security_policy().split("; ")[:3]
+    ["default-src 'none'", "script-src 'none'", "style-src 'none'"]
     """
-    import base64
-    import hashlib
-
-    hashes = sorted({"'sha256-" + base64.b64encode(hashlib.sha256(
-        text.encode("utf-8")).digest()).decode("ascii") + "'" for text in scripts})
+    scripts, styles = _hashes(scripts), _hashes(styles)
     return "; ".join([
         "default-src 'none'",
-        "script-src " + (" ".join(hashes) if hashes else "'none'"),
-        "style-src 'self' 'unsafe-inline'",
-        "img-src 'self' data: file:",
-        "font-src 'self' data: file:",
+        "script-src " + (" ".join(scripts) if scripts else "'none'"),
+        "style-src " + (" ".join(styles) if styles else "'none'"),
+        "img-src data:",
+        "font-src data:",
         "base-uri 'none'",
         "form-action 'none'",
         "frame-src 'none'",
         "object-src 'none'",
     ])
+
+
+#: What a ``style=`` attribute may keep (:func:`safe_declarations`): colours, type, spacing,
+#: borders and flow layout. Left out is everything that takes an element out of its place
+#: or draws beyond its box (``position``, ``top``, ``inset``, ``z-index``, ``transform``,
+#: ``float``, shadows, ``content``, ``clip-path``, filters), and sizes beyond a maximum.
+_SAFE_PROPERTIES = frozenset({
+    "color", "background", "background-color", "font", "font-family", "font-size",
+    "font-weight", "font-style", "line-height", "text-align", "text-decoration",
+    "text-underline-offset", "vertical-align", "white-space", "overflow-wrap", "word-break",
+    "display", "flex", "flex-wrap", "flex-direction", "gap", "align-items",
+    "justify-content", "max-width", "min-width", "max-height", "overflow", "overflow-x",
+    "overflow-y", "border", "border-top", "border-right", "border-bottom", "border-left",
+    "border-color", "border-style", "border-width", "border-top-color", "border-right-color",
+    "border-bottom-color", "border-left-color", "border-radius", "border-collapse",
+    "border-spacing", "margin", "margin-top", "margin-right", "margin-bottom",
+    "margin-left", "padding", "padding-top", "padding-right", "padding-bottom",
+    "padding-left", "cursor", "list-style", "list-style-type", "caption-side",
+})
+#: ``display`` values a style attribute may set.
+_SAFE_DISPLAY = frozenset({"block", "inline", "inline-block", "flex", "inline-flex",
+                           "list-item", "table", "table-row", "table-cell"})
+#: Values never kept: anything loading, computing or escaping, and negative lengths (a
+#: negative margin pulls a box over its neighbours).
+_BAD_STYLE_VALUE = re.compile(
+    r"url\(|image|expression|attr\(|var\(|env\(|calc\(|\\|/\*|[@<>!{}]|"
+    r"(?:^|[\s,(])-\s*\.?\d", re.IGNORECASE)
+
+
+def safe_declarations(style: str) -> str:
+    """The declarations of a ``style=`` attribute that may stay, in order, as
+    ``property:value`` joined by ``;`` (empty when none may).
+
+    Examples
+    --------
+    >>> safe_declarations("color:#57606a; position:fixed; top:0; margin:-40px 0; "
+    ...                   "background:url(x.png); font-weight:600")
+    'color:#57606a;font-weight:600'
+    """
+    kept = []
+    for part in str(style).split(";"):
+        name, colon, value = part.partition(":")
+        name, value = name.strip().lower(), value.strip()
+        if not colon or not value or name not in _SAFE_PROPERTIES \
+                or _BAD_STYLE_VALUE.search(value):
+            continue
+        if name == "display" and value.lower() not in _SAFE_DISPLAY:
+            continue
+        kept.append(f"{name}:{value}")
+    return ";".join(kept)
+
+
+def _styles_to_classes(soup) -> str:
+    """Replace every ``style=`` attribute under ``soup`` by a class; return their CSS.
+
+    Each distinct set of kept declarations (:func:`safe_declarations`) is one class
+    ``ak-s-<digest>``, its declarations ``!important`` so that they win over the page's
+    stylesheets as the attribute did.
+    """
+    import hashlib
+
+    rules: dict[str, str] = {}
+    for tag in soup.find_all(style=True):
+        kept = safe_declarations(tag["style"])
+        del tag["style"]
+        if not kept:
+            continue
+        name = "ak-s-" + hashlib.sha256(kept.encode("utf-8")).hexdigest()[:12]
+        rules[name] = ";".join(f"{d}!important" for d in kept.split(";"))
+        classes = tag.get("class") or []
+        classes = classes.split() if isinstance(classes, str) else list(classes)
+        if name not in classes:
+            tag["class"] = [*classes, name]
+    return "".join(f".{name}{{{css}}}\n" for name, css in sorted(rules.items()))
+
+
+def _seal(soup) -> None:
+    """Make ``soup`` (a whole page) obey its policy, and declare the policy in its head.
+
+    Style elements outside the head are removed, style attributes become classes of one
+    stylesheet added to the head (:func:`_styles_to_classes`), and the page's
+    Content-Security-Policy, first in the head, names each inline script (that runs) and
+    each style element now in the page by its sha256.
+    """
+    head = soup.head
+    if head is None:
+        return
+    for style in soup.find_all("style"):
+        if style.find_parent("head") is None:
+            style.decompose()
+    css = _styles_to_classes(soup)
+    if css:
+        tag = soup.new_tag("style")
+        tag.string = css
+        head.append(tag)
+    for old in soup.find_all("meta", attrs={"http-equiv": True}):
+        if str(old.get("http-equiv", "")).lower() == "content-security-policy":
+            old.decompose()
+    scripts = [t.string or "" for t in soup.find_all("script") if not t.get("src") and _runs(t)]
+    styles = [t.string or "" for t in soup.find_all("style")]
+    meta = soup.new_tag("meta", attrs={"http-equiv": "Content-Security-Policy",
+                                       "content": content_security_policy(scripts, styles)})
+    head.insert(0, meta)
+
+
+def seal_page(html: str) -> str:
+    """A whole page (``<html><head>…``) made to obey its Content-Security-Policy, which is
+    put first in its head: see :func:`_seal`. Pages written elsewhere than
+    :func:`finish_page` (the index, the drill-down pages) pass through it.
+
+    Examples
+    --------
+    >>> page = seal_page('<html><head><style>p{color:red}</style></head><body>'
+    ...                  '<p style="color:blue;position:fixed">x</p><style>p{}</style></body></html>')
+    >>> "style=" in page, page.count("<style>"), "position" in page
+    (False, 2, False)
+    """
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    _seal(soup)
+    return str(soup)
 
 
 @dataclass
@@ -501,13 +642,9 @@ def finish_page(html: str, *, page_rows: int = 25, downloads: dict[str, str] | N
         script.string = PAGE_SCRIPT
         body.append(script)
 
-    # 8. only the scripts now in the page may run (the template's and the paging script)
-    if head_tag is not None:
-        inline = [t.string or "" for t in soup.find_all("script")
-                  if not t.get("src") and _runs(t)]
-        meta = soup.new_tag("meta", attrs={"http-equiv": "Content-Security-Policy",
-                                           "content": content_security_policy(inline)})
-        head_tag.insert(0, meta)
+    # 8. only the scripts and styles now in the page apply (the template's and ours); style
+    # attributes become classes of one stylesheet, keeping what cannot draw over others
+    _seal(soup)
     return str(soup), outline
 
 

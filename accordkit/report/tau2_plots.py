@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
-from ..tables.plots import short_label
+from ..tables.plots import plain_figure, short_label
 
 __all__ = ["plot_pass_curves"]
 
@@ -28,6 +28,7 @@ def _k_axis(ax: plt.Axes, ks) -> None:
     ax.set_xlim(values[0] - 0.5, values[-1] + 0.5)
 
 
+@plain_figure
 def plot_pass_curves(passk: pd.DataFrame, *, panel: str = "domain",
                      hue: str = "configuration", title: str | None = None) -> plt.Figure:
     """pass^k (solid, with its band) and pass@k (dashed) against k, one panel per domain.

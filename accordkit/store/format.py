@@ -24,9 +24,11 @@ writes parts and the manifest and checks parts against it; reading the tables ba
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -197,6 +199,10 @@ def read_manifest(store: str | Path) -> dict[str, Any]:
         version is not one this accordkit reads.
     """
     path = Path(store) / "manifest.json"
+    if path.is_symlink():
+        raise StoreIntegrityError(
+            f"score store {store}: manifest.json is a link (to {os.readlink(path)}); a store's "
+            "files are its own, so a link is refused")
     if not path.is_file():
         raise IncompleteStoreError(
             f"{store}: not a finished score store (no manifest.json: the scoring run did not "
@@ -205,6 +211,10 @@ def read_manifest(store: str | Path) -> dict[str, Any]:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except ValueError as exc:
         raise IncompleteStoreError(f"{path}: unreadable manifest ({exc})") from None
+    except RecursionError:   # JSON nested deeper than the parser's stack: no manifest's shape
+        raise StoreIntegrityError(
+            f"{path}: the manifest nests too deep to read (a manifest is a few levels "
+            "deep; this one was crafted or damaged); refused") from None
     if not isinstance(manifest, dict):
         raise IncompleteStoreError(f"{path}: not a store manifest (expected a JSON object, "
                                    f"found {type(manifest).__name__})")
@@ -262,11 +272,59 @@ def _part_rows(path: Path) -> int:
     return int(pq.ParquetFile(path).metadata.num_rows)
 
 
-@lru_cache(maxsize=8192)
-def _part_facts(path: str, size: int, mtime_ns: int, inode: int) -> tuple[str, int]:
-    """sha256 and row count of a part, remembered for the process while its size, time
-    and inode stay the same (a store is checked on every read, and read often)."""
-    return file_sha256(Path(path)), _part_rows(Path(path))
+#: A file changed within this long before it was hashed may keep its ctime through another
+#: write (the kernel stamps times from a clock that ticks every few milliseconds, and some
+#: file systems keep whole seconds): such a memo entry is "racy" and the file is hashed
+#: again, as git treats a racily clean index entry (and as the episode cache does).
+_RACY_NS = 2_000_000_000
+
+
+class _StatMemo:
+    """A per-process memo of what a file holds, keyed by everything ``stat`` says of it.
+
+    The key is the path, device, inode, size, modification time and change time (ctime).
+    ``os.utime`` can put a file's modification time back after it was rewritten in place,
+    but not its ctime: the kernel sets ctime to the current time on every write and on
+    ``utime`` itself, and only a change of the system clock (root) can choose it. An entry
+    whose file changed less than :data:`_RACY_NS` before it was hashed proves nothing (a
+    write in the same clock tick keeps the ctime) and is computed again until it is older.
+    """
+
+    def __init__(self, compute: Callable[[Path], Any], *, maxsize: int) -> None:
+        self._compute = compute
+        self._maxsize = maxsize
+        self._entries: dict[tuple, tuple[Any, int]] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, path: str | Path) -> Any:
+        path = Path(path)
+        st = path.stat()
+        key = (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        with self._lock:
+            hit = self._entries.get(key)
+        if hit is not None and st.st_ctime_ns + _RACY_NS < hit[1]:
+            return hit[0]
+        started = time.time_ns()
+        value = self._compute(path)
+        with self._lock:
+            if len(self._entries) >= self._maxsize:
+                self._entries.pop(next(iter(self._entries)))
+            self._entries[key] = (value, started)
+        return value
+
+    def cache_clear(self) -> None:
+        """Forget every entry."""
+        with self._lock:
+            self._entries.clear()
+
+
+def _facts_now(path: Path) -> tuple[str, int]:
+    return file_sha256(path), _part_rows(path)
+
+
+#: sha256 and row count of a part, remembered for the process while ``stat`` says the file
+#: is the same (a store is checked on every read, and read often).
+_part_facts = _StatMemo(_facts_now, maxsize=8192)
 
 
 def _check_part_name(store: Path, level: str, name: Any) -> None:
@@ -288,7 +346,14 @@ def _checked_part(store: Path, level: str, name: Any, manifest: Mapping[str, Any
     folder = store / PART_DIRS[level]
     where = f"score store {store}, {level} part {name!r}"
     _check_part_name(store, level, name)
+    if folder.is_symlink():
+        raise StoreIntegrityError(
+            f"score store {store}: its {level} folder {PART_DIRS[level]}/ is a link (to "
+            f"{os.readlink(folder)}), so its parts could be another store's; refused")
     path = folder / name
+    if path.is_symlink():
+        raise StoreIntegrityError(f"{where}: a link or name leading out of {folder} (a link, "
+                                  f"to {os.readlink(path)}); refused")
     try:
         real = path.resolve(strict=True)
     except OSError:
@@ -300,8 +365,7 @@ def _checked_part(store: Path, level: str, name: Any, manifest: Mapping[str, Any
     if not isinstance(digest, str):
         raise StoreIntegrityError(f"{where}: manifest.json records no sha256 for it, so its "
                                   "content cannot be checked; refused")
-    st = real.stat()
-    actual, rows = _part_facts(str(real), st.st_size, st.st_mtime_ns, st.st_ino)
+    actual, rows = _part_facts(real)
     if actual != digest:
         raise StoreIntegrityError(f"{where}: sha256 differs from manifest.json (the part was "
                                   "changed or swapped after it was written); score again")
@@ -335,8 +399,7 @@ def _parts(store: Path, level: str, manifest: Mapping[str, Any]) -> list[Path]:
             "out of its list, or the manifest was edited); score again")
     parts = [_checked_part(store, level, n, manifest) for n in names]
     if level == "episode":
-        rows = sum(_part_facts(str(p), p.stat().st_size, p.stat().st_mtime_ns,
-                               p.stat().st_ino)[1] for p in parts)
+        rows = sum(_part_rows(p) for p in parts)   # footers only: the parts were hashed above
         if rows != manifest.get("episodes"):
             raise StoreIntegrityError(
                 f"score store {store}, episode level: its parts hold {rows} episodes, "

@@ -4,9 +4,10 @@ again only when those changed, and said with a warning."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from .format import _StatMemo
 
 __all__ = ["PartialStoreWarning", "StoreChangedWarning", "scored_inputs", "warn_about_inputs",
            "warn_if_changed"]
@@ -49,8 +50,7 @@ def scored_inputs(manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
                 elif isinstance(rec.get("size"), int) and rec["size"] != st.st_size:
                     entry["changed"] = True
                 else:
-                    entry["changed"] = _sha256_now(
-                        str(path), st.st_size, st.st_mtime_ns, st.st_ino) != rec["sha256"]
+                    entry["changed"] = _sha256_now(path) != rec["sha256"]
             except OSError as exc:
                 entry["changed"] = None
                 entry["unchecked"] = f"{type(exc).__name__}: {exc}"
@@ -58,12 +58,15 @@ def scored_inputs(manifest: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-@lru_cache(maxsize=4096)
-def _sha256_now(path: str, size: int, mtime_ns: int, inode: int) -> str:
-    """sha256 of a file, remembered for the process while its size, time and inode stay."""
+def _hash_input(path: Path) -> str:
     from .._internal import files as _files
 
-    return _files.file_sha256(Path(path))
+    return _files.file_sha256(path)
+
+
+#: sha256 of an input file, remembered for the process while ``stat`` says it is the same
+#: (its ctime too: :class:`accordkit.store.format._StatMemo`).
+_sha256_now = _StatMemo(_hash_input, maxsize=4096)
 
 
 def warn_about_inputs(store: Path, manifest: Mapping[str, Any]) -> None:

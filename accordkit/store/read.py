@@ -97,7 +97,7 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     StoreIntegrityError
         The manifest and the parts disagree, whatever ``check_inputs`` says: a part name
         that is not a plain name inside the level's folder (``..``, an absolute path, a
-        link out), a part listed twice or without its sha256, a part whose sha256 or row
+        link; a level folder or manifest that is a link), a part listed twice or without its sha256, a part whose sha256 or row
         count differs from the manifest, an episode count other than the parts hold, or
         (:class:`RepeatedEpisodesError`) an episode in the store twice.
 

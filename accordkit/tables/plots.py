@@ -3,13 +3,20 @@
 Error bars always come from the intervals computed by :func:`accordkit.summarize` /
 :func:`accordkit.compare` (clustered bootstrap), never from seaborn's own bootstrap, which
 resamples rows and ignores clusters. Each agent model keeps one colour across figures.
+
+Every text on these figures is drawn as text, never as matplotlib mathtext: a model name
+such as ``$\\notacommand$`` from a results file is shown as written instead of failing the
+figure (:func:`plain_text`, applied by every figure function of accordkit and by
+:func:`save_figure`).
 """
 
 from __future__ import annotations
 
+import functools
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any, TypeVar
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -24,9 +31,54 @@ __all__ = [
     "plot_passk",
     "plot_gsrt",
     "save_figure",
+    "plain_text",
+    "plain_figure",
 ]
 
 _PALETTE = "colorblind"
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+#: matplotlib reads a text holding two unescaped ``$`` as mathtext; figures never should.
+_PLAIN_RC = {"text.parse_math": False}
+
+
+def plain_text(fig: Any) -> Any:
+    r"""Mark every text of ``fig`` (a Figure or a seaborn grid) as plain text, not mathtext.
+
+    Titles, legends, axis and tick labels drawn from data (model names, domains, metrics)
+    may hold ``$``; matplotlib would parse a pair of them as mathematics, showing something
+    other than the name or failing the whole figure (``$\notacommand$``). Returns ``fig``.
+
+    Examples
+    --------
+    >>> import matplotlib.pyplot as plt
+    >>> fig, ax = plt.subplots()
+    >>> _ = ax.set_title(r"$\notacommand$")
+    >>> plain_text(fig).axes[0].title.get_parse_math()
+    False
+    >>> plt.close(fig)
+    """
+    from matplotlib.text import Text
+
+    figure = getattr(fig, "figure", fig)
+    for text in figure.findobj(Text):
+        text.set_parse_math(False)
+    return fig
+
+
+def plain_figure(func: _F) -> _F:
+    """Decorate a figure function: its texts are made and stay plain (:func:`plain_text`).
+
+    The body runs with ``text.parse_math`` off, so that a layout pass inside it (which
+    measures every text) never parses a label as mathematics; every text of the returned
+    figure is marked plain afterwards.
+    """
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with plt.rc_context(_PLAIN_RC):
+            return plain_text(func(*args, **kwargs))
+    return wrapper  # type: ignore[return-value]
 
 
 def model_palette(models: Iterable[str]) -> dict[str, tuple[float, float, float]]:
@@ -66,6 +118,7 @@ def _errors(frame: pd.DataFrame) -> np.ndarray:
     return np.vstack([np.nan_to_num(lo), np.nan_to_num(hi)])
 
 
+@plain_figure
 def plot_intervals(
     summary: pd.DataFrame,
     *,
@@ -153,6 +206,7 @@ def plot_intervals(
     return grid
 
 
+@plain_figure
 def plot_forest(comparison: pd.DataFrame, *, label: str = "agent_model",
                 title: str | None = None) -> plt.Figure:
     """Forest plot of paired differences against a baseline (:func:`accordkit.compare`).
@@ -188,6 +242,7 @@ def plot_forest(comparison: pd.DataFrame, *, label: str = "agent_model",
     return fig
 
 
+@plain_figure
 def plot_passk(passk: pd.DataFrame, *, hue: str | None = "agent_model",
                title: str | None = None) -> plt.Figure:
     """pass^k against k, with bootstrap bands when ``ci_low``/``ci_high`` are present.
@@ -234,6 +289,7 @@ def plot_passk(passk: pd.DataFrame, *, hue: str | None = "agent_model",
     return fig
 
 
+@plain_figure
 def plot_gsrt(shifts: pd.DataFrame, *, hue: str = "agent_model",
               title: str | None = None) -> plt.Figure:
     """Distributions of goal-shift recovery times (ack, tool, outcome).
@@ -262,7 +318,7 @@ def plot_gsrt(shifts: pd.DataFrame, *, hue: str = "agent_model",
 
 def save_figure(fig: plt.Figure | sns.FacetGrid, stem: str | Path, *,
                 description: str = "", close: bool = False) -> list[Path]:
-    """Save a figure as PNG and SVG (``<stem>.png``, ``<stem>.svg``).
+    """Save a figure as PNG and SVG (``<stem>.png``, ``<stem>.svg``), every text plain.
 
     ``description`` (e.g. the provenance line) goes into both files' metadata. SVG output
     carries no date, so the same figure gives the same file. With ``close=True`` the figure
@@ -272,10 +328,12 @@ def save_figure(fig: plt.Figure | sns.FacetGrid, stem: str | Path, *,
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     paths = [stem.with_suffix(".png"), stem.with_suffix(".svg")]
-    figure.savefig(paths[0], dpi=150, bbox_inches="tight",
-                   metadata={"Description": description} if description else None)
-    figure.savefig(paths[1], bbox_inches="tight",
-                   metadata={"Date": None, "Description": description or None})
+    with plt.rc_context(_PLAIN_RC):   # texts made while saving (new ticks) are plain too
+        plain_text(figure)
+        figure.savefig(paths[0], dpi=150, bbox_inches="tight",
+                       metadata={"Description": description} if description else None)
+        figure.savefig(paths[1], bbox_inches="tight",
+                       metadata={"Date": None, "Description": description or None})
     if close:
         plt.close(figure)
     return paths

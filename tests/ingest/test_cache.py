@@ -366,8 +366,11 @@ def test_corrupt_or_foreign_entry_is_ignored_and_rebuilt(tmp_path, cache_dir, re
         _load(other)
         (other_entry,) = [e for e in _entries(cache_dir) if e != entry]
         entry.write_bytes(other_entry.read_bytes())
-    again = _load(path)[0]
+    cache_mod._damaged_warned.clear()
+    again, _, caught = _load(path)
     assert again["episode_id"] == first["episode_id"] == ["tau2/s1"]
+    assert [w for w in caught if isinstance(w.message, cache_mod.CacheWarning)
+            and str(entry) in str(w.message)], "and a warning said so"
     assert reads.count(str(path)) == 2, "the damaged entry was not trusted"
     assert _load(path)[0]["episode_id"] == ["tau2/s1"]
     assert reads.count(str(path)) == 2, "and it was rebuilt"
@@ -655,3 +658,89 @@ def test_no_reading_thread_outlives_a_load(tmp_path, cache_dir):
         ak.load([bad, a, b])  # stops at the first file, with the second read ahead
     _load([a, b])
     assert not [t for t in threading.enumerate() if t.name.startswith("accordkit-read-ahead")]
+
+
+def _forge(entry_path, rows_from, *, trailer=b""):
+    """Write at ``entry_path`` the rows of the cache file ``rows_from`` under the key its
+    name says, as someone who can write the folder would (the format's own writer)."""
+    import pyarrow as pa
+
+    key = entry_path.stem
+    found = cache_mod.read_file(rows_from.stem)
+    (inner,) = found.entries.values()
+    meta = {"format": cache_mod.ENTRY_FORMAT, "key": key,
+            "entries": [{"key": key, "rows": inner.table.num_rows, "labels": inner.labels,
+                         "skipped": [], "notes": [], "simulations": inner.simulations}]}
+    table = inner.table.replace_schema_metadata({cache_mod._META: json.dumps(meta).encode()})
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    entry_path.write_bytes(sink.getvalue().to_pybytes() + trailer)
+
+
+@pytest.mark.parametrize("trailer", ["none", "wrong digest"])
+def test_a_forged_cache_file_never_loads_as_other_episodes(tmp_path, cache_dir, reads,
+                                                            trailer):
+    # the reproduction: a file written into the cache folder under the key of results.json
+    # made it load as the episodes of another file, without a word
+    path = _write(tmp_path, _results(_sim("s1")))
+    other = _write(tmp_path, _results(_sim("zz")), "other.json")
+    _load(path)
+    (entry,) = _entries(cache_dir)
+    _load(other)
+    (other_entry,) = [e for e in _entries(cache_dir) if e != entry]
+    _forge(entry, other_entry,
+           trailer=b"" if trailer == "none" else cache_mod._TRAILER + b"0" * 64)
+    cache_mod._damaged_warned.clear()
+    ds, _, caught = _load(path)
+    assert ds["episode_id"] == ["tau2/s1"], "the forged rows were not served"
+    found = [str(w.message) for w in caught if isinstance(w.message, cache_mod.CacheWarning)]
+    assert len(found) == 1 and str(entry) in found[0] and "read again" in found[0]
+    assert reads.count(str(path)) == 2
+    assert _load(path)[0]["episode_id"] == ["tau2/s1"] and reads.count(str(path)) == 2
+
+
+def test_a_cache_file_ends_with_the_sha256_of_its_content(tmp_path, cache_dir):
+    import hashlib
+
+    _load(_write(tmp_path, _results(_sim("s1"))))
+    (entry,) = _entries(cache_dir)
+    data = entry.read_bytes()
+    body, tail = data[:-cache_mod._TRAILER_SIZE], data[-cache_mod._TRAILER_SIZE:]
+    assert tail == cache_mod._TRAILER + hashlib.sha256(body).hexdigest().encode()
+    cache_mod._damaged_warned.clear()
+    flipped = bytearray(data)
+    flipped[len(body) // 2] ^= 0xFF               # one byte changed in place
+    entry.write_bytes(bytes(flipped))
+    with pytest.warns(cache_mod.CacheWarning, match="does not match the sha256"):
+        assert cache_mod.read_file(entry.stem) is None
+
+
+def test_cache_folders_are_made_private(tmp_path, cache_dir):
+    old = os.umask(0o002)              # a umask that would make them group-writable
+    try:
+        path = _write(tmp_path, _results(_sim("s1")))
+        _load(path)
+        cache_mod.write_digests([cache_mod.DigestNote(path, {"sha256": "0" * 64})])
+    finally:
+        os.umask(old)
+    for folder in (cache_dir, cache_dir / "episodes", cache_dir / "digests"):
+        assert folder.stat().st_mode & 0o777 == 0o700, folder
+
+
+def test_a_cache_folder_others_may_write_is_not_used(tmp_path, cache_dir, reads):
+    path = _write(tmp_path, _results(_sim("s1")))
+    _load(path)
+    before = _entries(cache_dir)
+    os.chmod(cache_dir / "episodes", 0o777)
+    cache_mod._distrusted.clear()
+    try:
+        ds, _, caught = _load(path)
+        ds2, _, caught2 = _load(path)
+    finally:
+        cache_mod._distrusted.clear()
+    assert ds["episode_id"] == ds2["episode_id"] == ["tau2/s1"]
+    assert reads.count(str(path)) == 3, "read afresh each time: nothing there is trusted"
+    found = [str(w.message) for w in caught if isinstance(w.message, cache_mod.CacheWarning)]
+    assert len(found) == 1 and "may be written by its group or others" in found[0]
+    assert _entries(cache_dir) == before

@@ -85,6 +85,15 @@ def test_pages_declare_a_policy_and_hold_no_active_markup(hostile_report):
         assert not any("__akx" in (s.string or "") for s in soup.find_all("script"))
         own = len(soup.body.find_all("script"))    # the paging script, on long pages only
         assert own <= 1 and strip_active_content(soup.body) == own, page.name
+        # no inline style is trusted and no image is loaded from a file (issue 41, item 9)
+        assert "'unsafe-inline'" not in policy["content"] and "file:" not in policy["content"]
+        assert not soup.find_all(style=True), page.name
+        assert all(s.find_parent("head") for s in soup.find_all("style")), page.name
+        assert all(i["src"].startswith("data:image/") for i in soup.find_all("img")), page.name
+    for page in sorted((hostile_report / "error_analysis_pages").rglob("*.html")):
+        soup = BeautifulSoup(page.read_text("utf-8"), "html.parser")
+        policy = soup.find("meta", attrs={"http-equiv": "Content-Security-Policy"})
+        assert "'unsafe-inline'" not in policy["content"] and not soup.find_all(style=True)
 
 
 def test_exports_escape_their_format(hostile_report):

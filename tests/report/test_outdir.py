@@ -16,6 +16,7 @@ from accordkit.report.outdir import (
     REPORT_MARKER,
     ReportBusyError,
     ReportIncompleteError,
+    UnsafeOutputError,
     lock_path,
     staged_output,
     write_text_checked,
@@ -23,11 +24,10 @@ from accordkit.report.outdir import (
 
 
 def _old_report(out):
-    """A folder as an earlier report left it (its marker says a report wrote it)."""
-    out.mkdir()
-    (out / REPORT_MARKER).write_text("written by accordkit report")
-    (out / "stale_page.html").write_text("old")
-    (out / "index.html").write_text("old index")
+    """A folder as an earlier report left it (its marker lists what the run wrote)."""
+    with staged_output(out) as stage:
+        (stage / "stale_page.html").write_text("old")
+        (stage / "index.html").write_text("old index")
 
 
 def _pages(out):
@@ -372,3 +372,83 @@ def test_a_report_folder_is_replaced_again_and_again(tmp_path, sample_dir):
     empty = tmp_path / "empty"
     empty.mkdir()
     assert check_output_folder(empty) == empty.resolve()   # nothing to lose
+
+
+def test_notes_added_to_a_report_folder_are_refused_and_kept(tmp_path, capsys, sample_dir):
+    # the reproduction: a report, then NOTES.md beside its pages, then the same report again
+    out = tmp_path / "rep"
+    _old_report(out)
+    (out / "NOTES.md").write_text("my notes")
+    err = _refused(capsys, "--source", sample_dir / "accord", "--out", out)
+    assert "holds files that no accordkit report wrote (NOTES.md)" in err
+    assert (out / "NOTES.md").read_text() == "my notes"
+    with pytest.raises(UnsafeOutputError, match="NOTES.md"), staged_output(out):
+        pass
+    assert (out / "NOTES.md").read_text() == "my notes" and (out / "index.html").exists()
+
+
+def test_a_report_copied_into_a_project_does_not_make_the_project_replaceable(
+        tmp_path, capsys, sample_dir):
+    # the reproduction: cp -r rep/. project/ ; accordkit report --out project deleted src/main.py
+    rep = tmp_path / "rep"
+    _old_report(rep)
+    project = tmp_path / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "main.py").write_text("print('mine')")
+    shutil.copytree(rep, project, dirs_exist_ok=True)
+    err = _refused(capsys, "--source", sample_dir / "accord", "--out", project)
+    assert "holds files that no accordkit report wrote (src, src/main.py)" in err
+    assert (project / "src" / "main.py").read_text() == "print('mine')"
+
+
+def test_a_page_edited_since_the_report_wrote_it_is_refused(tmp_path, capsys, sample_dir):
+    out = tmp_path / "rep"
+    _old_report(out)
+    (out / "index.html").write_text("my annotated index")   # same name, the user's text now
+    err = _refused(capsys, "--source", sample_dir / "accord", "--out", out)
+    assert "holds files changed since the report wrote them (index.html)" in err
+    assert (out / "index.html").read_text() == "my annotated index"
+
+
+def test_a_marker_without_its_listing_or_a_linked_file_is_not_enough(tmp_path):
+    out = tmp_path / "rep"
+    out.mkdir()
+    (out / REPORT_MARKER).write_text("written by accordkit report")   # the marker alone
+    (out / "main.py").write_text("mine")
+    with pytest.raises(UnsafeOutputError, match="main.py"), staged_output(out):
+        pass
+    listed = tmp_path / "listed"
+    _old_report(listed)
+    (tmp_path / "secret.txt").write_text("mine")
+    (listed / "stale_page.html").unlink()
+    (listed / "stale_page.html").symlink_to(tmp_path / "secret.txt")  # a link, never written
+    with pytest.raises(UnsafeOutputError, match="stale_page.html"), staged_output(listed):
+        pass
+    assert (tmp_path / "secret.txt").read_text() == "mine"
+
+
+def test_the_marker_lists_every_file_with_its_digest(tmp_path):
+    import hashlib
+
+    out = tmp_path / "rep"
+    with staged_output(out) as stage:
+        (stage / "figures").mkdir()
+        (stage / "figures" / "a.png").write_bytes(b"png")
+        (stage / "index.html").write_text("x")
+    body = json.loads((out / REPORT_MARKER).read_text())
+    assert body["files"] == {"figures/a.png": hashlib.sha256(b"png").hexdigest(),
+                             "index.html": hashlib.sha256(b"x").hexdigest()}
+    assert body["folders"] == ["figures"] and body["state"] == "complete"
+
+
+def test_make_report_never_replaces_a_folder_the_readme_tells_the_user_to_make():
+    # the reproduction: `make report` wrote reports/ whole, deleting the README's reports/mine
+    import re
+
+    repo = Path(__file__).resolve().parents[2]
+    make_out = re.search(r"^OUT \?= (\S+)$", (repo / "Makefile").read_text(), re.M).group(1)
+    readme_outs = set(re.findall(r"--out (\S+)", (repo / "README.md").read_text()))
+    assert make_out == "reports/sample" and "reports/mine" in readme_outs
+    for other in readme_outs:
+        mine, made = Path(other).parts, Path(make_out).parts
+        assert mine[:len(made)] != made and made[:len(mine)] != mine, other

@@ -156,3 +156,74 @@ def test_the_page_follows_a_dark_colour_scheme():
     page, _ = finish_page(_page("<p>x</p>"))
     style = BeautifulSoup(page, "html.parser").head.style.string
     assert "@media (prefers-color-scheme: dark)" in style and "--jp-layout-color0:#0d1117" in style
+
+
+def _policy(soup) -> dict[str, list[str]]:
+    meta = soup.find("meta", attrs={"http-equiv": "Content-Security-Policy"})
+    assert soup.head.contents[0] is meta, "the policy comes first in the head"
+    return {d.split()[0]: d.split()[1:] for d in meta["content"].split("; ")}
+
+
+def test_no_inline_style_is_trusted_and_images_are_embedded_only():
+    # the reproduction: style-src 'unsafe-inline' let an escaping slip lay a box of fake
+    # numbers over the real ones; img-src file: let a page show any file of the disk
+    import base64
+    import hashlib
+
+    overlay = ("position:fixed;top:0;left:0;z-index:9;background:#fff;"
+               "transform:translate(0,0);margin:-300px 0 0 0;box-shadow:0 0 0 999px #fff")
+    html = _page(f"<h1>R</h1><div style='{overlay};color:#b00020'>0.99</div>"
+                 "<p style='margin:4px 0;font-weight:600'>kept</p>"
+                 "<style>td{visibility:hidden}</style>"
+                 f"<table><thead><tr style='text-align: right;'><th>a</th></tr></thead>"
+                 f"<tbody>{_rows(2)}</tbody></table>",
+                 head="<style>body{margin:0}</style>")
+    page, _ = finish_page(html)
+    soup = BeautifulSoup(page, "html.parser")
+    policy = _policy(soup)
+    assert "'unsafe-inline'" not in policy["style-src"] and "'unsafe-hashes'" not in \
+        policy["style-src"]
+    assert policy["img-src"] == ["data:"] and policy["font-src"] == ["data:"]
+    assert "file:" not in page.split("<body")[0]
+    styles = [t.string for t in soup.find_all("style")]
+    assert all(t.find_parent("head") for t in soup.find_all("style"))
+    assert sorted(policy["style-src"]) == sorted(
+        "'sha256-" + base64.b64encode(hashlib.sha256(s.encode()).digest()).decode() + "'"
+        for s in styles)
+    assert not soup.find_all(style=True), "no style attribute is left to be refused"
+    assert "visibility" not in page     # an output's own <style> is gone
+    generated, body = styles[-1], str(soup.body)
+    assert generated.startswith(".ak-s-")
+    for word in ("position", "z-index", "transform", "-300px", "box-shadow", "top:0"):
+        assert word not in generated and word not in body, word
+    box = soup.find(string="0.99").parent
+    (name,) = [c for c in box["class"] if c.startswith("ak-s-")]
+    assert f".{name}{{background:#fff!important;color:#b00020!important}}" in page
+    kept = soup.find(string="kept").parent
+    assert any(c.startswith("ak-s-") for c in kept["class"])
+
+
+def test_safe_declarations_keep_only_what_stays_in_its_box():
+    from accordkit.report.pages import safe_declarations
+
+    assert safe_declarations("display:flex;gap:14px;flex-wrap:wrap") == \
+        "display:flex;gap:14px;flex-wrap:wrap"
+    expected = {"display:none": "", "background:url(file:///etc/passwd)": "",
+                "color:var(--x)": "", "width:calc(100% + 9px)": "", "margin-left:-.5em": "",
+                "float:left": "", "inset:0": "", "content:'1.00'": "",
+                "font-size:12px!important": "", "color:red;}p{color:blue": "color:red",
+                "background-image:image-set('x.png' 1x)": "",
+                "text-shadow:200px 0 #000": "", "opacity:0": ""}
+    assert {bad: safe_declarations(bad) for bad in expected} == expected
+
+
+def test_pages_written_outside_finish_page_are_sealed_too(tmp_path):
+    from accordkit.report.drilldown import PAGE_STYLE
+    from accordkit.report.drilldown import _page as drill_page
+
+    page = drill_page("Conversation <x>", "<div style='position:absolute;color:red'>n</div>")
+    soup = BeautifulSoup(page, "html.parser")
+    policy = _policy(soup)
+    assert "'unsafe-inline'" not in policy["style-src"] and len(policy["style-src"]) == 2
+    assert [t.string for t in soup.find_all("style")][0] == PAGE_STYLE
+    assert not soup.find_all(style=True) and "position" not in page

@@ -79,3 +79,63 @@ def test_an_empty_summary_gives_a_panel_that_says_so(tmp_path):
     assert texts == ["nothing to plot: no rows"]
     save_figure(grid, tmp_path / "empty")
     assert (tmp_path / "empty.png").stat().st_size > 0
+
+
+DOLLAR = r"$\notacommand$"     # a model name from a results file; mathtext would fail on it
+
+
+def _dollar_figures():
+    """Every figure function of accordkit, each with the ``$`` name in every data field."""
+    from accordkit.plots_survival import plot_recovery_curves
+    from accordkit.report.comparison_plots import plot_forest_facets
+    from accordkit.report.tau2_plots import plot_pass_curves
+
+    other = "$x$ plain"
+    summary = pd.DataFrame({"metric": [DOLLAR, DOLLAR], "agent_model": [DOLLAR, other],
+                            "domain": [DOLLAR, DOLLAR], "estimate": [.5, .6],
+                            "ci_low": [.4, .5], "ci_high": [.6, .7]})
+    comp = pd.DataFrame({"agent_model": [DOLLAR], "baseline": [other], "delta": [.1],
+                         "ci_low": [-.05], "ci_high": [.2], "p_adjusted": [.3],
+                         "metric": [DOLLAR], "domain": [DOLLAR], "benchmark": [DOLLAR],
+                         "configuration": [DOLLAR]})
+    passk = pd.DataFrame({"agent_model": [DOLLAR] * 2, "configuration": [DOLLAR] * 2,
+                          "domain": [DOLLAR] * 2, "k": [1, 2], "pass_hat_k": [.5, .3],
+                          "pass_at_k": [.6, .7], "ci_low": [.4, .2], "ci_high": [.6, .4]})
+    shifts = pd.DataFrame({"agent_model": [DOLLAR, other], "gsrt_ack": [1.0, 2.0],
+                           "gsrt_tool": [2.0, None], "gsrt_outcome": [3.0, 1.0]})
+    curves = pd.DataFrame({"agent_model": [DOLLAR] * 2, "event": [DOLLAR] * 2,
+                           "time": [0.0, 2.0], "survival": [1.0, 0.5], "n_shifts": [2, 2],
+                           "n_censored": [1, 1]})
+    return {
+        "plot_intervals": plot_intervals(summary, col="domain", title=DOLLAR),
+        "plot_forest": plot_forest(comp, title=DOLLAR),
+        "plot_passk": plot_passk(passk, title=DOLLAR),
+        "plot_gsrt": plot_gsrt(shifts, title=DOLLAR),
+        "plot_recovery_curves": plot_recovery_curves(curves, title=DOLLAR),
+        "plot_forest_facets": plot_forest_facets(comp, title=DOLLAR),
+        "plot_pass_curves": plot_pass_curves(passk, title=DOLLAR),
+    }
+
+
+def test_every_figure_draws_dollar_names_as_text_never_as_math(tmp_path):
+    # the reproduction: a model named $\notacommand$ failed the tau2 and comparison pages
+    import matplotlib.pyplot as plt
+    from matplotlib.text import Text
+
+    for name, fig in _dollar_figures().items():
+        save_figure(fig, tmp_path / name)          # drawing it raised ValueError before
+        figure = getattr(fig, "figure", fig)
+        texts = [t for t in figure.findobj(Text) if t.get_text()]
+        assert all(not t.get_parse_math() for t in texts), name
+        shown = [t.get_text() for t in texts]
+        assert any(DOLLAR in s for s in shown), (name, shown)
+        plt.close(figure)
+
+
+def test_a_figure_made_elsewhere_is_saved_with_plain_text(tmp_path):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    ax.set_yticks([0, 1], [DOLLAR, "$y$"])
+    ax.set_title(DOLLAR)
+    assert save_figure(fig, tmp_path / "f", close=True)[0].stat().st_size > 0
