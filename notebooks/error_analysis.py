@@ -80,6 +80,16 @@ print(f"{len(tool_use)} episodes of tool-using benchmarks, {len(actions)} action
       f"{0 if judged is None else len(judged.reviews)} judged)")
 
 # %% [markdown]
+# ## All episodes
+# Every episode in one list (configuration, task, trial, reward, pass or fail, first
+# divergence, review errors), sortable and filterable, each linking to its conversation;
+# the page searches the transcripts as `ak.find` does (text, tool, role, action-diff
+# status), offline.
+
+# %%
+display(pages.episodes_page())
+
+# %% [markdown]
 # ## Failure taxonomy
 # Share of episodes with each failure status (from the action diff) and fault type (from
 # the reviews), per cell, with clustered bootstrap intervals (tasks resampled); † marks a
