@@ -4,8 +4,9 @@ Run:  HF_HUB_OFFLINE=1 .venv/bin/python docs/make_screenshots.py [--report repor
 Builds the sample report into a temporary folder unless ``--report`` names a built one
 (relative to the folder you run in), then writes the top of the index and of each notebook
 page (1280 x 900) as PNG into ``--out`` (default: docs/images), and of the error
-analysis's drill-down pages: the episodes behind one taxonomy cell and one conversation
-with its first divergence marked.
+analysis's drill-down pages: all episodes searched for "refund", the episodes behind one
+taxonomy cell, one conversation with its first divergence marked, and a flip's two
+conversations side by side.
 """
 
 from __future__ import annotations
@@ -52,6 +53,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"wrote {target}")
         for name, html in drilldown_pages(report):
             page.goto(html.as_uri(), wait_until="load")
+            if name == "all_episodes":   # the search at work
+                page.fill("#ak-text", "refund")
             target = out / f"report_error_analysis_{name}.png"
             page.screenshot(path=str(target))
             print(f"wrote {target}")
@@ -66,15 +69,21 @@ def drilldown_pages(report: Path) -> list[tuple[str, Path]]:
     import re
 
     root = report / "error_analysis_pages"
+    out = [("all_episodes", root / "episodes.html")] if (root / "episodes.html").is_file() \
+        else []
     cells = sorted((root / "episodes").glob("failure_taxonomy_by_configuration__*failed*.html"))
-    if not cells:
-        return []
-    out = [("episodes", cells[0])]
-    for href in re.findall(r'href="(\.\./conversations/[^"]+)"', cells[0].read_text()):
-        conversation = (cells[0].parent / href).resolve()
-        if "first divergence" in conversation.read_text():
-            out.append(("conversation", conversation))
-            break
+    if cells:
+        out.append(("episodes", cells[0]))
+        for href in re.findall(r'href="(\.\./conversations/[^"?]+)', cells[0].read_text()):
+            conversation = (cells[0].parent / href).resolve()
+            if "first divergence" in conversation.read_text():
+                out.append(("conversation", conversation))
+                break
+    # the flip whose two sides diverge most differently: the first with a wrong argument
+    flips = sorted((root / "flips").glob("*.html"))
+    chosen = next((f for f in flips if "wrong arguments" in f.read_text()), None)
+    if chosen is not None or flips:
+        out.append(("flip", chosen or flips[0]))
     return out
 
 

@@ -64,6 +64,12 @@ a.ak-cell{text-decoration:none} a.ak-cell:hover{text-decoration:underline}
 .ak-sort th[data-sort=asc]::after{content:" \\25B2";font-size:9px}
 .ak-sort th[data-sort=desc]::after{content:" \\25BC";font-size:9px}
 .ak-list{max-height:75vh;overflow:auto;max-width:100%}
+#ak-episodes{table-layout:fixed;width:100%} #ak-episodes td{overflow-wrap:anywhere}
+#ak-episodes th:nth-child(1),#ak-episodes th:nth-child(4){width:17%}
+#ak-episodes th:nth-child(2){width:19%} #ak-episodes th:nth-child(3){width:7%}
+#ak-episodes th:nth-child(5),#ak-episodes th:nth-child(9){width:4%}
+#ak-episodes th:nth-child(6){width:5%} #ak-episodes th:nth-child(7){width:6%}
+#ak-episodes th:nth-child(8){width:10%} #ak-episodes th:nth-child(10){width:8%}
 .ak-pass{color:#1a7f37;font-weight:600} .ak-fail{color:#cf222e;font-weight:600}
 .ak-controls fieldset{display:inline-block;border:1px solid #d0d7de;border-radius:6px;
 margin:0 .6rem .4rem 0;padding:.2rem .6rem .4rem .6rem;font-size:12px}
@@ -614,7 +620,8 @@ class DrillDown:
         metrics = list(pd.unique(summary["metric"]))
         cells = summary[rows].drop_duplicates() if rows else pd.DataFrame(index=[0])
         page = self.out_dir
-        head = "".join(f"<th>{esc(str(c))}</th>" for c in [*rows, *metrics])
+        head = "".join(f"<th>{esc(str(c)).replace('_', '_<wbr>')}</th>"
+                       for c in [*rows, *metrics])
         body = []
         for _, cell in cells.iterrows():
             values = {c: cell[c] for c in rows}
@@ -628,8 +635,10 @@ class DrillDown:
                     tds.append("<td></td>")
                     continue
                 r = part.loc[metric]
-                text = (f"{_number(r['estimate'], digits)} [{_number(r['ci_low'], digits)}, "
-                        f"{_number(r['ci_high'], digits)}]")
+                # the interval on a line of its own: a wide taxonomy fits a window
+                text = (f"{_number(r['estimate'], digits)}<br><span class=\"ak-ci\">"
+                        f"[{_number(r['ci_low'], digits)}, {_number(r['ci_high'], digits)}]"
+                        "</span>")
                 if bool(r.get("small_cell", False)):
                     text += ' <span class="ak-small">†</span>'
                 ids = cell_episodes(indicators, metric, {c: v for c, v in values.items()})
@@ -646,7 +655,7 @@ class DrillDown:
         table = (f"<table><caption>{caption_text}</caption><thead><tr>{head}</tr></thead>"
                  f"<tbody>{''.join(body)}</tbody></table>")
         anchor = table_anchor(self.notebook, safe_file_name(name) + "_linked")
-        return _Shown(f'<div class="ak-table" id="{esc(anchor)}">{table}</div>')
+        return _Shown(f'<div class="ak-table ak-wrap" id="{esc(anchor)}">{table}</div>')
 
     def linked_frame(self, frame: pd.DataFrame, *, name: str, link: str,
                      episodes_of: Callable[[pd.Series], Sequence[str]], caption: str = "",

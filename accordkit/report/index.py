@@ -42,8 +42,9 @@ td.num{font-variant-numeric:tabular-nums;white-space:nowrap}
 .files a{margin-right:.6rem;white-space:nowrap} details{margin:.3rem 0}
 .what{color:#555;font-size:13px;margin:.1rem 0 .3rem 0}
 .thumbs{display:flex;flex-wrap:wrap;gap:.8rem;margin:.6rem 0 1.2rem 0}
-.thumbs figure{margin:0;width:15rem;border:1px solid #ddd;border-radius:6px;padding:.4rem}
-.thumbs img{width:100%;height:9rem;object-fit:contain;background:#fff}
+.thumbs figure{margin:0;width:30rem;max-width:100%;border:1px solid #ddd;border-radius:6px;
+padding:.4rem}
+.thumbs img{width:100%;height:auto;max-height:22rem;object-fit:contain;background:#fff}
 .thumbs figcaption{font-size:12px;color:#444}
 .small{color:#8a6d00} .warn{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;
 padding:.4rem .8rem}

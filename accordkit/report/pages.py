@@ -86,6 +86,8 @@ border-bottom:1px solid #d0d7de;background:#f6f8fa;color:#24292f}
 padding:.25rem 1rem;margin:0;border-bottom:1px solid #d0d7de;overflow-wrap:anywhere}
 .dataframe tbody tr th:only-of-type{vertical-align:middle}
 .dataframe tbody tr th{vertical-align:top} .dataframe thead th{text-align:right}
+.ak-wrap thead th{white-space:normal;vertical-align:bottom;min-width:4rem}
+.ak-ci{font-size:11px;color:var(--jp-ui-font-color2,#57606a)}
 """
 
 #: The same pages in a dark colour scheme, when the reader's system asks for one: the
