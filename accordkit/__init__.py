@@ -59,6 +59,10 @@ _EXPORTS = {
     "action_diff": "accordkit.metrics.action_diff",
     "action_summary": "accordkit.metrics.action_diff",
     "review_tables": "accordkit.metrics.reviews",
+    "combine_reviews": "accordkit.metrics.reviews",
+    "tables_from_levels": "accordkit.metrics.reviews",
+    "compare_reviews": "accordkit.judges.review",
+    "review_tables_from_verdicts": "accordkit.judges.review",
     "failure_indicators": "accordkit.analysis",
     "failure_taxonomy": "accordkit.analysis",
     "usersim_reliability": "accordkit.analysis",
@@ -92,12 +96,12 @@ _EXPORTS = {
     "goalshift_main": "accordkit.tables",
     "goalshift_gsrt": "accordkit.tables",
     "failure_flags": "accordkit.tables",
-    "plot_intervals": "accordkit.tables",
-    "plot_forest": "accordkit.tables",
-    "plot_passk": "accordkit.tables",
-    "plot_gsrt": "accordkit.tables",
-    "model_palette": "accordkit.tables",
-    "save_figure": "accordkit.tables",
+    "plot_intervals": "accordkit.plots",
+    "plot_forest": "accordkit.plots",
+    "plot_passk": "accordkit.plots",
+    "plot_gsrt": "accordkit.plots",
+    "model_palette": "accordkit.plots",
+    "save_figure": "accordkit.plots",
     "BCaFallbackWarning": "accordkit.stats",
     "DegenerateIntervalWarning": "accordkit.stats",
     "MixedBenchmarksWarning": "accordkit.stats",
@@ -109,7 +113,7 @@ _EXPORTS = {
     "recovery_times": "accordkit.stats",
     "km_medians": "accordkit.stats",
     "task_discrimination": "accordkit.stats",
-    "plot_recovery_curves": "accordkit.plots_survival",
+    "plot_recovery_curves": "accordkit.plots",
     # reporting
     "build_report": "accordkit.report",
     "render_conversation": "accordkit.report.conversation",
@@ -156,6 +160,7 @@ if TYPE_CHECKING:  # for type checkers and IDEs
     from .frame import to_frame  # noqa: F401
     from .ingest.report import DuplicateEpisodesWarning, SkippedRecordsWarning  # noqa: F401
     from .load import is_hub_id, load, load_with_report  # noqa: F401
+    from .plots import *  # noqa: F403
     from .save import push_to_hub, save  # noqa: F401
     from .schema import EPISODE_FEATURES, ID_COLUMNS, EpisodeValidationError  # noqa: F401
     from .score import score  # noqa: F401

@@ -132,9 +132,9 @@ class Benchmark:
 
 
 _TAU2_READERS = ("results-file", "results-folder", "results")
-_GOALSHIFT_TABLES = ("accordkit.tables.builders:goalshift_main",
-                     "accordkit.tables.builders:goalshift_gsrt")
-_TAU2_TABLES = tuple(f"accordkit.report.tau2_views:{f}" for f in (
+_GOALSHIFT_TABLES = ("accordkit.tables.goalshift:goalshift_main",
+                     "accordkit.tables.goalshift:goalshift_gsrt")
+_TAU2_TABLES = tuple(f"accordkit.tables.tau2:{f}" for f in (
     "reward_table", "check_table", "termination_table", "cost_table", "pass_k_table"))
 
 #: Every benchmark, in the order of :data:`accordkit.names.BENCHMARKS`.
@@ -143,9 +143,9 @@ CATALOG: dict[str, Benchmark] = {b.id: b for b in (
         id="accord", name="AcCoRD", upstream="AcCoRD paper release",
         domains=("shop", "travel"),
         metrics="accordkit.metrics.accord",
-        tables=("accordkit.tables.builders:accord_main",
-                "accordkit.tables.builders:accord_dynamics",
-                "accordkit.tables.builders:accord_cost",
+        tables=("accordkit.tables.accord:accord_main",
+                "accordkit.tables.accord:accord_dynamics",
+                "accordkit.tables.accord:accord_cost",
                 "accordkit.tables.paper:accord_table"),
         notebooks=("accord_results",),
         readers=(),
@@ -321,7 +321,7 @@ def resolve(path: str) -> Any:
 
     Examples
     --------
-    >>> resolve("accordkit.tables.builders:accord_main").__name__
+    >>> resolve("accordkit.tables.accord:accord_main").__name__
     'accord_main'
     """
     module, _, attr = path.partition(":")

@@ -134,7 +134,8 @@ def score(
         (others are absent or NaN, never 0). ``"preference"``: one row per AcCoRD
         (episode, preference). ``"shift"``: one row per goal shift. ``"action"``: the
         action diff, one row per expected action and per unrequested write
-        (:func:`accordkit.action_diff`). ``"review"`` / ``"review_error"``: the reviews
+        (:func:`accordkit.action_diff` with ``errors="skip"``: an episode it cannot make is
+        left out and named in a warning). ``"review"`` / ``"review_error"``: the reviews
         stored with the episodes and the errors they found
         (:func:`accordkit.review_tables`), with the id columns.
     shop_type_gate : bool
@@ -175,7 +176,9 @@ def _score(ds: datasets.Dataset, *, level: str, shop_type_gate: bool, tcrr_mode:
     if level == "action":  # from the transcripts and the tasks alone: no verdict reaches it
         from .metrics.action_diff import action_diff
 
-        return action_diff(table)
+        # a derived analysis: an episode it cannot make is named and left out, never the
+        # end of the others' rows (or of the headline scores scored beside them)
+        return action_diff(table, errors="skip")
     if level in ("review", "review_error"):  # stored reviews (judged ones are verdicts)
         from .metrics.reviews import review_level
 

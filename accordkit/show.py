@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .stats._validate import COMPARE_COLUMNS, SUMMARY_COLUMNS
+from .stats import COMPARE_COLUMNS, SUMMARY_COLUMNS
 
 __all__ = ["show", "find_episode"]
 

@@ -46,7 +46,8 @@ scores_dir = None       # read tables from this score store
 # %%
 import accordkit as ak
 from accordkit.plots import plot_intervals
-from accordkit.report import NotebookContext, views
+from accordkit.report import NotebookContext
+from accordkit.tables import ACCORD_DYNAMICS, accord_tables
 
 nb = NotebookContext.from_parameters("accord_results", globals())
 out = nb.out
@@ -64,7 +65,7 @@ episodes.groupby(["domain", *group]).size().rename("episodes").to_frame()
 # Table 3, the cost and Table 4, pooled and per domain, are cuts of the same scenarios: their
 # cells draw one set of resamples instead of one each (same estimates; intervals within
 # Monte Carlo error of per-cell draws; docs/statistics.md, "Shared draws")
-tables = views.accord_tables(episodes, prefs, by=group, **nb.boot)
+tables = accord_tables(episodes, prefs, by=group, **nb.boot)
 
 # %% [markdown]
 # ## Table 3 — main results
@@ -94,7 +95,7 @@ out.table(dyn, "table4_dynamics", rows=group, columns="dynamic",
 
 # %%
 grid = plot_intervals(dyn, x="dynamic", hue="agent_model", col="method",
-                      order=[d for d in views.ACCORD_DYNAMICS if d in set(dyn["dynamic"])],
+                      order=[d for d in ACCORD_DYNAMICS if d in set(dyn["dynamic"])],
                       ylabel="preference score",
                       title="Preference score by dynamic (hollow: small cell)")
 out.figure(grid, "dynamics", data=dyn)

@@ -51,10 +51,9 @@ provenance_path = None  # provenance goes here (set by the report)
 scores_dir = None       # read tables from this score store
 
 # %%
+from accordkit.plots import plot_forest_facets
 from accordkit.report import NotebookContext
-from accordkit.report.comparison_plots import plot_forest_facets
-from accordkit.report.comparisons import benchmark_comparisons
-from accordkit.report.tau2_views import with_configuration
+from accordkit.tables import benchmark_comparisons, with_configuration
 
 nb = NotebookContext.from_parameters("compare_models", globals())
 out = nb.out

@@ -56,12 +56,15 @@ import warnings
 from IPython.display import display
 
 import accordkit as ak
-from accordkit.analysis.failures import taxonomy_groupings, with_goal_shift
-from accordkit.analysis.flips import flip_pairs
-from accordkit.judges.review import compare_reviews, review_tables_from_verdicts
-from accordkit.metrics.reviews import combine_reviews, tables_from_levels
-from accordkit.report import NotebookContext, views
-from accordkit.report.drilldown import DrillDown
+from accordkit import (
+    combine_reviews,
+    compare_reviews,
+    review_tables_from_verdicts,
+    tables_from_levels,
+)
+from accordkit.analysis import flip_pairs, taxonomy_groupings, with_goal_shift
+from accordkit.report import DrillDown, NotebookContext
+from accordkit.tables import FAILURES, failure_flags, failure_rates
 
 nb = NotebookContext.from_parameters("error_analysis", globals())
 out = nb.out
@@ -173,12 +176,12 @@ else:
 prefs = (nb.scores("preference", columns=["dynamic", "satisfied"], ids=["episode_id"])
          if "accord" in set(episodes["benchmark"]) else None)
 shifts = nb.scores("shift")
-flags = views.failure_flags(episodes, prefs, shifts)
+flags = failure_flags(episodes, prefs, shifts)
 table = episodes[["episode_id", "benchmark", "domain", "agent_model", "method", "persona",
                   "scenario_id"]].merge(flags, on="episode_id")
 # an agent or method the run does not name is "?", not a group left out; a flag its
 # benchmark cannot show is blank, not 0
-counts = views.failure_rates(table, by=["benchmark", "agent_model", "method"])
+counts = failure_rates(table, by=["benchmark", "agent_model", "method"])
 out.frame(counts, "failure_rates",
           caption="Share of episodes with each failure type (blank: it does not apply to "
                   "the benchmark).")
@@ -189,9 +192,9 @@ out.frame(counts, "failure_rates",
 # (e.g. `{"agent_model": "...", "domain": "..."}`).
 
 # %%
-print("failure types:", ", ".join(f"{k} ({v})" for k, v in views.FAILURES.items()))
+print("failure types:", ", ".join(f"{k} ({v})" for k, v in FAILURES.items()))
 if failure is None:   # the first flag the data's benchmarks can show, the most frequent
-    shown = [c for c in counts.columns if c in views.FAILURES]
+    shown = [c for c in counts.columns if c in FAILURES]
     failure = max(shown, key=lambda c: counts[c].fillna(0).mul(counts["episodes"]).sum(),
                   default="redundant_calls")
 hits = table[table[failure]]

@@ -50,17 +50,22 @@ scores_dir = None       # read tables from this score store
 import accordkit as ak
 import pandas as pd
 
-from accordkit.plots import plot_gsrt, plot_intervals
-from accordkit.plots_survival import plot_recovery_curves
-from accordkit.report import NotebookContext, tau2_views, views
-from accordkit.report.tau2_plots import plot_pass_curves
+from accordkit.plots import plot_gsrt, plot_intervals, plot_pass_curves, plot_recovery_curves
+from accordkit.report import NotebookContext
+from accordkit.tables import (
+    goalshift_gsrt,
+    goalshift_main,
+    pass_k_table,
+    reward_table,
+    with_configuration,
+)
 
 nb = NotebookContext.from_parameters("goalshift_results", globals())
 out, boot = nb.out, nb.boot
 group = nb.group(["domain", "configuration"])
 goalshift = ["agentchangebench"]   # plain tau2 runs have no goal shifts: the tau2 page
-episodes = tau2_views.with_configuration(nb.scores(benchmarks=goalshift))
-shifts = tau2_views.with_configuration(nb.scores("shift", benchmarks=goalshift))
+episodes = with_configuration(nb.scores(benchmarks=goalshift))
+shifts = with_configuration(nb.scores("shift", benchmarks=goalshift))
 has_shifts = len(shifts) > 0
 NO_SHIFTS = ("Skipped: these runs contain no goal shifts, so there is no recovery or "
              "recovery time to measure.")
@@ -76,11 +81,11 @@ episodes.groupby(group).size().rename("episodes").to_frame()
 # sums over all tool calls (or shifts) of the group.
 
 # %%
-main = views.goalshift_main(episodes, by=group, **boot)
+main = goalshift_main(episodes, by=group, **boot)
 if not has_shifts:
     print(f"Recovery rate: {NO_SHIFTS}")
     main = main[main["metric"] != "recovery rate"]
-reward = tau2_views.reward_table(episodes, by=group, **boot)
+reward = reward_table(episodes, by=group, **boot)
 main = pd.concat([reward[reward["metric"] == "mean reward"], main], ignore_index=True)
 out.table(main, "main_by_domain_model", rows=group, columns="metric",
           caption="Stored reward and goal-shift metrics by domain and configuration.")
@@ -105,7 +110,7 @@ out.figure(grid, "headline", data=headline)
 
 # %%
 if has_shifts:
-    gsrt = views.goalshift_gsrt(shifts, by=group, **{**boot, "method": "percentile"})
+    gsrt = goalshift_gsrt(shifts, by=group, **{**boot, "method": "percentile"})
     display(out.table(gsrt, "gsrt_by_domain_model", rows=group, columns="metric",
                       caption="GSRT Kaplan–Meier medians (messages after the shift; censored "
                       "shifts counted as not yet recovered)."))
@@ -122,8 +127,8 @@ else:
 # Within each domain (configurations pooled); runs without personas show "none".
 
 # %%
-by_persona = views.goalshift_main(episodes.assign(persona=episodes["persona"].fillna("none")),
-                                  by=["domain", "persona"], **boot)
+by_persona = goalshift_main(episodes.assign(persona=episodes["persona"].fillna("none")),
+                            by=["domain", "persona"], **boot)
 if not has_shifts:
     by_persona = by_persona[by_persona["metric"] != "recovery rate"]
 out.table(by_persona, "main_by_persona", rows=["domain", "persona"], columns="metric",
@@ -150,9 +155,9 @@ if len(group) > 1:
 # number of resamples.
 
 # %%
-passk = tau2_views.pass_k_table(episodes, by=["domain", "configuration"],
-                                n_resamples=n_resamples, seed=seed, method=ci_method,
-                                confidence=confidence)
+passk = pass_k_table(episodes, by=["domain", "configuration"],
+                     n_resamples=n_resamples, seed=seed, method=ci_method,
+                     confidence=confidence)
 out.frame(passk, "pass_hat_k",
           caption=f"pass^k and pass@k per domain and configuration ({confidence:.0%} "
                   f"{ci_method} intervals of pass^k, {n_resamples:,} resamples of tasks).")

@@ -54,9 +54,9 @@ scores_dir = None       # read tables from this score store
 
 # %%
 import accordkit as ak
-from accordkit.plots_survival import plot_recovery_curves
+from accordkit.plots import plot_recovery_curves
 from accordkit.report import NotebookContext
-from accordkit.report import reliability_views as rv
+from accordkit.tables import reliability as rv
 
 nb = NotebookContext.from_parameters("reliability", globals())
 out = nb.out

@@ -40,15 +40,23 @@ provenance_path = None  # provenance goes here (set by the report)
 scores_dir = None       # read tables from this score store
 
 # %%
-from accordkit.plots import plot_intervals
-from accordkit.report import NotebookContext, tau2_views
-from accordkit.report.comparisons import paired_comparisons
-from accordkit.report.tau2_plots import plot_pass_curves
+from accordkit.plots import plot_intervals, plot_pass_curves
+from accordkit.report import NotebookContext
+from accordkit.tables import (
+    TAU2_BENCHMARKS,
+    cost_per_task,
+    episode_tables,
+    one_interval,
+    paired_comparisons,
+    pass_k_table,
+    tau2_episodes,
+    termination_table,
+)
 
 nb = NotebookContext.from_parameters("tau2_results", globals())
 out, boot = nb.out, nb.boot
 group = ["domain", "configuration"]
-episodes = tau2_views.tau2_episodes(nb.scores(benchmarks=tau2_views.TAU2_BENCHMARKS))
+episodes = tau2_episodes(nb.scores(benchmarks=TAU2_BENCHMARKS))
 print(f"{len(episodes)} episodes on {episodes['scenario_id'].nunique()} tasks in "
       f"{episodes['domain'].nunique()} domain(s), "
       f"{episodes['configuration'].nunique()} configuration(s)")
@@ -66,7 +74,7 @@ out.frame(episodes.groupby(group).agg(episodes=("episode_id", "size"),
 
 # %%
 # reward, checks and cost tables have the same cells: one set of resamples for all three
-tables = tau2_views.episode_tables(episodes, by=group, **boot)
+tables = episode_tables(episodes, by=group, **boot)
 reward = tables["reward"][tables["reward"]["metric"] == "mean reward"]
 out.table(reward, "reward", rows=group, columns="metric",
           caption="Mean stored reward by domain and configuration.")
@@ -83,10 +91,10 @@ out.figure(plot_intervals(reward, x="domain", hue="configuration", col="metric",
 # figure) resamples tasks, with the page's method and number of resamples.
 
 # %%
-passk = tau2_views.pass_k_table(episodes, by=group, n_resamples=n_resamples, seed=seed,
-                                method=ci_method, confidence=confidence)
+passk = pass_k_table(episodes, by=group, n_resamples=n_resamples, seed=seed,
+                     method=ci_method, confidence=confidence)
 # rewards of 0 and 1 on equal trials: mean reward and pass^1 are one number, one interval
-passk = tau2_views.one_interval(passk, reward, episodes, by=group)
+passk = one_interval(passk, reward, episodes, by=group)
 same = passk["interval_of"].notna()
 out.frame(passk, "pass_k",
           caption=f"pass^k and pass@k by domain and configuration (pass^1 = success rate; "
@@ -121,7 +129,7 @@ else:
 # ## How conversations ended
 
 # %%
-out.frame(tau2_views.termination_table(episodes, by=group), "termination",
+out.frame(termination_table(episodes, by=group), "termination",
           caption="Episodes per termination reason.")
 
 # %% [markdown]
@@ -134,7 +142,7 @@ out.table(costs, "cost", rows=group, columns="metric", digits=4,
           caption="Agent and user cost per episode (USD, as stored).")
 
 # %%
-out.frame(tau2_views.cost_per_task(episodes, by=group), "cost_per_task",
+out.frame(cost_per_task(episodes, by=group), "cost_per_task",
           caption="Mean agent and user cost of one run of each task.")
 
 # %% [markdown]

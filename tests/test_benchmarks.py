@@ -44,6 +44,8 @@ ALLOWED = {
     ("accordkit/synth/goalshift.py", "agentchangebench"): _GENERATOR,
     ("accordkit/testing.py", "accord"): _FAKES,
     ("accordkit/testing.py", "agentchangebench"): _FAKES,
+    ("accordkit/plots/__init__.py", "tau2"):
+        "the name of the module plots/tau2.py (tau2's figures), not a dispatch on the benchmark",
     ("accordkit/metrics/passk.py", "taubench"):
         "the name of τ-bench's pass^k convention (rule='taubench'), a user's choice, "
         "never a dispatch on the benchmark column",

@@ -162,12 +162,12 @@ def test_reading_a_store_with_the_report_views_imports_no_datasets(tmp_path, sam
         "import sys\n"
         "import accordkit as ak\n"
         "from accordkit.plots import plot_intervals\n"
-        "from accordkit.report import NotebookContext, tau2_views, views\n"
-        "from accordkit.report.comparisons import paired_comparisons\n"
+        "from accordkit.report import NotebookContext\n"
+        "from accordkit.tables import paired_comparisons, pass_k_table\n"
         f"frames = {{lv: ak.read_scores({str(tmp_path / 'store')!r}, level=lv)\n"
         "          for lv in ('episode', 'shift')}\n"  # (an empty level is scored afresh)
         "assert len(frames['episode']) and len(frames['shift'])\n"
-        "tau2_views.pass_k_table(frames['episode'], by=['domain'], n_resamples=20)\n"
+        "pass_k_table(frames['episode'], by=['domain'], n_resamples=20)\n"
         "print(sorted(m for m in sys.modules if m == 'datasets' or m.startswith('accordkit.load')"
         " or m == 'accordkit.schema'))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -12,10 +12,18 @@ with intervals from :mod:`accordkit.stats`; no I/O, no LLM calls:
 - :func:`find`: episodes and turns matching text, a tool, a role or a status.
 """
 
-from .failures import FAILURE_COLUMNS, cell_episodes, failure_indicators, failure_taxonomy
+from .failures import (
+    FAILURE_COLUMNS,
+    cell_episodes,
+    failure_indicators,
+    failure_taxonomy,
+    taxonomy_groupings,
+    with_goal_shift,
+)
 from .find import FIND_COLUMNS, find
-from .flips import FLIP_COLUMNS, flips
+from .flips import FLIP_COLUMNS, flip_pairs, flips
 from .usersim import usersim_reliability, without_user_errors
 
 __all__ = ["FAILURE_COLUMNS", "FIND_COLUMNS", "FLIP_COLUMNS", "cell_episodes", "find", "failure_indicators",
-           "failure_taxonomy", "flips", "usersim_reliability", "without_user_errors"]
+           "failure_taxonomy", "flips", "usersim_reliability", "without_user_errors", "flip_pairs",
+           "taxonomy_groupings", "with_goal_shift"]

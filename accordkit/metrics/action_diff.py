@@ -17,18 +17,19 @@ For every episode whose task lists expected actions, :func:`action_rows` gives
   ``action_index`` null): a state-changing call nobody asked for, including a second copy
   of a write that was already done, and a wrong write the agent later corrected. Read and
   generic calls are never extra (see :mod:`accordkit.metrics.tool_kinds`), and only
-  episodes whose task is known (``criteria`` recorded) have extra rows: an AcCoRD episode,
-  or one whose task the results file does not list, expects nothing we know of.
+  episodes whose task's actions are known (``criteria`` recorded, ``actions`` not null or
+  action sets given) have extra rows: an AcCoRD episode, one whose task the results file
+  does not list, or a fork's task listing ``acceptable_outcomes``, expects nothing we know of.
 
 The matching rule is tau2's (``Action.compare_with_tool_call``) for expected ``actions``,
 whatever the benchmark (tau2, AgentChangeBench legacy tasks, τ-bench v1): a call matches when
 it has the action's name and, on the compared arguments, equal values (Python ``==`` on the
-parsed JSON, so ``1 == 1.0``; a string argument holding JSON text is compared as the value it
-encodes). The compared arguments are ``compare_args`` when the action lists them (an empty
-list: the name alone decides), otherwise every argument *the call* has, so an argument the
-call leaves out is not compared. Calls of the assistant and of the user (tau2's dual-control
-domains) count, in any order, and one call may satisfy several actions. The requestor is not
-compared. AgentChangeBench ``action_sets`` are matched by their own rule: some allowed tool
+parsed JSON, so ``1 == 1.0``; a string argument is compared as the string it is, JSON text
+or not, unless ``decode_json_text=True``). The compared arguments are ``compare_args`` when
+the action lists them (an empty list: the name alone decides), otherwise every argument
+*the call* has, so an argument the call leaves out is not compared. Calls of the assistant
+and of the user (tau2's dual-control domains) count, in any order, and one call may satisfy
+several actions. The requestor is not compared. AgentChangeBench ``action_sets`` are matched by their own rule: some allowed tool
 was called with every expected parameter present and equal (extra parameters allowed).
 
 Which call a row names: a satisfied action names its first satisfying call in conversation
@@ -40,9 +41,12 @@ A write call named by no row is ``extra``.
 
 Where a file stores tau2's own verdicts (``reward_info.action_checks``, one per expected
 action, in order), ``stored_match`` holds them and ``agrees_with_stored`` says whether our
-status agrees (matched or not); both are null where nothing is stored. Each row also says
-whether its call came before an earlier action's call (``out_of_order``) and after a hand-off
-to a human (``after_transfer``).
+status agrees (matched or not); both are null where nothing is stored. Checks made on other
+actions than the task's (renumbered task ids, a fork's ``acceptable_outcomes``) are found by
+their gold actions' names and arguments, and those gold actions are then the episode's
+expected actions (:mod:`accordkit.metrics._action_checks`), said once per file. Each row
+also says whether its call came before an earlier action's call (``out_of_order``) and after
+a hand-off to a human (``after_transfer``).
 
 The **first divergence** of an episode is its first call, in conversation order, that
 leaves the expected path:
@@ -76,8 +80,9 @@ the episode's calls, from 0).
 from __future__ import annotations
 
 import json
+import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -86,12 +91,19 @@ import pyarrow.compute as pc
 
 from .._internal.arrow import one_array
 from .._internal.jsontext import loads
+from ._action_checks import (
+    MAX_DEPTH,
+    StoredChecks,
+    read_stored_checks,
+    too_deep,
+    with_gold_actions,
+)
 from ._calls import Transcripts, _np, join_positions, positions_in_runs, text_codes
 from ._checks import check_episode_table
 from .tool_kinds import TRANSFER_TOOLS, check_tool_kinds, tool_kind
 
 __all__ = ["ACTION_COLUMNS", "SUMMARY_COLUMNS", "STATUSES", "DIVERGENCE_REASONS", "action_diff",
-           "action_summary", "action_rows", "action_match",
+           "action_summary", "action_rows", "action_match", "ActionDiffWarning",
            "argument_differences", "params_differences"]
 
 #: The row statuses.
@@ -113,22 +125,40 @@ _ABSENT = object()
 # --------------------------------------------------------------------------- the rules
 
 
+class _TooDeep(ValueError):
+    """A value nests deeper than :data:`~accordkit.metrics._action_checks.MAX_DEPTH`."""
+
+
 def _decoded(value: Any) -> Any:
-    """A value with JSON text inside it (an object or list written as a string) decoded,
-    recursively, as tau2 compares arguments; other text stays as it is."""
-    if isinstance(value, str):
-        stripped = value.strip()
-        if stripped[:1] in ("{", "["):
-            try:
-                return _decoded(json.loads(stripped))
-            except (ValueError, RecursionError):
-                return value
-        return value
-    if isinstance(value, dict):
-        return {k: _decoded(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_decoded(v) for v in value]
-    return value
+    """``value`` with JSON text inside it (an object or list written as a string) decoded,
+    at every level, without recursion; other text stays as it is.
+
+    Raises :class:`_TooDeep` when the decoded value nests deeper than ``MAX_DEPTH``.
+    """
+    out: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any, int]] = [(out, 0, value, 0)]
+    while stack:
+        parent, key, item, depth = stack.pop()
+        if isinstance(item, str):
+            text = item.strip()
+            if text[:1] in ("{", "["):
+                if too_deep(text, MAX_DEPTH - depth):
+                    raise _TooDeep(f"JSON text in an argument nests deeper than {MAX_DEPTH} "
+                                   "levels")
+                try:
+                    item = loads(text)
+                except ValueError:
+                    pass
+        if isinstance(item, dict | list):
+            if depth >= MAX_DEPTH:
+                raise _TooDeep(f"an argument nests deeper than {MAX_DEPTH} levels")
+            new: Any = dict.fromkeys(item) if isinstance(item, dict) else [None] * len(item)
+            parent[key] = new
+            pairs = item.items() if isinstance(item, dict) else enumerate(item)
+            stack.extend((new, k, v, depth + 1) for k, v in pairs)
+        else:
+            parent[key] = item
+    return out[0]
 
 
 def _compared_keys(call_args: Mapping[str, Any],
@@ -137,11 +167,15 @@ def _compared_keys(call_args: Mapping[str, Any],
 
 
 def argument_differences(call_args: Mapping[str, Any], expected_args: Mapping[str, Any],
-                         compare_args: list[str] | tuple[str, ...] | None = None) -> list[str]:
+                         compare_args: list[str] | tuple[str, ...] | None = None, *,
+                         decode_json_text: bool = False) -> list[str]:
     """The compared arguments on which a call and an expected action differ (tau2's rule).
 
     Compared are ``compare_args`` when given, else every argument of the call. An argument
-    one side has and the other lacks differs; one neither side has does not.
+    one side has and the other lacks differs; one neither side has does not. Values are
+    compared with Python ``==`` as they are stored, as tau2 compares them; with
+    ``decode_json_text=True`` a string holding JSON text (an object or a list) is compared as
+    the value it encodes.
 
     Examples
     --------
@@ -151,11 +185,16 @@ def argument_differences(call_args: Mapping[str, Any], expected_args: Mapping[st
     []
     >>> argument_differences({"id": 2}, {"id": 1}, compare_args=[])
     []
+    >>> argument_differences({"q": '{"a": 1}'}, {"q": '{"a":1}'})
+    ['q']
+    >>> argument_differences({"q": '{"a": 1}'}, {"q": '{"a":1}'}, decode_json_text=True)
+    []
     """
+    prepare = _decoded if decode_json_text else _same
     out = []
     for key in _compared_keys(call_args, compare_args):
-        got = _decoded(call_args[key]) if key in call_args else _ABSENT
-        want = _decoded(expected_args[key]) if key in expected_args else _ABSENT
+        got = prepare(call_args[key]) if key in call_args else _ABSENT
+        want = prepare(expected_args[key]) if key in expected_args else _ABSENT
         if got is _ABSENT and want is _ABSENT:
             continue
         if got is _ABSENT or want is _ABSENT or not got == want:
@@ -163,10 +202,16 @@ def argument_differences(call_args: Mapping[str, Any], expected_args: Mapping[st
     return out
 
 
+def _same(value: Any) -> Any:
+    return value
+
+
 def action_match(call_name: str, call_args: Mapping[str, Any], expected_name: str,
                  expected_args: Mapping[str, Any],
-                 compare_args: list[str] | tuple[str, ...] | None = None) -> bool:
-    """Whether a tool call satisfies an expected action, by tau2's rule.
+                 compare_args: list[str] | tuple[str, ...] | None = None, *,
+                 decode_json_text: bool = False) -> bool:
+    """Whether a tool call satisfies an expected action, by tau2's rule
+    (:func:`argument_differences`).
 
     Examples
     --------
@@ -178,8 +223,8 @@ def action_match(call_name: str, call_args: Mapping[str, Any], expected_name: st
     ...              compare_args=["id"])
     True
     """
-    return call_name == expected_name and not argument_differences(call_args, expected_args,
-                                                                   compare_args)
+    return call_name == expected_name and not argument_differences(
+        call_args, expected_args, compare_args, decode_json_text=decode_json_text)
 
 
 def params_differences(call_args: Mapping[str, Any], params: Mapping[str, Any]) -> list[str]:
@@ -284,53 +329,26 @@ class _Expected:
         self.alt_ep = self.unit_ep[self.alt_unit]
 
 
-# --------------------------------------------------------------------------- stored checks
-
-
-def _stored_checks(text: str | None, *, source: Any, episode_id: Any,
-                   parsed: dict[str, Any]) -> list[tuple[str | None, bool]] | None:
-    """``(name, action_match)`` of each stored tau2 action check, or None when none is stored.
-
-    Raises a ``ValueError`` naming the file, the record and the field when the stored value
-    is not a list of checks.
-    """
-    if not text:
-        return None
-    info = parsed.get(text)
-    if info is None:
-        info = parsed[text] = loads(text)
-    checks = info.get("action_checks") if isinstance(info, dict) else None
-    if checks is None:
-        return None
-    where = f"file {source}, record {episode_id}, field reward_info.action_checks"
-    if not isinstance(checks, list):
-        raise ValueError(f"{where}: expected a list of action checks, got "
-                         f"{type(checks).__name__}")
-    out = []
-    for i, check in enumerate(checks):
-        if not isinstance(check, dict) or not isinstance(check.get("action_match"), bool):
-            got = check.get("action_match") if isinstance(check, dict) else check
-            raise ValueError(f"{where}[{i}].action_match: expected true or false, got "
-                             f"{got!r:.60}")
-        action = check.get("action")
-        name = action.get("name") if isinstance(action, dict) else None
-        out.append((name, check["action_match"]))
-    return out
-
-
 # --------------------------------------------------------------------------- the diff
 
 
 class _Pairs:
     """Every (alternative, call) pair of the same episode and tool name, evaluated once per
-    distinct (expected arguments, compared keys, rule, call arguments)."""
+    distinct (expected arguments, compared keys, rule, call arguments).
 
-    def __init__(self, exp: _Expected, tr: Transcripts, table: pa.Table) -> None:
+    Arguments that cannot be compared (not the JSON text of an object, nested deeper than
+    ``MAX_DEPTH``) make their pairs unmatched and their episodes' ``problems`` (row ->
+    the reason, naming the file, record and field): the caller leaves those episodes out.
+    """
+
+    def __init__(self, exp: _Expected, tr: Transcripts, table: pa.Table, *,
+                 decode_json_text: bool = False) -> None:
         (call_name, alt_name), names = text_codes(pc.fill_null(tr.call_field("name"), ""),
                                                   pc.fill_null(exp.alt_name, ""))
         self.names = names.to_pylist()
         self.call_name = call_name
         self.alt_name = alt_name
+        self.problems: dict[int, str] = {}
         n_names = max(len(self.names), 1)
         alt_pos, call_pos = join_positions(exp.alt_ep * n_names + alt_name,
                                            tr.call_episode * n_names + call_name)
@@ -359,44 +377,87 @@ class _Pairs:
         call_text = call_texts.take(pa.array(call_args[first_call])).to_pylist()
         parsed: dict[str, Any] = {}
 
-        def load(text: str, where: str, a: int) -> dict[str, Any]:
+        def load(text: str) -> dict[str, Any]:
             value = parsed.get(text)
             if value is None:
+                if too_deep(text):
+                    raise _TooDeep(f"nested deeper than {MAX_DEPTH} levels; not compared")
                 value = loads(text)
                 if not isinstance(value, dict):
-                    ep = int(exp.alt_ep[a])
-                    raise ValueError(f"file {table.column('source')[ep]}, record "
-                                     f"{table.column('episode_id')[ep]}, field {where}: "
-                                     "expected the JSON text of an object")
+                    raise ValueError("expected the JSON text of an object")
                 parsed[text] = value
             return value
 
         match = np.zeros(len(uniq), dtype=bool)
         n_diff = np.zeros(len(uniq), dtype=np.int64)
+        failed: dict[int, tuple[str, str]] = {}   # unique pair -> (side, reason)
         for u in range(len(uniq)):
             a = int(first_alt[u])
-            expected = load(alt_text[u], "criteria (expected arguments)", a)
-            got = load(call_text[u], "messages (tool-call arguments)", a)
-            if exp.alt_subset[a]:
-                diff = params_differences(got, expected)
-            else:
-                diff = argument_differences(got, expected, compare_of[int(alt_cmp[a])])
-            match[u] = not diff
+            side = "expected"
+            try:
+                expected = load(alt_text[u])
+                side = "call"
+                got = load(call_text[u])
+                side = "both"
+                if exp.alt_subset[a]:
+                    diff = params_differences(got, expected)
+                else:
+                    diff = argument_differences(got, expected, compare_of[int(alt_cmp[a])],
+                                                decode_json_text=decode_json_text)
+                detail = ("", None, None)
+                if diff:
+                    want = {k: expected[k] for k in diff if k in expected}
+                    have = {k: got[k] for k in diff if k in got}
+                    detail = (", ".join(diff), json.dumps(want, ensure_ascii=False),
+                              json.dumps(have, ensure_ascii=False))
+            except (ValueError, RecursionError) as exc:
+                failed[u] = (side, str(exc) if isinstance(exc, ValueError)
+                             else "nested too deeply to compare")
+                diff, detail = [], ("", None, None)
+            match[u] = not diff and u not in failed
             n_diff[u] = len(diff)
-            if diff:
-                want = {k: expected[k] for k in diff if k in expected}
-                have = {k: got[k] for k in diff if k in got}
-                self.detail.append((", ".join(diff), json.dumps(want, ensure_ascii=False),
-                                    json.dumps(have, ensure_ascii=False)))
-            else:
-                self.detail.append(("", None, None))
+            self.detail.append(detail)
         self.match = match[inverse]
         self.n_diff = n_diff[inverse]
         self.detail_of = inverse
+        if failed:
+            self._name_problems(failed, inverse, exp, tr, table)
+
+    def _name_problems(self, failed: dict[int, tuple[str, str]], inverse: np.ndarray,
+                       exp: _Expected, tr: Transcripts, table: pa.Table) -> None:
+        """One problem per episode with a pair that could not be compared, naming the field."""
+        bad = np.flatnonzero(np.isin(inverse, np.array(sorted(failed), dtype=np.int64)))
+        sources, ids = table.column("source"), table.column("episode_id")
+        for p in bad.tolist():
+            a, c = int(self.alt[p]), int(self.call[p])
+            row = int(exp.alt_ep[a])
+            if row in self.problems:
+                continue
+            side, reason = failed[int(inverse[p])]
+            unit = int(exp.alt_unit[a])
+            if side == "call" or (side == "both" and "JSON text in" in reason):
+                m = int(tr.call_message[c] - tr.msg_start[row])
+                where = f"messages[{m}].tool_calls[{int(tr.call_index[c])}].arguments_json"
+            elif exp.unit_is_set[unit]:
+                where = f"criteria.action_sets[{int(exp.unit_index[unit])}].allowed_tools"
+            else:
+                where = f"criteria.actions[{int(exp.unit_index[unit])}].arguments_json"
+            self.problems[row] = (f"file {sources[row]}, record {ids[row]}, field {where}: "
+                                  f"{reason}")
 
 
-def action_rows(table: pa.Table, *, tool_kinds: Mapping[str, str] | None = None
-                ) -> pd.DataFrame:
+class ActionDiffWarning(UserWarning):
+    """What the action diff noticed in the data: stored checks made on other actions than
+    the task's (their gold actions were used), or episodes it left out (named)."""
+
+
+#: How many left-out episodes a warning names (the count covers all).
+_NAMED = 5
+
+
+def action_rows(table: pa.Table, *, tool_kinds: Mapping[str, str] | None = None,
+                decode_json_text: bool = False,
+                errors: Literal["raise", "skip"] = "raise") -> pd.DataFrame:
     """The action diff of every episode of ``table`` (see the module docstring).
 
     Parameters
@@ -406,6 +467,14 @@ def action_rows(table: pa.Table, *, tool_kinds: Mapping[str, str] | None = None
     tool_kinds : mapping of str to str, optional
         Kinds (``"read"``, ``"write"``, ``"generic"``) for tools the name rule of
         :func:`~accordkit.metrics.tool_kinds.tool_kind` gets wrong.
+    decode_json_text : bool
+        Compare a string argument holding JSON text (an object or a list) as the value it
+        encodes. Off by default: tau2 compares the strings as stored.
+    errors : {"raise", "skip"}
+        What an episode whose diff cannot be made does (stored checks that cannot be read,
+        arguments that are not JSON objects or nest deeper than ``MAX_DEPTH`` levels):
+        ``"raise"`` a ``ValueError`` naming the file, record and field; ``"skip"`` leave
+        that episode out, named in one :class:`ActionDiffWarning`, and diff the others.
 
     Returns
     -------
@@ -415,9 +484,16 @@ def action_rows(table: pa.Table, *, tool_kinds: Mapping[str, str] | None = None
     Raises
     ------
     ValueError
-        Naming the file, record and field: stored ``action_checks`` that are not a list of
-        checks, or that do not line up with the task's expected actions; arguments that are
-        not JSON objects.
+        With ``errors="raise"``, naming the file, record and field of the first episode
+        whose diff cannot be made.
+
+    Warns
+    -----
+    ActionDiffWarning
+        Once per file whose stored checks were made on other actions than the tasks' (see
+        :mod:`accordkit.metrics._action_checks`): ``N of M simulations store checks made on
+        other tasks than this file's``; their stored gold actions are their expected
+        actions. With ``errors="skip"``, once naming the episodes left out.
 
     Examples
     --------
@@ -431,15 +507,128 @@ def action_rows(table: pa.Table, *, tool_kinds: Mapping[str, str] | None = None
     """
     check_episode_table(table, _REQUIRED, what="the action diff")
     kinds_given = check_tool_kinds(tool_kinds)
+    if errors not in ("raise", "skip"):
+        raise ValueError(f"errors must be 'raise' or 'skip', got {errors!r}")
+    sets = pc.struct_field(one_array(table.column("criteria")), "action_sets")
+    stored = read_stored_checks(table, _np(pc.list_value_length(sets), 0) > 0)
+    if stored.gold:
+        _warn_gold(table, stored)
+        table = with_gold_actions(table, stored.gold)
+    problems = dict(stored.problems)
+    frame, found = _isolated(table, lambda part, rows: _diff_rows(
+        part, rows, stored, kinds_given, decode_json_text))
+    problems.update(found)
+    if problems:
+        if errors == "raise":
+            failure = problems[min(problems)]
+            if isinstance(failure, BaseException):
+                raise ValueError(_failure_text(table, min(problems), failure)) from failure
+            raise ValueError(failure)
+        _warn_left_out(table, problems)
+        frame = frame[~frame["row"].isin(list(problems))].reset_index(drop=True)
+    return frame
+
+
+def _failure_text(table: pa.Table, row: int, exc: BaseException) -> str:
+    return (f"file {table.column('source')[row]}, record {table.column('episode_id')[row]}: "
+            f"the action diff could not be made ({type(exc).__name__}: {exc})")
+
+
+def _diff_rows(table: pa.Table, rows: np.ndarray | None, stored: StoredChecks,
+               kinds_given: dict[str, str], decode_json_text: bool
+               ) -> tuple[pd.DataFrame, dict[int, Any]]:
+    """The rows of ``table`` (the episodes ``rows`` of the whole table, or all of it), and
+    the problems of the episodes that could not be compared (positions in ``table``)."""
     exp = _Expected(table)
     tr = Transcripts(table)
-    pairs = _Pairs(exp, tr, table)
+    pairs = _Pairs(exp, tr, table, decode_json_text=decode_json_text)
     write_name = np.array([tool_kind(name, kinds_given) == "write" for name in pairs.names]
                           + [False], dtype=bool)
     call_is_write = write_name[pairs.call_name]
     transfer_names = {i for i, name in enumerate(pairs.names) if name in TRANSFER_TOOLS}
-    builder = _RowBuilder(table, exp, tr, pairs, call_is_write, transfer_names, kinds_given)
-    return builder.frame()
+    matches = stored.matches if rows is None else {
+        k: stored.matches[int(r)] for k, r in enumerate(rows) if int(r) in stored.matches}
+    builder = _RowBuilder(table, exp, tr, pairs, call_is_write, transfer_names, kinds_given,
+                          matches)
+    return builder.frame(), pairs.problems
+
+
+def _isolated(table: pa.Table, run: Any) -> tuple[pd.DataFrame, dict[int, Any]]:
+    """``run`` over the whole table; when it fails, over halves, and so on down to single
+    episodes, so that an episode it cannot handle is a problem of its own (the exception)
+    and the others get their rows. Returns the rows (``row`` in ``table``) and the problems.
+    """
+    try:
+        return run(table, None)
+    except (KeyboardInterrupt, MemoryError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - narrowed below, episode by episode
+        if not table.num_rows:
+            raise
+        first = exc
+    frames: list[pd.DataFrame] = []
+    problems: dict[int, Any] = {}
+    rows = np.arange(table.num_rows, dtype=np.int64)
+    half = len(rows) // 2
+    todo = [rows[half:], rows[:half]] if len(rows) > 1 else []
+    if len(rows) == 1:
+        problems[0] = first
+    while todo:
+        rows = todo.pop()
+        try:
+            frame, found = run(table.take(pa.array(rows)), rows)
+        except (KeyboardInterrupt, MemoryError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - narrowed to one episode
+            if len(rows) == 1:
+                problems[int(rows[0])] = exc
+            else:
+                half = len(rows) // 2
+                todo += [rows[half:], rows[:half]]
+            continue
+        frame["row"] = rows[frame["row"].to_numpy()]
+        frames.append(frame)
+        problems.update({int(rows[k]): v for k, v in found.items()})
+    frame = pd.concat(frames, ignore_index=True) if frames else run(table.slice(0, 0), None)[0]
+    order = np.argsort(frame["row"].to_numpy(), kind="stable")
+    return frame.iloc[order].reset_index(drop=True), problems
+
+
+def _warn_gold(table: pa.Table, stored: StoredChecks) -> None:
+    """Once per file: how many of its simulations store checks made on other actions than
+    their task's, whose gold actions the diff uses instead."""
+    sources = table.column("source").to_pylist()
+    per_file: dict[Any, list[int]] = {}
+    for row, src in enumerate(sources):
+        per_file.setdefault(src, []).append(row)
+    for src, rows in per_file.items():
+        other = [r for r in rows if r in stored.gold and r not in stored.no_task_actions]
+        empty = [r for r in rows if r in stored.no_task_actions]
+        if other:
+            warnings.warn(
+                f"{src}: {len(other)} of {len(rows)} simulations store checks made on other "
+                "tasks than this file's (reward_info.action_checks name other actions than "
+                "the task their task_id names: renumbered task ids?); the action diff takes "
+                "the evaluator's stored gold actions (action_checks[i].action) as their "
+                "expected actions", ActionDiffWarning, stacklevel=4)
+        if empty:
+            warnings.warn(
+                f"{src}: {len(empty)} of {len(rows)} simulations store action checks while "
+                "their task lists no expected actions (a fork's acceptable_outcomes, or a "
+                "task missing from the file); the action diff takes the evaluator's stored "
+                "gold actions (action_checks[i].action) as their expected actions",
+                ActionDiffWarning, stacklevel=4)
+
+
+def _warn_left_out(table: pa.Table, problems: dict[int, Any]) -> None:
+    """One warning naming the episodes the diff left out, and why."""
+    rows = sorted(problems)
+    named = [problems[r] if isinstance(problems[r], str) else _failure_text(table, r, problems[r])
+             for r in rows[:_NAMED]]
+    more = f"; and {len(rows) - _NAMED} more" if len(rows) > _NAMED else ""
+    warnings.warn(f"the action diff left out {len(rows)} episode(s) it could not make (their "
+                  f"other scores stand): {'; '.join(named)}{more}", ActionDiffWarning,
+                  stacklevel=4)
 
 
 _INF = np.int64(1 << 40)
@@ -465,8 +654,9 @@ class _RowBuilder:
 
     def __init__(self, table: pa.Table, exp: _Expected, tr: Transcripts, pairs: _Pairs,
                  call_is_write: np.ndarray, transfer_names: set[int],
-                 overrides: dict[str, str]) -> None:
+                 overrides: dict[str, str], stored: dict[int, list[bool]]) -> None:
         self.table, self.exp, self.tr, self.pairs = table, exp, tr, pairs
+        self.stored_matches = stored
         self.is_write = call_is_write
         self.is_transfer = np.isin(pairs.call_name, np.array(sorted(transfer_names),
                                                              dtype=np.int64))
@@ -535,11 +725,20 @@ class _RowBuilder:
         prev = _excl_cummax(np.where(matched, order, -1), u_ep)
         out_of_order = np.where(matched, order < prev, False)
         # ---- extra rows: writes no row names, of episodes whose task is known
-        known = _np(self.table.column("criteria").is_valid(), False).astype(bool)
+        known = self._task_known()
         extra = np.flatnonzero(self.is_write & ~named_any & known[call_ep]) if n_calls \
             else np.zeros(0, np.int64)
         return self._assemble(u_ep, status, chosen, unit_call, order, out_of_order, extra,
                               transfer_at, div_order, div_reason, matched)
+
+    def _task_known(self) -> np.ndarray:
+        """Per episode: whether its task's expected actions are known (criteria recorded,
+        and not ``actions: null`` without action sets: a fork's task that lists several
+        acceptable outcomes instead)."""
+        criteria = one_array(self.table.column("criteria"))
+        known = _np(criteria.is_valid(), False).astype(bool)
+        no_actions = ~_np(pc.struct_field(criteria, "actions").is_valid(), False).astype(bool)
+        return known & ~(no_actions & ~self.exp.use_sets)
 
     # ------------------------------------------------------------------ divergence
     def _divergence(self, p_unit: np.ndarray, p_call: np.ndarray, fm_order: np.ndarray,
@@ -678,11 +877,15 @@ class _RowBuilder:
         keys, counts = np.unique(call_key, return_counts=True)
 
         def count(ep: np.ndarray, code: np.ndarray) -> np.ndarray:
+            """Calls of the episode with that tool name (0 for none, one per entry)."""
+            out = np.zeros(len(ep), np.int64)
+            if not len(keys) or not len(ep):
+                return out
             key = ep * n_names + code
-            k = np.searchsorted(keys, key)
-            k = np.minimum(k, max(len(keys) - 1, 0))
-            return np.where((len(keys) > 0) & (code >= 0) & (keys[k] == key) if len(keys)
-                            else False, counts[k] if len(keys) else 0, 0)
+            k = np.minimum(np.searchsorted(keys, key), len(keys) - 1)
+            hit = (code >= 0) & (keys[k] == key)
+            out[hit] = counts[k[hit]]
+            return out
 
         u_code = np.where(chosen >= 0, pairs.call_name[np.maximum(unit_call, 0)]
                           if len(pairs.call_name) else -1,
@@ -755,36 +958,21 @@ class _RowBuilder:
         return out.reset_index(drop=True)
 
     def _stored(self, matched: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """tau2's stored ``action_match`` of each unit, and whether one is stored."""
-        exp, table = self.exp, self.table
+        """tau2's stored ``action_match`` of each unit, and whether one is stored (rows
+        whose checks line up with their expected actions: :func:`read_stored_checks`)."""
+        exp = self.exp
         n_units = len(exp.unit_ep)
         value = np.zeros(n_units, bool)
         known = np.zeros(n_units, bool)
-        text = table.column("reward_info_json")
-        has = _np(pc.fill_null(pc.match_substring(text, "action_checks"), False), False)
-        rows = np.flatnonzero(has)
-        if not len(rows) or not n_units:
+        if not self.stored_matches or not n_units:
             return value, known
-        bounds = np.searchsorted(exp.unit_ep, np.arange(table.num_rows + 1))
-        names = self._unit_names()
-        parsed: dict[str, Any] = {}
-        sources, ids = table.column("source"), table.column("episode_id")
-        for ep in rows.tolist():
-            checks = _stored_checks(text[ep].as_py(), source=sources[ep], episode_id=ids[ep],
-                                    parsed=parsed)
-            if checks is None or exp.use_sets[ep]:
-                continue  # nothing stored, or checks of legacy actions of a set-scored task
+        bounds = np.searchsorted(exp.unit_ep, np.arange(self.table.num_rows + 1))
+        for ep, checks in self.stored_matches.items():
             lo, hi = int(bounds[ep]), int(bounds[ep + 1])
-            where = f"file {sources[ep]}, record {ids[ep]}, field reward_info.action_checks"
-            if len(checks) != hi - lo:
-                raise ValueError(f"{where}: {len(checks)} stored check(s) for {hi - lo} "
-                                 "expected action(s)")
-            for k, (name, match) in enumerate(checks):
-                if name is not None and name != names[lo + k]:
-                    raise ValueError(f"{where}[{k}].action.name: {name!r} is not the expected "
-                                     f"action {names[lo + k]!r}")
-                value[lo + k] = match
-                known[lo + k] = True
+            if exp.use_sets[ep] or hi - lo != len(checks):
+                continue
+            value[lo:hi] = checks
+            known[lo:hi] = True
         return value, known
 
 
@@ -804,7 +992,9 @@ SUMMARY_COLUMNS = ["n_expected", "n_matched", "n_wrong_arguments", "n_missing", 
                    "checks_agree"]
 
 
-def action_diff(ds: Any, *, tool_kinds: Mapping[str, str] | None = None) -> pd.DataFrame:
+def action_diff(ds: Any, *, tool_kinds: Mapping[str, str] | None = None,
+                decode_json_text: bool = False,
+                errors: Literal["raise", "skip"] = "raise") -> pd.DataFrame:
     """The action diff of every episode: expected actions against the calls made.
 
     One row per expected action (``matched``, ``wrong_arguments`` or ``missing``) and one
@@ -818,12 +1008,27 @@ def action_diff(ds: Any, *, tool_kinds: Mapping[str, str] | None = None) -> pd.D
         Canonical episodes (:func:`accordkit.load`).
     tool_kinds : mapping of str to str, optional
         ``{"tool": "read" | "write" | "generic"}`` for tools the name rule gets wrong.
+    decode_json_text : bool
+        Compare a string argument holding JSON text as the value it encodes (off: the
+        strings are compared as stored, as tau2 does).
+    errors : {"raise", "skip"}
+        An episode whose diff cannot be made (unreadable stored checks, arguments that are
+        not JSON objects or nest deeper than 100 levels): ``"raise"`` a ``ValueError``
+        naming its file, record and field, or ``"skip"`` it, named in one
+        :class:`ActionDiffWarning`, and diff the others (:func:`accordkit.score` does).
 
     Returns
     -------
     pandas.DataFrame
         The id columns (:data:`accordkit.ID_COLUMNS`) then :data:`ACTION_COLUMNS`, episodes
         in order, expected actions in order then extra calls in conversation order.
+
+    Warns
+    -----
+    ActionDiffWarning
+        Once per file whose stored ``action_checks`` were made on other actions than its
+        tasks' ("N of M simulations store checks made on other tasks than this file's"):
+        those episodes' expected actions are the evaluator's stored gold actions.
 
     Examples
     --------
@@ -841,7 +1046,8 @@ def action_diff(ds: Any, *, tool_kinds: Mapping[str, str] | None = None) -> pd.D
     from ..names import ID_COLUMNS
 
     table = ds if isinstance(ds, pa.Table) else arrow_table(ds)
-    rows = action_rows(table, tool_kinds=tool_kinds)
+    rows = action_rows(table, tool_kinds=tool_kinds, decode_json_text=decode_json_text,
+                       errors=errors)
     ids = {name: table.column(name).to_pandas() for name in ID_COLUMNS}
     head = pd.DataFrame(ids).iloc[rows["row"].to_numpy()].reset_index(drop=True)
     return pd.concat([head, rows.drop(columns="row").reset_index(drop=True)], axis=1)

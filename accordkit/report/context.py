@@ -15,10 +15,10 @@ from typing import Any
 
 import pandas as pd
 
+from ..tables import bootstrap_options, select
 from .outputs import ReportOutputs
 from .runner import DEFAULT_PARAMETERS
 from .setup import notebook_setup
-from .views import bootstrap_options, select
 
 __all__ = ["NotebookContext", "PARAMETER_NAMES"]
 

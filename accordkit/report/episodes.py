@@ -75,7 +75,7 @@ def episode_table(episodes: pd.DataFrame, *, actions: pd.DataFrame | None = None
     [[1, 'pass', ''], [2, 'fail', 'missing']]
     """
     from ..metrics.reviews import review_status
-    from .tau2_views import with_configuration
+    from ..tables.tau2 import with_configuration
 
     frame = with_configuration(episodes.drop_duplicates("episode_id").reset_index(drop=True))
     ids = frame["episode_id"].astype(str)

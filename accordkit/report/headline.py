@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..stats._validate import SUMMARY_COLUMNS
+from ..tables import SUMMARY_COLUMNS
 
 __all__ = ["Headline", "HEADLINES", "headline_numbers", "table_anchor"]
 

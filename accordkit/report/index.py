@@ -16,9 +16,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..plots.labels import shared_part, short_labels
 from .filenames import run_folder
 from .headline import headline_numbers
-from .labels import shared_part, short_labels
 from .notebooks import NOTEBOOKS, InputFacts
 from .outdir import write_text_checked
 from .pages import content_security_policy, seal_page

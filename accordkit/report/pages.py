@@ -720,9 +720,9 @@ def _int(value) -> int:
 
 def _shorten_configurations(soup, table) -> int:
     """Cut the configuration labels of a table's body to what tells its rows apart
-    (:func:`accordkit.report.labels.short_labels`), the full label as hover text, and say
+    (:func:`accordkit.plots.labels.short_labels`), the full label as hover text, and say
     under the table what every row shares. Returns how many cells were shortened."""
-    from .labels import shared_part, short_labels
+    from ..plots.labels import shared_part, short_labels
 
     if table.tbody is None:
         return 0

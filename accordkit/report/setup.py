@@ -23,11 +23,11 @@ def notebook_setup() -> None:
     import pandas as pd
 
     from .._internal.warnings_format import plain_warnings
-    from ..stats import BCaFallbackWarning, DegenerateIntervalWarning
+    from ..tables import INTERVAL_WARNINGS
 
     plain_warnings()
 
-    for category in (BCaFallbackWarning, DegenerateIntervalWarning):
+    for category in INTERVAL_WARNINGS:
         warnings.simplefilter("ignore", category)
     try:
         from tqdm import TqdmWarning

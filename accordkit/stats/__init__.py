@@ -17,6 +17,8 @@ How far a number can be trusted (issue 15):
 Tables are rendered by :func:`accordkit.tables.format_table`.
 """
 
+from ._point import point_estimates
+from ._validate import COMPARE_COLUMNS, SUMMARY_COLUMNS
 from ._warnings import (
     BCaFallbackWarning,
     DegenerateIntervalWarning,
@@ -40,6 +42,9 @@ __all__ = [
     "compare",
     "compare_metrics",
     "Metric",
+    "point_estimates",
+    "SUMMARY_COLUMNS",
+    "COMPARE_COLUMNS",
     "BCaFallbackWarning",
     "DegenerateIntervalWarning",
     "MixedBenchmarksWarning",

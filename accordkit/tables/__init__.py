@@ -1,73 +1,44 @@
-"""Paper tables: the catalogue of metrics, the builders, rendering and figures.
-
-- :mod:`~accordkit.tables.catalogue`: which metrics each table shows, each defined once;
-- :mod:`~accordkit.tables.builders`: the report tables with intervals (:func:`accordkit.summarize`);
-- :mod:`~accordkit.tables.paper`: :func:`accord_table`, the same metrics' point estimates;
-- :mod:`~accordkit.tables.passk`: :func:`pass_hat_k`, pass^k per group with intervals;
-- :mod:`~accordkit.tables.format`: :func:`format_table` (``estimate [low, high]`` cells);
-- :mod:`~accordkit.tables.plots`: seaborn figures drawn from those intervals (imported on
-  first use, so matplotlib is only loaded when a figure is drawn).
-"""
+"""Every table a page shows: builders of one call shape, ``builder(frame, *, by,
+**options) -> long frame`` (:func:`accordkit.summarize`'s output), one module per benchmark
+or family (accord, goalshift, failures, tau2, comparisons, reliability; shared), the
+catalogue of their metrics, :func:`accord_table`, :func:`pass_hat_k` and
+:func:`format_table`. Figures are in :mod:`accordkit.plots`."""
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
-
-from .builders import (
-    FAILURES,
-    accord_cost,
-    accord_dynamics,
-    accord_main,
-    accord_main_and_cost,
-    accord_tables,
-    bootstrap_options,
-    failure_benchmarks,
-    failure_flags,
-    failure_rates,
-    goalshift_gsrt,
-    goalshift_main,
-    preference_scores,
-    select,
-    summarize_together,
-    with_tue_points,
-)
-from .catalogue import (
-    ACCORD_COST,
-    ACCORD_DYNAMICS,
-    ACCORD_MAIN,
-    ACCORD_PREFERENCE,
-    ACCORD_USER_COST,
-    CATALOGUE,
-    COMPARISON_METRICS,
-    GOALSHIFT_GSRT,
-    GOALSHIFT_MAIN,
-    paper_id,
-)
+from ..stats import SUMMARY_COLUMNS, BCaFallbackWarning, DegenerateIntervalWarning
+from . import accord, catalogue, failures, goalshift, shared
+from .accord import *  # noqa: F403
+from .catalogue import *  # noqa: F403
+from .comparisons import benchmark_comparisons, paired_comparisons
+from .failures import *  # noqa: F403
 from .format import FORMATS, format_table, interval_caption
+from .goalshift import *  # noqa: F403
 from .paper import ACCORD_TABLE_METRICS, accord_table
-from .passk import pass_hat_k
+from .passk import one_interval, pass_hat_k
+from .shared import *  # noqa: F403
+from .tau2 import (
+    COST_METRICS,
+    REWARD_METRICS,
+    TAU2_BENCHMARKS,
+    cost_per_task,
+    episode_tables,
+    pass_k_table,
+    reward_table,
+    tau2_episodes,
+    termination_table,
+    with_configuration,
+)
 
-_PLOTS = ("model_palette", "plot_intervals", "plot_forest", "plot_passk", "plot_gsrt",
-          "save_figure")
+#: The warnings a table's intervals may raise (a BCa interval that fell back to the
+#: percentile one, a degenerate interval); a page states each cell's interval instead.
+INTERVAL_WARNINGS = (BCaFallbackWarning, DegenerateIntervalWarning)
 
 __all__ = [
-    "format_table", "interval_caption", "FORMATS",
-    "accord_table", "ACCORD_TABLE_METRICS", "pass_hat_k",
-    "accord_main", "accord_dynamics", "accord_cost", "accord_main_and_cost", "accord_tables",
-    "goalshift_main",
-    "goalshift_gsrt",
-    "failure_flags", "failure_rates", "failure_benchmarks", "FAILURES", "bootstrap_options", "select", "preference_scores",
-    "with_tue_points", "summarize_together",
-    "ACCORD_MAIN", "ACCORD_DYNAMICS", "ACCORD_PREFERENCE", "ACCORD_COST", "ACCORD_USER_COST",
-    "GOALSHIFT_MAIN", "GOALSHIFT_GSRT", "COMPARISON_METRICS", "CATALOGUE", "paper_id",
-    *_PLOTS,
+    *accord.__all__, *goalshift.__all__, *failures.__all__, *shared.__all__,
+    *catalogue.__all__, "format_table", "interval_caption", "FORMATS", "accord_table",
+    "ACCORD_TABLE_METRICS", "pass_hat_k", "one_interval", "TAU2_BENCHMARKS", "REWARD_METRICS", "COST_METRICS",
+    "with_configuration", "tau2_episodes", "episode_tables", "reward_table",
+    "termination_table", "cost_per_task", "pass_k_table", "paired_comparisons",
+    "benchmark_comparisons", "SUMMARY_COLUMNS", "INTERVAL_WARNINGS",
 ]
-
-
-def __getattr__(name: str) -> Any:
-    if name in _PLOTS:
-        value = getattr(import_module(".plots", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,7 +3,7 @@
 Every table is a tuple of :class:`~accordkit.stats.Metric` specs, built from the single
 constants of the layers below (:data:`accordkit.schema.DYNAMICS`,
 :data:`accordkit.metrics.tue.TUE_WEIGHTS` through the ``tue_points`` column). The builders
-in :mod:`accordkit.tables.builders` summarise them with intervals; :func:`accord_table`
+in :mod:`accordkit.tables.accord` and :mod:`accordkit.tables.goalshift` summarise them with intervals; :func:`accord_table`
 gives the same metrics' point estimates under the ids of :func:`paper_id`.
 """
 
@@ -15,18 +15,9 @@ from ..benchmarks import CATALOG
 from ..names import DYNAMICS
 from ..stats import Metric
 
-__all__ = [
-    "ACCORD_MAIN",
-    "ACCORD_DYNAMICS",
-    "ACCORD_PREFERENCE",
-    "ACCORD_COST",
-    "ACCORD_USER_COST",
-    "GOALSHIFT_MAIN",
-    "GOALSHIFT_GSRT",
-    "COMPARISON_METRICS",
-    "CATALOGUE",
-    "paper_id",
-]
+__all__ = ["ACCORD_MAIN", "ACCORD_DYNAMICS", "ACCORD_PREFERENCE", "ACCORD_COST",
+           "ACCORD_USER_COST", "GOALSHIFT_MAIN", "GOALSHIFT_GSRT", "COMPARISON_METRICS",
+           "CATALOGUE", "paper_id"]
 
 #: AcCoRD Table 4's column order: the dynamics discovered in conversation, then the
 #: preferences stated up front (``schema.DYNAMICS`` lists ``stated`` first).
@@ -41,7 +32,7 @@ ACCORD_MAIN = (
     Metric("task score", "task_score"),
 )
 #: AcCoRD Table 4, per dynamic (preference frame with the ``preference score`` column of
-#: :func:`accordkit.tables.builders.preference_scores`, grouped by ``dynamic``).
+#: :func:`accordkit.tables.accord.preference_scores`, grouped by ``dynamic``).
 ACCORD_PREFERENCE = Metric("preference score", "preference score")
 #: AcCoRD Table 4, right half: interaction cost per episode (episode frame).
 ACCORD_COST = (

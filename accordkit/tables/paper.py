@@ -2,7 +2,7 @@
 
 The point-estimate form of the catalogue: the metrics of
 :mod:`accordkit.tables.catalogue`, estimated by the statistics engine
-(:func:`accordkit.stats._point.point_estimates`, the estimators of
+(:func:`accordkit.stats.point_estimates`, the estimators of
 :func:`accordkit.summarize`) without resampling, so the paper's numbers and the report's
 intervals come from one code path.
 """
@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from ..benchmarks import shown_in_table
-from ..stats._point import point_estimates
-from .builders import preference_scores
+from ..stats import point_estimates
+from .accord import preference_scores
 from .catalogue import (
     ACCORD_COST,
     ACCORD_DYNAMICS,
@@ -130,7 +130,7 @@ def accord_table(episodes: pd.DataFrame, preferences: pd.DataFrame, *,
         of ``completed``; ``outcome_score`` = mean ``outcome_score`` over completed
         episodes; ``perfect_outcome_rate`` and ``task_score`` over all episodes;
         ``score_<dynamic>`` = mean ``satisfied`` over judged preferences of that dynamic in
-        completed episodes (:func:`~accordkit.tables.builders.preference_scores`).
+        completed episodes (:func:`~accordkit.tables.accord.preference_scores`).
 
     Examples
     --------

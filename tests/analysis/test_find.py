@@ -98,7 +98,7 @@ def test_find_on_a_dataset(sample_dir):
 def test_each_hit_says_its_configuration():
     """Two configurations (one with an unrecorded user model) and two benchmarks: each hit
     names its configuration as the report labels it."""
-    from accordkit.report.tau2_views import with_configuration
+    from accordkit.tables.tau2 import with_configuration
 
     def ep(eid, agent, user, bench="tau2"):
         return build_episode([message("user", "cancel R1"),

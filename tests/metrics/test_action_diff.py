@@ -285,9 +285,17 @@ def test_rule_compare_args():
     assert not action_match("f", {"b": 2}, "f", {"a": 1, "b": 2}, ["a", "b"])
     assert action_match("f", {"a": 5}, "f", {"a": 1}, [])
     assert argument_differences({"b": 2}, {"a": 1, "b": 2}, ["a", "b", "z"]) == ["a"]
-    # JSON text inside an argument is compared as the value it holds
-    assert action_match("f", {"q": '{"x": 1, "y": [1, 2]}'}, "f", {"q": {"y": [1, 2], "x": 1}})
-    assert not action_match("f", {"q": "1"}, "f", {"q": 1})
+    # JSON text inside an argument is compared as the string it is (tau2's main line)...
+    assert not action_match("f", {"q": '{"x": 1, "y": [1, 2]}'}, "f",
+                            {"q": {"y": [1, 2], "x": 1}})
+    assert not action_match("f", {"q": '{"x": 1}'}, "f", {"q": '{"x":1}'})
+    assert action_match("f", {"q": '{"x": 1}'}, "f", {"q": '{"x": 1}'})
+    # ... or, on request, as the value it holds (at any level)
+    assert action_match("f", {"q": '{"x": 1, "y": [1, 2]}'}, "f", {"q": {"y": [1, 2], "x": 1}},
+                        decode_json_text=True)
+    assert action_match("f", {"q": ['{"x": "[1]"}']}, "f", {"q": [{"x": [1]}]},
+                        decode_json_text=True)
+    assert not action_match("f", {"q": "1"}, "f", {"q": 1}, decode_json_text=True)
 
 
 def test_compare_args_from_the_task():
@@ -321,9 +329,10 @@ def _with_checks(rec, checks):
     return rec
 
 
-def _check(name, match):
-    return {"action": {"action_id": name, "name": name, "arguments": {}}, "action_match": match,
-            "action_reward": float(match)}
+def _check(name, match, arguments=None):
+    return {"action": {"action_id": name, "requestor": "assistant", "name": name,
+                       "arguments": arguments or {}, "info": None, "compare_args": None},
+            "action_match": match, "action_reward": float(match)}
 
 
 def test_stored_checks_are_compared():
@@ -332,7 +341,8 @@ def test_stored_checks_are_compared():
                         criteria=criteria(actions=[("cancel_reservation", {"id": "R1"}),
                                                    ("book_reservation", BOOK)]),
                         benchmark="tau2")
-    _with_checks(rec, [_check("cancel_reservation", True), _check("book_reservation", True)])
+    _with_checks(rec, [_check("cancel_reservation", True, {"id": "R1"}),
+                       _check("book_reservation", True, BOOK)])
     out = action_rows(episode_table(rec))
     assert out["stored_match"].tolist() == [True, True]
     assert out["agrees_with_stored"].tolist() == [True, False]
@@ -350,19 +360,22 @@ def test_stored_checks_not_a_list_name_file_record_field():
         action_rows(episode_table(rec))
 
 
-def test_stored_checks_that_do_not_line_up_are_an_error():
+def test_unreadable_stored_checks_are_an_error_naming_the_field():
     rec = build_episode([message("user", "x")],
                         criteria=criteria(actions=[("cancel_reservation", {"id": "R1"})]),
                         benchmark="tau2", source="run.json", episode_id="tau2/sim-8")
-    _with_checks(rec, [_check("cancel_reservation", False), _check("x", False)])
-    with pytest.raises(ValueError, match="2 stored check.s. for 1 expected action"):
-        action_rows(episode_table(rec))
-    _with_checks(rec, [_check("book_reservation", False)])
-    with pytest.raises(ValueError, match=r"action_checks\[0\].action.name: 'book_reservation'"):
-        action_rows(episode_table(rec))
     _with_checks(rec, [{"action": {"name": "cancel_reservation"}, "action_match": "yes"}])
     with pytest.raises(ValueError, match=r"action_checks\[0\].action_match: expected true"):
         action_rows(episode_table(rec))
+    # checks that do not line up and store no gold action to take instead
+    _with_checks(rec, [{"action_match": False}, {"action_match": True}])
+    with pytest.raises(ValueError, match=r"run.json, record tau2/sim-8, field reward_info."
+                                         r"action_checks: 2 stored check.s. for 1 expected "
+                                         r"action.s., and a check stores no gold action"):
+        action_rows(episode_table(rec))
+    # a check without its action is taken as its action's when the counts agree
+    _with_checks(rec, [{"action_match": False}])
+    assert action_rows(episode_table(rec))["agrees_with_stored"].tolist() == [True]
 
 
 # --------------------------------------------------------------------------- public faces

@@ -17,7 +17,9 @@ MODULES = [
     "accordkit.stats._options",
     "accordkit.tables.format",
     "accordkit.tables.catalogue",
-    "accordkit.tables.builders",
+    "accordkit.tables.shared",
+    "accordkit.tables.accord",
+    "accordkit.tables.failures",
     "accordkit.tables.paper",
 ]
 

@@ -33,7 +33,7 @@ def compute() -> dict[str, dict]:
     import warnings
 
     import accordkit as ak
-    from accordkit.report import views
+    from accordkit import tables as views
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

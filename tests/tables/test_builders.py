@@ -184,10 +184,19 @@ def test_public_api_exports_the_builders():
                  "goalshift_gsrt", "failure_flags", "plot_intervals", "plot_forest",
                  "accord_table", "format_table"):
         assert callable(getattr(ak, name)), name
-    from accordkit import plots
-    from accordkit.report import views
+    from accordkit import plots, tables
 
-    assert views.accord_main is accord_main and plots.plot_intervals is ak.plot_intervals
+    assert tables.accord_main is accord_main and plots.plot_intervals is ak.plot_intervals
+
+
+@pytest.mark.parametrize("path", ["accordkit.report.views", "accordkit.plots_survival",
+                                  "accordkit.tables.plots", "accordkit.report.tau2_views",
+                                  "accordkit.report.tau2_plots"])
+def test_the_old_homes_of_tables_and_figures_are_gone(path):
+    import importlib
+
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(path)
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import accordkit as ak
-from accordkit.tables.builders import GSRT_KM_LABELS, goalshift_gsrt
+from accordkit.tables.goalshift import GSRT_KM_LABELS, goalshift_gsrt
 
 
 @pytest.fixture(scope="module")

@@ -42,3 +42,18 @@ def test_cli_choices_are_the_library_constants():
     assert choices["level"] == LEVELS
     assert choices["tcrr_mode"] == TCRR_MODES
     assert choices["action_mode"] == ACTION_MODES
+
+
+def test_metric_specs_are_written_only_in_tables_and_stats():
+    """A table's metrics (``Metric(...)``) are defined where tables are built (``tables/``)
+    or where the statistics define the type (``stats/``), never in the report or elsewhere."""
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel.startswith(("tables/", "stats/")):
+            continue
+        for i, line in enumerate(path.read_text("utf-8").splitlines(), 1):
+            if re.search(r"\bMetric\(", line):
+                found.append(f"{rel}:{i}: {line.strip()}")
+    assert not found, f"Metric specs outside tables/ and stats/: {found}"
+

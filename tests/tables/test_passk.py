@@ -306,8 +306,8 @@ def test_one_interval_for_mean_reward_and_pass1():
     interval; a partial reward or unequal trials make them two quantities."""
     import warnings
 
-    from accordkit.report.tau2_views import one_interval, pass_k_table, reward_table
     from accordkit.stats import BCaFallbackWarning
+    from accordkit.tables.tau2 import one_interval, pass_k_table, reward_table
 
     opts = {"n_resamples": 400, "seed": 0, "method": "percentile"}
     group = ["domain", "configuration"]

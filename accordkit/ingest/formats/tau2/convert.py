@@ -311,9 +311,12 @@ def _convert_criteria(ec: Any, ctx: _Context) -> dict[str, Any]:
                 "compare_args": [str(c) for c in compare] if compare is not None else None,
             }
         )
+    # a fork's task that lists acceptable_outcomes (several action lists) and no actions
+    # has expected actions, none of them known: null, not an empty list
+    unknown = ec.get("actions") is None and bool(ec.get("acceptable_outcomes"))
     return {
         "action_sets": sets,
-        "actions": actions,
+        "actions": None if unknown else actions,
         "communicate_info": _str_list(ec.get("communicate_info"), ctx, f"{field}.communicate_info"),
         "nl_assertions": _str_list(ec.get("nl_assertions"), ctx, f"{field}.nl_assertions"),
         "env_assertions_json": None if ec.get("env_assertions") is None
@@ -466,6 +469,25 @@ def _task_lookup(tasks: list[Any], sims: list[Any], source: str) -> dict[int, An
     return out
 
 
+def _note_acceptable_outcomes(tasks: Any, source: str) -> None:
+    """Say once per file that tasks list ``acceptable_outcomes`` instead of ``actions`` (a
+    tau2 fork: several acceptable action lists), which the loader does not read."""
+    if not isinstance(tasks, list):
+        return
+    ids = []
+    for task in tasks:
+        ec = task.get("evaluation_criteria") if isinstance(task, Mapping) else None
+        if isinstance(ec, Mapping) and ec.get("acceptable_outcomes") and not ec.get("actions"):
+            ids.append(task.get("id"))
+    if ids:
+        warnings.warn(
+            f"{source}: {len(ids)} task(s) list acceptable_outcomes (several acceptable action "
+            f"lists, a tau2 fork) and no actions (first: {ids[0]!r}); accordkit reads no "
+            "expected actions from them: the action diff uses the gold actions their "
+            "simulations' stored action_checks hold, and has none for a simulation that "
+            "stores none", stacklevel=3)
+
+
 def results_to_episodes(obj: Any, *, source: str) -> list[dict[str, Any] | EpisodeValidationError]:
     """Convert a parsed tau2 / AgentChangeBench ``Results`` object into canonical records.
 
@@ -555,6 +577,7 @@ def converted_simulations(obj: Any, *, source: str, shared_criteria: bool = Fals
                                  "an integer")
     benchmark = "agentchangebench" if _is_acb(info, tasks) else "tau2"
     task_for = _task_lookup(tasks, sims, source)
+    _note_acceptable_outcomes(tasks, source)
     numbered = null_trials(sims)
     if numbered:
         warnings.warn(

@@ -1,6 +1,6 @@
 """Short configuration labels for tables and figures, the full label kept for hover.
 
-A configuration label (:func:`accordkit.report.tau2_views.configuration_label`) names four
+A configuration label (:func:`accordkit.tables.tau2.configuration_label`) names four
 things: ``agent_model (method) | user: user_model (user_implementation)``, with the
 benchmark in front when a table holds several (``tau2: …``). In one table most of it is
 often the same on every row, and the rows are wide for nothing. :func:`short_labels`

@@ -12,7 +12,7 @@ import textwrap
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from .plots import model_palette, plain_figure
+from .intervals import model_palette, plain_figure
 
 __all__ = ["plot_recovery_curves"]
 

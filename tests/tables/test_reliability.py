@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from accordkit.report import reliability_views as rv
+from accordkit.tables import reliability as rv
 
 OPTS = {"n_resamples": 200, "seed": 0, "method": "percentile"}
 CHOSEN = {"tau2": "success"}

@@ -18,27 +18,13 @@ from ..benchmarks import ids
 from ..metrics.stored_checks import BASIS_COMPONENTS, REWARD_CHECKS
 from ..names import CONFIG_COLUMNS
 from ..stats import Metric, summarize
-from ..tables.builders import summarize_together
-from ..tables.passk import one_interval
+from .passk import one_interval
+from .shared import summarize_together
 
-__all__ = [
-    "TAU2_BENCHMARKS",
-    "REWARD_CHECKS",
-    "REWARD_METRICS",
-    "COST_METRICS",
-    "UNKNOWN",
-    "configuration_label",
-    "with_configuration",
-    "tau2_episodes",
-    "reward_table",
-    "check_table",
-    "episode_tables",
-    "termination_table",
-    "cost_per_task",
-    "cost_table",
-    "pass_k_table",
-    "one_interval",
-]
+__all__ = ["TAU2_BENCHMARKS", "REWARD_CHECKS", "REWARD_METRICS", "COST_METRICS", "UNKNOWN",
+           "configuration_label", "with_configuration", "tau2_episodes", "reward_table",
+           "check_table", "episode_tables", "termination_table", "cost_per_task",
+           "cost_table", "pass_k_table", "one_interval"]
 
 #: Benchmarks whose episodes come from tau2-format result files.
 TAU2_BENCHMARKS = ids(tau2_format=True)
@@ -262,7 +248,7 @@ def pass_k_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configu
     The one place the report calls :func:`accordkit.pass_hat_k`, so that a change of its
     interface touches only this function.
     """
-    from ..tables.passk import pass_hat_k
+    from .passk import pass_hat_k
 
     cols = [*by, "k", "pass_hat_k", "pass_at_k", "n_tasks", "n_episodes", "n_excluded",
             "ci_low", "ci_high", "small_cell"]

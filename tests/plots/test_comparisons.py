@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from accordkit.report.comparison_plots import plot_forest_facets  # noqa: E402
+from accordkit.plots.comparisons import plot_forest_facets  # noqa: E402
 
 USER = " | user: u (user_simulator)"
 

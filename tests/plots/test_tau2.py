@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from accordkit.report.tau2_plots import plot_pass_curves  # noqa: E402
+from accordkit.plots.tau2 import plot_pass_curves  # noqa: E402
 
 
 def _passk(ks):
@@ -61,7 +61,7 @@ def test_one_k_is_a_dot_and_whisker_per_configuration():
 
 
 def test_plot_passk_with_one_k_dodges_its_groups():
-    from accordkit.tables.plots import plot_passk
+    from accordkit.plots.intervals import plot_passk
 
     passk = pd.DataFrame({"agent_model": ["a", "b"], "k": 1, "pass_hat_k": [0.3, 0.6],
                           "ci_low": [0.1, 0.4], "ci_high": [0.5, 0.8]})

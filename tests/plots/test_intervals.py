@@ -56,7 +56,7 @@ def test_forest_passk_and_gsrt_plots_build(tmp_path):
 
 
 def test_pass_curves_one_panel_per_domain():
-    from accordkit.report.tau2_plots import plot_pass_curves
+    from accordkit.plots.tau2 import plot_pass_curves
 
     passk = pd.DataFrame({"domain": ["a", "a", "b"], "configuration": ["c"] * 3,
                           "k": [1, 2, 1], "pass_hat_k": [.5, .25, .8],
@@ -86,9 +86,7 @@ DOLLAR = r"$\notacommand$"     # a model name from a results file; mathtext woul
 
 def _dollar_figures():
     """Every figure function of accordkit, each with the ``$`` name in every data field."""
-    from accordkit.plots_survival import plot_recovery_curves
-    from accordkit.report.comparison_plots import plot_forest_facets
-    from accordkit.report.tau2_plots import plot_pass_curves
+    from accordkit.plots import plot_forest_facets, plot_pass_curves, plot_recovery_curves
 
     other = "$x$ plain"
     summary = pd.DataFrame({"metric": [DOLLAR, DOLLAR], "agent_model": [DOLLAR, other],

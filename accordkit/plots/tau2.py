@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.ticker import MaxNLocator
 
-from ..tables.plots import plain_figure, short_label
+from .intervals import plain_figure, short_label
 
 __all__ = ["plot_pass_curves"]
 
@@ -40,7 +40,7 @@ def plot_pass_curves(passk: pd.DataFrame, *, panel: str = "domain",
     Parameters
     ----------
     passk : pandas.DataFrame
-        From :func:`accordkit.report.tau2_views.pass_k_table`.
+        From :func:`accordkit.tables.tau2.pass_k_table`.
     panel, hue : str
         Column giving one panel each, and column giving one colour each.
     """

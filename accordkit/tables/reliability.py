@@ -2,10 +2,10 @@
 
 As in the other notebooks, a group is one benchmark × domain × configuration, where the
 configuration is the ``configuration`` label of
-:func:`accordkit.report.tau2_views.with_configuration` (agent model, agent implementation,
+:func:`accordkit.tables.tau2.with_configuration` (agent model, agent implementation,
 user model, user implementation; ``?`` where a column is unknown). Domains are never
 pooled. The differences against the noise floor are planned by
-:func:`accordkit.report.comparisons.paired_comparisons`, the rule ``compare_models``
+:func:`accordkit.tables.comparisons.paired_comparisons`, the rule ``compare_models``
 follows: within one benchmark and domain, only between configurations that ran the
 identical task set, always paired on the task.
 """
@@ -20,7 +20,7 @@ import pandas as pd
 
 from ..benchmarks import CATALOG
 from .comparisons import paired_comparisons
-from .tau2_views import with_configuration
+from .tau2 import with_configuration
 
 __all__ = ["GROUP", "BINARY_METRICS", "NEEDS_TRIALS", "single_trial_groups", "reliability_episodes", "chosen_metrics",
            "noise_floor_table", "plan_trials_table", "discrimination_tables",
@@ -57,7 +57,7 @@ def chosen_metrics(episodes: pd.DataFrame, metrics: Sequence[str] | None = None,
 
 def _as_float(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
     """``metric`` as float (a nullable boolean's missing values as NaN), as
-    :func:`~accordkit.report.comparisons.benchmark_comparisons` compares ``success``."""
+    :func:`~accordkit.tables.comparisons.benchmark_comparisons` compares ``success``."""
     if metric in frame and not pd.api.types.is_float_dtype(frame[metric]):
         return frame.assign(**{metric: frame[metric].astype(float)})
     return frame
@@ -163,7 +163,7 @@ def differences_vs_noise(episodes: pd.DataFrame, chosen: Mapping[str, str],
                          ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Paired differences against a baseline next to the noise floor.
 
-    The comparisons are those of :func:`~accordkit.report.comparisons.paired_comparisons`
+    The comparisons are those of :func:`~accordkit.tables.comparisons.paired_comparisons`
     within each benchmark and domain (configurations that ran another task set are not
     compared, and the plan says why), on each benchmark's metric of ``chosen``.
 
@@ -176,7 +176,7 @@ def differences_vs_noise(episodes: pd.DataFrame, chosen: Mapping[str, str],
     floors : pandas.DataFrame
         :func:`noise_floor_table` of the same episodes.
     cluster, baseline, **options
-        As in :func:`~accordkit.report.comparisons.paired_comparisons` (``task`` is
+        As in :func:`~accordkit.tables.comparisons.paired_comparisons` (``task`` is
         ``cluster``).
 
     Returns

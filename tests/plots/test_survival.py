@@ -11,7 +11,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from accordkit.plots_survival import plot_recovery_curves  # noqa: E402
+from accordkit.plots.survival import plot_recovery_curves  # noqa: E402
 from accordkit.stats import recovery_curves  # noqa: E402
 
 

@@ -3,7 +3,7 @@
 One forest of every paired difference of a report (two benchmarks, several domains, three
 metrics each) is a column of dozens of rows whose labels repeat the domain and metric. Here
 each (benchmark, domain) is a row of panels and each of its metrics a panel, with short
-configuration labels (:func:`accordkit.report.labels.short_labels`, within each row of
+configuration labels (:func:`accordkit.plots.labels.short_labels`, within each row of
 panels); the full labels are in the CSV beside the figure.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from ..tables.plots import model_palette, plain_figure, short_label
+from .intervals import model_palette, plain_figure, short_label
 from .labels import short_labels
 
 __all__ = ["plot_forest_facets"]
@@ -27,7 +27,7 @@ def plot_forest_facets(results: pd.DataFrame, *, label: str = "configuration",
     Parameters
     ----------
     results : pandas.DataFrame
-        Rows of :func:`accordkit.report.comparisons.benchmark_comparisons` (``metric``,
+        Rows of :func:`accordkit.tables.comparisons.benchmark_comparisons` (``metric``,
         ``delta``, ``ci_low``, ``ci_high``, ``baseline``, ``p_adjusted`` and ``label``).
     label : str
         The column naming what is compared with the baseline.

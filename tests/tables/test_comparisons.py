@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from accordkit.report.comparisons import (
+from accordkit.tables.comparisons import (
     benchmark_comparisons,
     comparison_plan,
     paired_comparisons,

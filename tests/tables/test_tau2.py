@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from accordkit.report import tau2_views as tv
 from accordkit.stats import BCaFallbackWarning, DegenerateIntervalWarning
+from accordkit.tables import tau2 as tv
 
 BOOT = {"n_resamples": 200, "seed": 0, "method": "percentile"}
 

@@ -1,0 +1,89 @@
+"""`accordkit score --out` on files one of whose analyses cannot be made for every episode
+(issue 40 item 1, issue 41 item 2): the headline scores of every episode are stored, and the
+action diff of every episode it can make."""
+
+from __future__ import annotations
+
+import pytest
+
+import accordkit as ak
+from accordkit.cli import main
+from accordkit.metrics.action_diff import ActionDiffWarning
+from tests.metrics import tau2_shapes as shapes
+
+AIRLINE = "airline_grok-3_4tasks_4trials.json"
+
+
+def test_score_out_keeps_every_episode_of_a_file_with_deep_arguments(tmp_path, tau2_dir,
+                                                                     capsys):
+    raw = shapes.read(tau2_dir / AIRLINE)
+    path = shapes.write(shapes.deep_arguments(raw, 9), tmp_path / "deep.json")
+    record = f"tau2/{raw['simulations'][9]['id']}"
+    out = tmp_path / "store"
+    with pytest.warns(ActionDiffWarning, match=rf"left out 1 episode.*record {record}, field "
+                                               r"messages\[\d+\]\.tool_calls\[0\]"):
+        code = main(["score", str(path), "--out", str(out), "--quiet"])
+    assert code == 0
+    assert "scored 16 episodes" in capsys.readouterr().out    # before: 0 of 16
+    assert len(ak.read_scores(out, level="episode")) == 16
+    actions = ak.read_scores(out, level="action")
+    assert actions["episode_id"].nunique() == 15 and record not in set(actions["episode_id"])
+
+
+def test_score_out_of_a_renumbered_file_diffs_every_episode(tmp_path, tau2_dir, capsys):
+    raw = shapes.read(tau2_dir / AIRLINE)
+    path = shapes.write(shapes.renumbered(raw), tmp_path / "renumbered.json")
+    out = tmp_path / "store"
+    with pytest.warns(ActionDiffWarning, match="16 of 16 simulations store checks made on "
+                                               "other tasks than this file's"):
+        assert main(["score", str(path), "--out", str(out), "--quiet"]) == 0
+    assert "scored 16 episodes" in capsys.readouterr().out
+    actions = ak.read_scores(out, level="action")
+    assert actions["episode_id"].nunique() == 16
+    assert actions["agrees_with_stored"].dropna().all()
+    assert actions["agrees_with_stored"].notna().sum() == len(shapes.stored_matches(raw))
+
+
+def public_shapes(raw):
+    """One file with every shape at once: renumbered task ids, a fork's task with
+    ``actions: null`` and ``acceptable_outcomes``, a simulation without a tool call, and one
+    whose arguments nest 500 levels."""
+    made = shapes.renumbered(raw)
+    made = shapes.acceptable_outcomes(made, "8")
+    made = shapes.without_calls(made, [6])
+    return shapes.deep_arguments(made, 9)
+
+
+@pytest.mark.slow
+def test_report_on_the_public_shapes_exits_0_with_the_deep_record_named(tmp_path, tau2_dir):
+    import json
+
+    raw = shapes.read(tau2_dir / AIRLINE)
+    path = shapes.write(public_shapes(raw), tmp_path / "public_shapes.json")
+    record = f"tau2/{raw['simulations'][9]['id']}"
+    out = tmp_path / "report"
+    with pytest.warns(ActionDiffWarning) as said:
+        code = main(["report", "--source", str(path), "--out", str(out),
+                     "--set", "n_resamples=200"])
+    assert code == 0      # before: "no episode could be read", exit 1
+    texts = [str(w.message) for w in said if issubclass(w.category, ActionDiffWarning)]
+    assert any("12 of 16 simulations store checks made on other tasks than this file's" in t
+               for t in texts)
+    assert any("4 of 16 simulations store action checks while their task lists no expected "
+               "actions" in t for t in texts)
+    assert any("left out 1 episode(s)" in t and f"record {record}, field messages[" in t
+               for t in texts)
+    ran = {r["notebook"]: r["status"] for r in
+           json.loads((out / "results.json").read_text())["notebooks"]
+           if r["status"] != "skipped"}
+    assert ran == {"tau2_results": "ok", "reliability": "ok", "error_analysis": "ok"}
+    assert all((out / f"{name}.html").is_file() for name in ran)
+    store = out / "scores"
+    assert len(ak.read_scores(store, level="episode")) == 16
+    actions = ak.read_scores(store, level="action")
+    assert actions["episode_id"].nunique() == 15 and record not in set(actions["episode_id"])
+    # the simulation without a tool call: its expected actions (stored gold) all missing
+    bare = actions[actions["episode_id"] == f"tau2/{raw['simulations'][6]['id']}"]
+    assert len(bare) == 5 and set(bare["status"]) == {"missing"}
+    notes = json.loads((store / "manifest.json").read_text())["inputs"][0]["notes"]
+    assert any("acceptable_outcomes" in n for n in notes)
