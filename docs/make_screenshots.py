@@ -51,6 +51,10 @@ def main(argv: list[str] | None = None) -> None:
             target = out / f"report_{html.stem}.png"
             page.screenshot(path=str(target))
             print(f"wrote {target}")
+        shares = report / "figures" / "error_analysis__failure_shares.png"
+        if shares.is_file():   # a figure the docs show as it is
+            shutil.copyfile(shares, out / "report_error_analysis_failure_shares.png")
+            print(f"wrote {out / 'report_error_analysis_failure_shares.png'}")
         for name, html in drilldown_pages(report):
             page.goto(html.as_uri(), wait_until="load")
             if name == "all_episodes":   # the search at work
