@@ -59,6 +59,11 @@ def main(argv: list[str] | None = None) -> None:
             page.goto(html.as_uri(), wait_until="load")
             if name == "all_episodes":   # the search at work
                 page.fill("#ak-text", "refund")
+            if name == "conversation":   # the marked turn, beside the panel that stays
+                page.evaluate("(Array.from(document.querySelectorAll('.ak-mark')).find("
+                              "m => m.textContent.includes('called with')) || document."
+                              "querySelector('.ak-mark') || document.body)"
+                              ".scrollIntoView({block: 'center'})")
             target = out / f"report_error_analysis_{name}.png"
             page.screenshot(path=str(target))
             print(f"wrote {target}")
@@ -69,7 +74,7 @@ def main(argv: list[str] | None = None) -> None:
 
 def drilldown_pages(report: Path) -> list[tuple[str, Path]]:
     """The error analysis's first "failed" cell page and the first conversation it links
-    to that is marked with a first divergence."""
+    to that is marked with a first divergence (one with a wrong argument when there is)."""
     import re
 
     root = report / "error_analysis_pages"
@@ -78,11 +83,14 @@ def drilldown_pages(report: Path) -> list[tuple[str, Path]]:
     cells = sorted((root / "episodes").glob("failure_taxonomy_by_configuration__*failed*.html"))
     if cells:
         out.append(("episodes", cells[0]))
-        for href in re.findall(r'href="(\.\./conversations/[^"?]+)', cells[0].read_text()):
-            conversation = (cells[0].parent / href).resolve()
-            if "first divergence" in conversation.read_text():
-                out.append(("conversation", conversation))
-                break
+        marked = [c for c in ((cells[0].parent / h).resolve() for h in re.findall(
+            r'href="(\.\./conversations/[^"?]+)', cells[0].read_text()))
+            if "first divergence" in c.read_text()]
+        # a wrong argument shows the expected value beside the one called
+        chosen = next((c for c in [*marked, *sorted((root / "conversations").glob("*.html"))]
+                       if "called with" in c.read_text()), None)
+        if chosen or marked:
+            out.append(("conversation", chosen or marked[0]))
     # the flip whose two sides diverge most differently: the first with a wrong argument
     flips = sorted((root / "flips").glob("*.html"))
     chosen = next((f for f in flips if "wrong arguments" in f.read_text()), None)

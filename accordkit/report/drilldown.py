@@ -685,4 +685,4 @@ class DrillDown:
         table = (f"<table><caption>{esc(caption)}</caption><thead><tr>{head}</tr></thead>"
                  f"<tbody>{''.join(body)}</tbody></table>")
         anchor = table_anchor(self.notebook, safe_file_name(name) + "_linked")
-        return _Shown(f'<div class="ak-table" id="{esc(anchor)}">{table}</div>')
+        return _Shown(f'<div class="ak-table ak-wrap" id="{esc(anchor)}">{table}</div>')

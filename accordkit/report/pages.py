@@ -87,7 +87,8 @@ padding:.25rem 1rem;margin:0;border-bottom:1px solid #d0d7de;overflow-wrap:anywh
 .dataframe tbody tr th:only-of-type{vertical-align:middle}
 .dataframe tbody tr th{vertical-align:top} .dataframe thead th{text-align:right}
 .ak-wrap thead th{white-space:normal;vertical-align:bottom;min-width:4rem}
-.ak-ci{font-size:11px;color:var(--jp-ui-font-color2,#57606a)}
+.ak-wrap td{white-space:normal;min-width:4rem;max-width:24rem;overflow-wrap:anywhere}
+.ak-ci{font-size:11px;color:var(--jp-ui-font-color2,#57606a);white-space:nowrap}
 """
 
 #: The same pages in a dark colour scheme, when the reader's system asks for one: the
