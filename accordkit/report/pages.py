@@ -529,9 +529,11 @@ def finish_page(html: str, *, page_rows: int = 25, downloads: dict[str, str] | N
             _repeat_row_labels(tag)
             _shorten_configurations(soup, tag)
             rows = tag.tbody.find_all("tr", recursive=False) if tag.tbody else []
-            if len(rows) > page_rows:
+            # rows of two lines (an estimate over its interval) page at half as many
+            limit = max(page_rows // 2, 1) if tag.find(class_="ak-ci") else page_rows
+            if len(rows) > limit:
                 box = soup.new_tag("div", attrs={"class": "ak-sortable ak-paged ak-scroll",
-                                                 "data-page-rows": str(page_rows)})
+                                                 "data-page-rows": str(limit)})
                 tag.wrap(box)
                 outline.paged_tables += 1
                 outline.sortable_tables += 1
