@@ -396,16 +396,23 @@ class DrillDown:
                     records.append(episode)
         return {e: self._done[e] for e in map(str, episode_ids) if e in self._done}
 
-    def episodes_page(self, *, chunk: int = 200) -> _Shown:
+    def episodes_page(self, *, chunk: int = 200, max_episodes: int = 2_000) -> _Shown:
         """Write every episode's conversation page and the episodes page
         (:mod:`.episodes`): every episode, sortable and filterable, and a search across
         the transcripts. Returns a link to it for the notebook's page.
 
-        Transcripts are read ``chunk`` episodes at a time.
+        Transcripts are read ``chunk`` episodes at a time. A report of more than
+        ``max_episodes`` episodes (a page and a conversation each take ~0.1 s to write,
+        and the page carries the transcripts' text) lists that many, the same number of
+        each configuration (the first in the scores' order), and says so;
+        ``ak.find`` and ``ak.show`` in a notebook reach every episode.
         """
         from .episodes import episodes_page, search_index
 
-        table = self.table
+        table, total = self.table, len(self.table)
+        if total > max_episodes:
+            per = -(-max_episodes // max(table["configuration"].nunique(), 1))
+            table = table.groupby("configuration", sort=False).head(per).head(max_episodes)
         ids = table["episode_id"].tolist()
         self._listing = True   # every page written from now on links to it
         index: dict[str, list] = {}
@@ -427,11 +434,19 @@ class DrillDown:
             body = (f'<p class="ak-muted">{missing} episode(s) have no transcript in the '
                     "sources read: listed without a conversation.</p>") + body
         title = f"All episodes ({len(ids)})"
+        if total > len(ids):
+            title = f"Episodes ({len(ids):,} of {total:,})"
+            body = (f'<p class="ak-muted">{len(ids):,} of the report\'s {total:,} episodes '
+                    "are listed, as many of each configuration (the first in the scores' "
+                    "order): <code>ak.find</code> and <code>ak.show</code> in a notebook "
+                    "reach every one.</p>") + body
         self._write(path, _page(title, body, nav=self._nav(path),
                                 crumbs=self._crumbs(path, (None, "All episodes"))))
         link = self._href(path, self.out_dir)
-        return _Shown(f'<p class="ak-episodes-link"><a href="{html.escape(link)}">All '
-                      f"{len(ids)} episodes</a>: sortable and filterable, with a search "
+        what = f"All {len(ids)} episodes" if total == len(ids) else \
+            f"{len(ids):,} of the {total:,} episodes"
+        return _Shown(f'<p class="ak-episodes-link"><a href="{html.escape(link)}">{what}'
+                      "</a>: sortable and filterable, with a search "
                       "across the transcripts (text, tool, role, action-diff status) and "
                       "every conversation.</p>")
 

@@ -221,3 +221,16 @@ def test_a_flip_shows_both_configurations_side_by_side(tmp_path):
     assert [len(s.select(".ak-msg")) for s in before] == [1, 1]
     assert [len(s.select(".ak-msg")) for s in after] == [2, 2]
     assert "wrong_arguments at turn 1" in soup.select_one(".ak-divergence").get_text()
+
+
+def test_a_large_report_lists_as_many_episodes_of_each_configuration_and_says_so(tmp_path):
+    dd, episodes, _ = _setup(tmp_path)
+    shown = dd.episodes_page(max_episodes=4)
+    assert "4 of the 6 episodes" in shown.html
+    root = tmp_path / "error_analysis_pages"
+    soup = BeautifulSoup((root / "episodes.html").read_text(), "html.parser")
+    assert "4 of the report's 6 episodes are listed" in soup.get_text()
+    rows = soup.find("table", id="ak-episodes").find("tbody").find_all("tr")
+    configs = [tr.find_all("td")[1].get_text()[:2] for tr in rows]
+    assert configs == ["m1", "m1", "m2", "m2"]   # two of each, the first of each
+    assert len(list((root / "conversations").glob("*.html"))) == 4
