@@ -461,8 +461,8 @@ class DrillDown:
         esc = html.escape
         ids = list(dict.fromkeys(map(str, episode_ids)))
         path = self._path("episodes", name)
-        pages = self.conversations(ids[:max(self.max_conversations,
-                                            sum(e in self._done for e in ids))])
+        pages = self.conversations(ids[:self.max_conversations])
+        pages.update({e: self._done[e] for e in ids if e in self._done})   # written before
         table = self.table.set_index("episode_id")
         came = f"?from=list:{path.stem}"
         rows = []
