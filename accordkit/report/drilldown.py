@@ -32,6 +32,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,7 +43,7 @@ import pandas as pd
 from .filenames import UnsafeOutputPathError, safe_file_name
 from .pages import DARK_CSS, PAGE_CSS, content_security_policy, seal_page
 
-__all__ = ["DrillDown", "PAGE_STYLE", "BACK_SCRIPT", "expected_marks"]
+__all__ = ["DrillDown", "PAGE_STYLE", "BACK_SCRIPT", "expected_marks", "fill_headers"]
 
 #: Style of the drill-down pages, in the page's one hashed stylesheet with the report's
 #: header and both colour schemes (the policy lets no other style in). The scoring panel
@@ -701,3 +702,50 @@ class DrillDown:
                  f"<tbody>{''.join(body)}</tbody></table>")
         anchor = table_anchor(self.notebook, safe_file_name(name) + "_linked")
         return _Shown(f'<div class="ak-table ak-wrap" id="{esc(anchor)}">{table}</div>')
+
+
+#: The header of a drill-down page as :func:`~.pages.pages_header` writes it.
+_HEADER = re.compile(r'<nav aria-label="report pages" class="ak-pages">.*?</nav>', re.DOTALL)
+
+
+def fill_headers(run_dir: str | Path, pages: Sequence[tuple[str, str]]) -> int:
+    """Give every drill-down page under ``run_dir`` the report's whole header, once every
+    notebook has run (a notebook writes its pages before it knows which others will
+    have one).
+
+    ``pages`` are (href from ``run_dir``, title) of the report's pages, the index first, as
+    the notebook pages' header lists them; each page keeps its link to its own episodes
+    page. Only the header changes: it holds no script or style, so each page's policy
+    (the sha256 of its scripts and stylesheet) stays true. Returns the pages rewritten.
+    """
+    from bs4 import BeautifulSoup
+
+    from .pages import pages_header
+
+    run_dir = Path(run_dir)
+    done = 0
+    for folder in sorted(run_dir.glob("*_pages")):
+        if folder.is_symlink() or not folder.is_dir():
+            continue
+        own = folder / "episodes.html"
+        notebook = folder.name[:-len("_pages")] + ".html"
+        for path in sorted(folder.rglob("*.html")):
+            if path.is_symlink():
+                continue
+            up = "../" * (len(path.relative_to(run_dir).parts) - 1)
+            links = [(up + href, title) for href, title in pages]
+            if own.is_file():
+                links.append((os.path.relpath(own, path.parent).replace(os.sep, "/"),
+                              "All episodes"))
+            current = next((up + h for h, _ in pages if h == notebook), None) \
+                if path == own else None
+            nav = "".join(str(p) for p in pages_header(BeautifulSoup("", "html.parser"),
+                                                        links, current=current))
+            text = path.read_text("utf-8")
+            new, n = _HEADER.subn(lambda _m, nav=nav: nav, text, count=1)
+            if n and new != text:
+                from .outdir import write_text_checked
+
+                write_text_checked(path, new)
+                done += 1
+    return done

@@ -77,6 +77,21 @@ def _pages_nav(results: Sequence, *, multi: bool) -> str:
     return f"<nav class='ak-pages' aria-label='report pages'>{''.join(links)}</nav>"
 
 
+def _fill_drilldown_headers(out: Path, results: Sequence, *, runs: Sequence[str],
+                            multi: bool) -> None:
+    """The drill-down pages of each run get the header of its notebook pages (the index,
+    then each page written), now that every notebook has run."""
+    from .drilldown import fill_headers
+
+    titles = {n.name: n.nav_title for n in NOTEBOOKS}
+    for run in runs:
+        run_dir = out / run_folder(run) if multi else out
+        pages = [("../index.html" if multi else "index.html", "Report index")]
+        pages += [(r.html, titles.get(r.notebook, r.title)) for r in results
+                  if r.run == run and r.html and r.status != "skipped"]
+        fill_headers(run_dir, pages)
+
+
 def _link(href: str, text: str) -> str:
     return f'<a href="{html.escape(href)}">{html.escape(text)}</a>'
 
@@ -276,6 +291,7 @@ def write_index(out: Path, results: Sequence, *, runs: Sequence[str], sources: S
         also stored in ``results.json``.
     """
     multi = len(runs) > 1
+    _fill_drilldown_headers(out, results, runs=runs, multi=multi)
     prov_path = out / ("provenance.json" if not multi else f"{run_folder(runs[0])}/provenance.json")
     prov = json.loads(prov_path.read_text()) if prov_path.exists() else {}
     headline: list[dict[str, Any]] = []

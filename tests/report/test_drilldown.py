@@ -234,3 +234,32 @@ def test_a_large_report_lists_as_many_episodes_of_each_configuration_and_says_so
     configs = [tr.find_all("td")[1].get_text()[:2] for tr in rows]
     assert configs == ["m1", "m1", "m2", "m2"]   # two of each, the first of each
     assert len(list((root / "conversations").glob("*.html"))) == 4
+
+
+def test_every_drill_down_page_gets_the_reports_whole_header(tmp_path):
+    from accordkit.report.drilldown import fill_headers
+
+    dd, episodes, _ = _setup(tmp_path)
+    dd.episodes_page()
+    dd.episode_list("flip_t0", "t0", episodes["episode_id"].tolist()[::3])
+    root = tmp_path / "error_analysis_pages"
+    before = {p: p.read_text() for p in root.rglob("*.html")}
+    pages = [("index.html", "Report index"), ("tau2_results.html", "tau2 <results>"),
+             ("error_analysis.html", "Error analysis")]
+    assert fill_headers(tmp_path, pages) == len(before)
+    for path, old in before.items():
+        soup = BeautifulSoup(path.read_text(), "html.parser")
+        nav = soup.find("nav", class_="ak-pages")
+        links = [(a["href"], a.get_text()) for a in nav.find_all("a")]
+        up = "../" * (len(path.relative_to(tmp_path).parts) - 1)
+        episodes_href = "episodes.html" if path.parent == root else "../episodes.html"
+        assert links == [(up + "index.html", "Report index"),
+                         (up + "tau2_results.html", "tau2 <results>"),
+                         (up + "error_analysis.html", "Error analysis"),
+                         (episodes_href, "All episodes")]
+        # only the header changed: the policy (its hashes) and the rest are as they were
+        old_soup = BeautifulSoup(old, "html.parser")
+        old_soup.find("nav", class_="ak-pages").decompose()
+        nav.decompose()
+        assert str(soup) == str(old_soup)
+    assert fill_headers(tmp_path, pages) == 0   # twice: nothing more to do
