@@ -91,9 +91,11 @@ def drilldown_pages(report: Path) -> list[tuple[str, Path]]:
                        if "called with" in c.read_text()), None)
         if chosen or marked:
             out.append(("conversation", chosen or marked[0]))
-    # the flip whose two sides diverge most differently: the first with a wrong argument
-    flips = sorted((root / "flips").glob("*.html"))
-    chosen = next((f for f in flips if "wrong arguments" in f.read_text()), None)
+    # a flip of the flips table whose one side passed and the other failed
+    flips = sorted((root / "flips").glob("*.html"), key=lambda f: (
+        not f.name.startswith("flips_"), f.name))
+    chosen = next((f for f in flips if 'class="ak-pass"' in f.read_text()
+                   and 'class="ak-fail"' in f.read_text()), None)
     if chosen is not None or flips:
         out.append(("flip", chosen or flips[0]))
     return out
