@@ -179,7 +179,7 @@ def _thumbnails(out: Path, results: Sequence, *, multi: bool) -> str:
             except OSError:
                 continue
             figs.append(
-                f"<figure><a href='{html.escape(href)}'><img loading='lazy' "
+                f"<figure><a href='{html.escape(href)}'><img "
                 f"src='data:image/png;base64,{data}' "
                 f"alt='{html.escape(r.title + ': ' + label)}'>"
                 f"</a><figcaption>{html.escape(r.title)} · {html.escape(label)}</figcaption>"
