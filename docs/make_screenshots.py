@@ -4,8 +4,9 @@ Run:  HF_HUB_OFFLINE=1 .venv/bin/python docs/make_screenshots.py [--report repor
 Builds the sample report into a temporary folder unless ``--report`` names a built one
 (relative to the folder you run in), then writes the top of the index and of each notebook
 page (1280 x 900) as PNG into ``--out`` (default: docs/images), and of the error
-analysis's drill-down pages: the episodes behind one taxonomy cell and one conversation
-with its first divergence marked.
+analysis's drill-down pages: all episodes searched for "refund", the episodes behind one
+taxonomy cell, one conversation with its first divergence marked, and a flip's two
+conversations side by side.
 """
 
 from __future__ import annotations
@@ -50,8 +51,19 @@ def main(argv: list[str] | None = None) -> None:
             target = out / f"report_{html.stem}.png"
             page.screenshot(path=str(target))
             print(f"wrote {target}")
+        shares = report / "figures" / "error_analysis__failure_shares.png"
+        if shares.is_file():   # a figure the docs show as it is
+            shutil.copyfile(shares, out / "report_error_analysis_failure_shares.png")
+            print(f"wrote {out / 'report_error_analysis_failure_shares.png'}")
         for name, html in drilldown_pages(report):
             page.goto(html.as_uri(), wait_until="load")
+            if name == "all_episodes":   # the search at work
+                page.fill("#ak-text", "refund")
+            if name == "conversation":   # the marked turn, beside the panel that stays
+                page.evaluate("(Array.from(document.querySelectorAll('.ak-mark')).find("
+                              "m => m.textContent.includes('called with')) || document."
+                              "querySelector('.ak-mark') || document.body)"
+                              ".scrollIntoView({block: 'center'})")
             target = out / f"report_error_analysis_{name}.png"
             page.screenshot(path=str(target))
             print(f"wrote {target}")
@@ -62,19 +74,30 @@ def main(argv: list[str] | None = None) -> None:
 
 def drilldown_pages(report: Path) -> list[tuple[str, Path]]:
     """The error analysis's first "failed" cell page and the first conversation it links
-    to that is marked with a first divergence."""
+    to that is marked with a first divergence (one with a wrong argument when there is)."""
     import re
 
     root = report / "error_analysis_pages"
+    out = [("all_episodes", root / "episodes.html")] if (root / "episodes.html").is_file() \
+        else []
     cells = sorted((root / "episodes").glob("failure_taxonomy_by_configuration__*failed*.html"))
-    if not cells:
-        return []
-    out = [("episodes", cells[0])]
-    for href in re.findall(r'href="(\.\./conversations/[^"]+)"', cells[0].read_text()):
-        conversation = (cells[0].parent / href).resolve()
-        if "first divergence" in conversation.read_text():
-            out.append(("conversation", conversation))
-            break
+    if cells:
+        out.append(("episodes", cells[0]))
+        marked = [c for c in ((cells[0].parent / h).resolve() for h in re.findall(
+            r'href="(\.\./conversations/[^"?]+)', cells[0].read_text()))
+            if "first divergence" in c.read_text()]
+        # a wrong argument shows the expected value beside the one called
+        chosen = next((c for c in [*marked, *sorted((root / "conversations").glob("*.html"))]
+                       if "called with" in c.read_text()), None)
+        if chosen or marked:
+            out.append(("conversation", chosen or marked[0]))
+    # a flip of the flips table whose one side passed and the other failed
+    flips = sorted((root / "flips").glob("*.html"), key=lambda f: (
+        not f.name.startswith("flips_"), f.name))
+    chosen = next((f for f in flips if 'class="ak-pass"' in f.read_text()
+                   and 'class="ak-fail"' in f.read_text()), None)
+    if chosen is not None or flips:
+        out.append(("flip", chosen or flips[0]))
     return out
 
 

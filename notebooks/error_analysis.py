@@ -84,6 +84,16 @@ print(f"{len(tool_use)} episodes of tool-using benchmarks, {len(actions)} action
       f"{0 if judged is None else len(judged.reviews)} judged)")
 
 # %% [markdown]
+# ## All episodes
+# Every episode in one list (configuration, task, trial, reward, pass or fail, first
+# divergence, review errors), sortable and filterable, each linking to its conversation;
+# the page searches the transcripts as `ak.find` does (text, tool, role, action-diff
+# status), offline.
+
+# %%
+display(pages.episodes_page())
+
+# %% [markdown]
 # ## Failure taxonomy
 # Share of episodes with each failure status (from the action diff) and fault type (from
 # the reviews), per cell, with clustered bootstrap intervals (tasks resampled); † marks a
@@ -144,6 +154,40 @@ for base, other in compared:
         episodes_of=lambda row, ids=ids: ids.loc[ids["scenario_id"] == row["scenario_id"],
                                                   "episode_id"].tolist(),
         caption=flip_caption(moved) + "."))
+
+# %% [markdown]
+# ## Failures drawn
+# The failure shares of the configuration table above with their intervals (a hollow dot:
+# fewer than 10 tasks or events), where each configuration's conversations first left the
+# expected path (a histogram of the turn), and, for runs that store a cost, what one solved
+# task costs with its interval and the cost–success frontier (no configuration on it is
+# beaten on both). Each figure is drawn from the frame written beside it as CSV.
+
+# %%
+from accordkit.plots import (plot_cost_frontier, plot_cost_per_success,
+                             plot_divergence_turns, plot_failure_shares)
+from accordkit.tables import cost_frontier, cost_per_success, divergence_turns
+from accordkit.tables import with_configuration as _with_configuration
+
+if "configuration" in taxonomy:
+    by = taxonomy_groupings(with_goal_shift(tool_use))["configuration"]
+    shares = taxonomy["configuration"]
+    out.figure(plot_failure_shares(shares, rows=by, group=[c for c in by if c != "domain"]),
+               "failure_shares", data=shares)
+    configured = _with_configuration(tool_use)
+    turns = divergence_turns(actions, configured, by="configuration")
+    out.figure(plot_divergence_turns(turns), "divergence_turns", data=turns)
+    if configured.get("agent_cost") is not None and configured["agent_cost"].notna().any():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")   # constant cells: percentile intervals, said
+            cost = cost_per_success(configured, by="configuration", **nb.boot)
+        out.figure(plot_cost_per_success(cost), "cost_per_success", data=cost)
+        frontier = cost_frontier(cost)
+        out.figure(plot_cost_frontier(frontier), "cost_frontier", data=frontier)
+    else:
+        print("no episode stores a cost: no cost figures")
+else:
+    print("no tool-using episodes: no failure to draw")
 
 # %% [markdown]
 # ## The user simulator

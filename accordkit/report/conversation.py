@@ -18,7 +18,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["render_conversation", "ConversationView"]
+__all__ = ["render_conversation", "render_messages", "ConversationView"]
 
 #: Inline styles (see the module docstring), by element.
 _S = {
@@ -175,7 +175,8 @@ def _message_body(role: str, content: str, max_tool_chars: int) -> str:
 
 
 def render_conversation(episode: Mapping[str, Any], *, max_tool_chars: int = 400,
-                        marks: Mapping[int, Any] | None = None) -> ConversationView:
+                        marks: Mapping[int, Any] | None = None,
+                        anchors: bool = False) -> ConversationView:
     """Render a canonical episode (a row of the dataset) as HTML.
 
     Roles are coloured, agent text rendered as sanitised Markdown, tool calls shown with
@@ -194,6 +195,10 @@ def render_conversation(episode: Mapping[str, Any], *, max_tool_chars: int = 400
         More labels to mark, by ``turn_idx`` (e.g. the first divergence and the review
         errors, :func:`accordkit.analysis.marks.conversation_marks`); those under ``-1``,
         or under a turn the transcript does not have, are listed above the conversation.
+    anchors : bool, default False
+        Give the first message of each turn the id ``turn-<turn_idx>`` (a report's
+        conversation page, which search hits link to at their turn; off in notebooks,
+        where several conversations share a page).
 
     Examples
     --------
@@ -251,7 +256,30 @@ def render_conversation(episode: Mapping[str, Any], *, max_tool_chars: int = 400
         lines += [f"    → {c.get('name')}({c.get('arguments_json')})"
                   for c in msg.get("tool_calls") or ()]
         lines += [f"    ! {label}" for label in marks.get(msg.get("turn_idx"), ())]
-    for msg in episode.get("messages") or ():
+    parts += render_messages(episode.get("messages") or (), marks=marks,
+                             max_tool_chars=max_tool_chars, anchors=anchors)
+    parts.append("</div>")
+    parts.append(scoring_panel(episode))
+    parts.append("</div>")
+    return ConversationView("".join(parts), "\n".join(lines))
+
+
+def render_messages(messages, *, marks: Mapping[int, Any] | None = None,
+                    max_tool_chars: int = 400, anchors: bool = False) -> list[str]:
+    """The HTML of these messages (part of one conversation), each with its marks by
+    ``turn_idx``: what :func:`render_conversation` shows under its header, and what a
+    flip page shows on each side.
+
+    Examples
+    --------
+    >>> "ak-user" in render_messages([{"role": "user", "content": "hi", "turn_idx": 0}])[0]
+    True
+    """
+    esc = html.escape
+    marks = marks or {}
+    parts: list[str] = []
+    seen: set[Any] = set()
+    for msg in messages:
         role = msg.get("role") or "?"
         idx = msg.get("turn_idx")
         content = msg.get("content") or ""
@@ -280,7 +308,8 @@ def render_conversation(episode: Mapping[str, Any], *, max_tool_chars: int = 400
                      f"<span class='ak-idx' style=\"{_S['idx']}\">{idx}</span>"
                      f"<span class='ak-role' style=\"{_S['role']}\">{esc(role)}</span>{extra}"
                      f"{body}{calls}</div>")
-    parts.append("</div>")
-    parts.append(scoring_panel(episode))
-    parts.append("</div>")
-    return ConversationView("".join(parts), "\n".join(lines))
+        if anchors and idx is not None and idx not in seen:
+            seen.add(idx)
+            parts[-1] = parts[-1].replace("<div class='ak-msg", f"<div id='turn-{int(idx)}' "
+                                          "class='ak-msg", 1)
+    return parts

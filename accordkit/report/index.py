@@ -42,8 +42,9 @@ td.num{font-variant-numeric:tabular-nums;white-space:nowrap}
 .files a{margin-right:.6rem;white-space:nowrap} details{margin:.3rem 0}
 .what{color:#555;font-size:13px;margin:.1rem 0 .3rem 0}
 .thumbs{display:flex;flex-wrap:wrap;gap:.8rem;margin:.6rem 0 1.2rem 0}
-.thumbs figure{margin:0;width:15rem;border:1px solid #ddd;border-radius:6px;padding:.4rem}
-.thumbs img{width:100%;height:9rem;object-fit:contain;background:#fff}
+.thumbs figure{margin:0;width:30rem;max-width:100%;border:1px solid #ddd;border-radius:6px;
+padding:.4rem}
+.thumbs img{width:100%;height:auto;max-height:22rem;object-fit:contain;background:#fff}
 .thumbs figcaption{font-size:12px;color:#444}
 .small{color:#8a6d00} .warn{background:#fff8c5;border:1px solid #d4a72c;border-radius:6px;
 padding:.4rem .8rem}
@@ -74,6 +75,21 @@ def _pages_nav(results: Sequence, *, multi: bool) -> str:
         title = titles.get(r.notebook, r.title)
         links.append(_link(prefix + r.html, f"{title} ({r.run})" if multi else title))
     return f"<nav class='ak-pages' aria-label='report pages'>{''.join(links)}</nav>"
+
+
+def _fill_drilldown_headers(out: Path, results: Sequence, *, runs: Sequence[str],
+                            multi: bool) -> None:
+    """The drill-down pages of each run get the header of its notebook pages (the index,
+    then each page written), now that every notebook has run."""
+    from .drilldown import fill_headers
+
+    titles = {n.name: n.nav_title for n in NOTEBOOKS}
+    for run in runs:
+        run_dir = out / run_folder(run) if multi else out
+        pages = [("../index.html" if multi else "index.html", "Report index")]
+        pages += [(r.html, titles.get(r.notebook, r.title)) for r in results
+                  if r.run == run and r.html and r.status != "skipped"]
+        fill_headers(run_dir, pages)
 
 
 def _link(href: str, text: str) -> str:
@@ -163,7 +179,7 @@ def _thumbnails(out: Path, results: Sequence, *, multi: bool) -> str:
             except OSError:
                 continue
             figs.append(
-                f"<figure><a href='{html.escape(href)}'><img loading='lazy' "
+                f"<figure><a href='{html.escape(href)}'><img "
                 f"src='data:image/png;base64,{data}' "
                 f"alt='{html.escape(r.title + ': ' + label)}'>"
                 f"</a><figcaption>{html.escape(r.title)} · {html.escape(label)}</figcaption>"
@@ -275,6 +291,7 @@ def write_index(out: Path, results: Sequence, *, runs: Sequence[str], sources: S
         also stored in ``results.json``.
     """
     multi = len(runs) > 1
+    _fill_drilldown_headers(out, results, runs=runs, multi=multi)
     prov_path = out / ("provenance.json" if not multi else f"{run_folder(runs[0])}/provenance.json")
     prov = json.loads(prov_path.read_text()) if prov_path.exists() else {}
     headline: list[dict[str, Any]] = []

@@ -27,6 +27,10 @@ _TAGS = frozenset({"p", "br", "strong", "b", "em", "i", "del", "s", "code", "pre
                    "thead", "tbody", "tr", "th", "td", "hr", "span"})
 _ATTRIBUTES = {"a": ["href", "title"], "th": ["align"], "td": ["align"]}
 _PROTOCOLS = frozenset({"http", "https", "mailto"})
+#: Text that Markdown renders as one plain paragraph: one line of letters, digits, spaces and
+#: sentence punctuation (no markup character, no ``://``, no entity, no line break).
+_PLAIN_TEXT = re.compile(r"[ \t]*[A-Za-z][A-Za-z0-9 ,.;?$%'\"/@]*(?:[:][A-Za-z0-9 ,.;?$%'\"@]+)*"
+                         r"[ \t]*")
 _LINK = re.compile(r"^\s*(https?://|mailto:)", re.IGNORECASE)
 
 #: The look of each element, as inline styles (see the module docstring).
@@ -92,6 +96,10 @@ def markdown_html(text: str) -> str:
     >>> markdown_html("![chart](http://example.org/a.png)")
     '<p style="margin:2px 0">[image: chart]</p>'
     """
+    if _PLAIN_TEXT.fullmatch(text) and text.strip() and not text.strip()[0].isdigit():
+        # one line of words (no character Markdown or HTML reads): one paragraph, as the
+        # renderer writes it, without its cost (a report writes every conversation)
+        return f'<p style="{INLINE_STYLES["p"]}">{text.strip()}</p>'
     import bleach
     import mistune
     from bs4 import BeautifulSoup

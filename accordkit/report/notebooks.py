@@ -89,8 +89,10 @@ NOTEBOOKS: tuple[NotebookSpec, ...] = (
                  "which paired differences exceed the noise floor.",
                  ("episodes",)),
     NotebookSpec("error_analysis", "Error analysis",
-                 "Episodes behind each failure type, and conversations rendered with their "
-                 "preference reveals, goal shifts and tool calls.",
+                 "Why it failed: failure shares with intervals and the tasks that flipped "
+                 "between configurations, every episode listed and searchable, each "
+                 "conversation with its first divergence marked (a flip's two sides "
+                 "side by side).",
                  ("episodes",)),
 )
 

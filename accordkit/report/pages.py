@@ -86,6 +86,9 @@ border-bottom:1px solid #d0d7de;background:#f6f8fa;color:#24292f}
 padding:.25rem 1rem;margin:0;border-bottom:1px solid #d0d7de;overflow-wrap:anywhere}
 .dataframe tbody tr th:only-of-type{vertical-align:middle}
 .dataframe tbody tr th{vertical-align:top} .dataframe thead th{text-align:right}
+.ak-wrap thead th{white-space:normal;vertical-align:bottom;min-width:4rem}
+.ak-wrap td{white-space:normal;min-width:4rem;max-width:24rem;overflow-wrap:anywhere}
+.ak-ci{font-size:11px;color:var(--jp-ui-font-color2,#57606a);white-space:nowrap}
 """
 
 #: The same pages in a dark colour scheme, when the reader's system asks for one: the
@@ -526,9 +529,11 @@ def finish_page(html: str, *, page_rows: int = 25, downloads: dict[str, str] | N
             _repeat_row_labels(tag)
             _shorten_configurations(soup, tag)
             rows = tag.tbody.find_all("tr", recursive=False) if tag.tbody else []
-            if len(rows) > page_rows:
+            # rows of two lines (an estimate over its interval) page at half as many
+            limit = max(page_rows // 2, 1) if tag.find(class_="ak-ci") else page_rows
+            if len(rows) > limit:
                 box = soup.new_tag("div", attrs={"class": "ak-sortable ak-paged ak-scroll",
-                                                 "data-page-rows": str(page_rows)})
+                                                 "data-page-rows": str(limit)})
                 tag.wrap(box)
                 outline.paged_tables += 1
                 outline.sortable_tables += 1

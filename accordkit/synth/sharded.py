@@ -130,7 +130,7 @@ def _readme(configs: dict[str, list[str]], n_episodes: int, seed: int) -> str:
 
 def write_accord_shards(out: str | Path, *, episodes: int, shards: int, seed: int = 0,
                         num_proc: int = 1, domains: Iterable[str] = ("shop", "travel"),
-                        ) -> list[Path]:
+                        progress: bool | None = None) -> list[Path]:
     """Simulate about ``episodes`` AcCoRD episodes into ``shards`` parquet files.
 
     Parameters
@@ -146,6 +146,9 @@ def write_accord_shards(out: str | Path, *, episodes: int, shards: int, seed: in
         Simulator seed; the same seed gives the same files.
     num_proc : int
         Processes simulating shards in parallel (does not change the output).
+    progress : bool, optional
+        Show a progress bar of the shards written (on stderr); by default only when
+        stderr is a terminal.
 
     Returns
     -------
@@ -169,14 +172,25 @@ def write_accord_shards(out: str | Path, *, episodes: int, shards: int, seed: in
             name = f"{domain}/test-{k:05d}-of-{per_domain_shards:05d}.parquet"
             configs[domain].append(name)
             jobs.append((seed, domain, bounds[k], bounds[k + 1], str(out / name)))
-    if num_proc <= 1:
-        results = [_shard(*job) for job in jobs]
-    else:
-        import multiprocessing as mp
+    from tqdm import tqdm
 
-        with ProcessPoolExecutor(max_workers=num_proc,
-                                 mp_context=mp.get_context("spawn")) as pool:
-            results = list(pool.map(_shard, *zip(*jobs, strict=True)))
+    bar = tqdm(total=len(jobs), desc="synth", unit="shard",
+               disable=None if progress is None else not progress)
+    with bar:
+        if num_proc <= 1:
+            results = []
+            for job in jobs:
+                results.append(_shard(*job))
+                bar.update(1)
+        else:
+            import multiprocessing as mp
+
+            with ProcessPoolExecutor(max_workers=num_proc,
+                                     mp_context=mp.get_context("spawn")) as pool:
+                results = []
+                for result in pool.map(_shard, *zip(*jobs, strict=True)):
+                    results.append(result)
+                    bar.update(1)
     total = sum(n for _, n in results)
     readme = out / "README.md"
     readme.write_text(_readme(configs, total, seed), encoding="utf-8")

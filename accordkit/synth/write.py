@@ -23,7 +23,8 @@ def _episodes(records: list[dict]) -> datasets.Dataset:
 
 
 def write_sample(out: str | Path = "data/sample", *, seed: int = 0,
-                 parts: Iterable[str] | None = None) -> list[Path]:
+                 parts: Iterable[str] | None = None,
+                 progress: bool | None = None) -> list[Path]:
     """Generate and write the sample data; the same seed gives the same bytes.
 
     Parameters
@@ -49,19 +50,24 @@ def write_sample(out: str | Path = "data/sample", *, seed: int = 0,
         raise ValueError(f"unknown sample part(s) {sorted(unknown)}; expected {PARTS}")
     written: list[Path] = []
     judged: list[datasets.Dataset] = []   # the episodes the stand-in verdicts judge
-    for bench in CATALOG.values():
+    from tqdm import tqdm
+
+    todo = [bench for bench in CATALOG.values() if bench.sample is not None and (
+        bench.sample.part in parts or ("verdicts" in parts and
+                                       bench.id in judged_by("usersim_tests")))]
+    bar = tqdm(total=len(todo) + ("verdicts" in parts), desc="synth", unit="part",
+               disable=None if progress is None else not progress)
+    for bench in todo:
         sample = bench.sample
-        if sample is None:
-            continue
         for_verdicts = "verdicts" in parts and bench.id in judged_by("usersim_tests")
-        if sample.part not in parts and not for_verdicts:
-            continue
+        bar.set_postfix_str(sample.part)
         ds = _episodes(resolve(sample.generator)(seed=seed)[0])
         if for_verdicts:
             judged.append(ds)
         if sample.part in parts:
             written.append(save(ds, out / sample.part, title=sample.title,
                                 description=sample.description))
+        bar.update(1)
     if "verdicts" in parts:
         from ..judges.standin import make_sample_verdicts
         from ..judges.verdicts import write_verdicts
@@ -71,4 +77,6 @@ def write_sample(out: str | Path = "data/sample", *, seed: int = 0,
         episodes = judged[0] if len(judged) == 1 else datasets.concatenate_datasets(judged)
         write_verdicts(make_sample_verdicts(episodes, seed=seed), path)
         written.append(path)
+        bar.update(1)
+    bar.close()
     return written

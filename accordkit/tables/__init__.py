@@ -11,6 +11,7 @@ from . import accord, catalogue, failures, goalshift, shared
 from .accord import *  # noqa: F403
 from .catalogue import *  # noqa: F403
 from .comparisons import agent_model_named, benchmark_comparisons, paired_comparisons
+from .failure_figures import cost_frontier, cost_per_success, divergence_turns
 from .failures import *  # noqa: F403
 from .format import FORMATS, format_table, interval_caption
 from .goalshift import *  # noqa: F403
@@ -41,4 +42,5 @@ __all__ = [
     "with_configuration", "tau2_episodes", "episode_tables", "reward_table",
     "termination_table", "cost_per_task", "pass_k_table", "paired_comparisons", "agent_model_named",
     "benchmark_comparisons", "SUMMARY_COLUMNS", "INTERVAL_WARNINGS",
+    "divergence_turns", "cost_per_success", "cost_frontier",
 ]

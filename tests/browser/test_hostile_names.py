@@ -34,6 +34,8 @@ def test_no_payload_runs_in_a_rendered_conversation(hostile_report, visit):
     """Conversations render agent text as Markdown and a panel of checks and instructions
     (issue 36, item 4): opened, with every fold open, nothing ran."""
     pages = sorted((hostile_report / "error_analysis_pages" / "conversations").glob("*.html"))
+    # every episode has a page (issue 43): those whose agent text carries the payload
+    pages = [p for p in pages if "agenttext&lt;img" in p.read_text("utf-8")]
     assert pages
     for page in pages[:3]:
         v = visit(page.as_uri())

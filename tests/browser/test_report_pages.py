@@ -142,3 +142,32 @@ def test_index_leads_with_the_headline_numbers_of_results_json(visit, sample_rep
     order = v.page.evaluate("Array.from(document.querySelectorAll('h2')).map(h => h.id)")
     assert order.index("headline") < order.index("notebooks")
     assert v.page.locator(".thumbs img").count() >= 2
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_kind_of_page_follows_the_colour_scheme(browser, sample_report, scheme):
+    """The index, a notebook page and each kind of error-analysis page (all episodes, a
+    cell's episodes, a conversation, a flip side by side) in the reader's colour scheme,
+    with nothing refused by the policy (issue 43)."""
+    root = sample_report / "error_analysis_pages"
+    kinds = {"index": sample_report / "index.html",
+             "notebook": sample_report / "error_analysis.html",
+             "episodes": root / "episodes.html",
+             "list": next((root / "episodes").glob("*.html")),
+             "conversation": next((root / "conversations").glob("*.html")),
+             "flip": next((root / "flips").glob("*.html"))}
+    for kind, path in kinds.items():
+        page = browser.new_page(color_scheme=scheme, viewport={"width": 1280, "height": 900})
+        errors = []
+        page.on("console", lambda m, errors=errors: m.type == "error" and errors.append(m.text))
+        page.goto(path.as_uri(), wait_until="load")
+        try:
+            assert errors == [], (kind, errors)
+            colour = page.evaluate("getComputedStyle(document.body).backgroundColor")
+            channels = [float(x) for x in colour[colour.index("(") + 1:-1].split(",")]
+            if len(channels) == 4 and channels[3] == 0:   # transparent: the canvas, white
+                channels = [255.0, 255.0, 255.0]
+            assert (max(channels[:3]) < 60) == (scheme == "dark"), (kind, colour)
+            assert page.locator("nav.ak-pages a").count() >= 2, kind
+        finally:
+            page.close()

@@ -170,3 +170,23 @@ def test_hostile_text_everywhere_is_shown_as_text():
                 "check", "info"):
         assert f"{tag}<img src=x onerror=" in text, tag
     assert "[image: i]" in text
+
+
+def test_plain_sentences_skip_the_markdown_renderer_with_the_same_html(monkeypatch):
+    """A report writes every conversation: a line of plain words is one paragraph, written
+    as the renderer writes it, without its cost; anything Markdown or HTML could read goes
+    through the renderer."""
+    import re
+
+    from accordkit.report import markup
+
+    plain = ["The reservation is cancelled and $448 will be refunded.", "Hello there.",
+             "Note: your card ends in 0929, right?", "It's \"done\" at 5% off",
+             "  padded words  ", "x/y@z"]
+    marked = ["1. first", "Go to http://x.org now", "**bold** move", "a <b>tag</b>",
+              "- item", "two\nlines", "R&D", "# title", "snake_case_name", "[a](b)"]
+    fast = {t: markup.markdown_html(t) for t in plain + marked}
+    assert all(markup._PLAIN_TEXT.fullmatch(t) for t in plain)
+    assert not any(markup._PLAIN_TEXT.fullmatch(t) for t in marked)
+    monkeypatch.setattr(markup, "_PLAIN_TEXT", re.compile("(?!)"))   # the renderer alone
+    assert {t: markup.markdown_html(t) for t in plain + marked} == fast

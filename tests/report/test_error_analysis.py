@@ -7,6 +7,7 @@ import json
 import re
 
 import pytest
+from bs4 import BeautifulSoup
 
 from accordkit.cli import main
 
@@ -47,7 +48,8 @@ def test_error_analysis_from_a_score_store(tmp_path):
     page = (out / "error_analysis.html").read_text()
     # the taxonomy leads, with the stored reviews' faults, and its cells link to episodes
     assert page.index("Failure taxonomy") < page.index("Flips between configurations")
-    assert "fault_policy_violation" in page and "critical_user_error" in page
+    text = BeautifulSoup(page, "html.parser").get_text()   # headers may break at "_"
+    assert "fault_policy_violation" in text and "critical_user_error" in text
     links = re.findall(r'href="(error_analysis_pages/episodes/[^"]+)"', page)
     assert links and all((out / link).is_file() for link in links)
     # the only task flipped (1.0 -> 0.25) beyond trial noise
@@ -57,6 +59,14 @@ def test_error_analysis_from_a_score_store(tmp_path):
     assert conversations
     marked = [c.read_text() for c in conversations if "first divergence" in c.read_text()]
     assert marked and any("review · agent · critical · policy_violation" in m for m in marked)
+    # every episode listed and searchable, each with its conversation (issue 43)
+    listed = (out / "error_analysis_pages" / "episodes.html").read_text()
+    assert 'href="error_analysis_pages/episodes.html"' in page
+    assert listed.count("?from=episodes") == 8 == len(conversations)
+    # the failures drawn, each beside its CSV
+    figures = {p.name for p in (out / "figures").glob("error_analysis__*")}
+    for name in ("failure_shares", "divergence_turns"):
+        assert {f"error_analysis__{name}.png", f"error_analysis__{name}.csv"} <= figures
     tables = {p.name for p in (out / "tables").glob("error_analysis__*.csv")}
     assert {"error_analysis__failure_taxonomy_by_configuration.csv",
             "error_analysis__usersim_reliability.csv",

@@ -225,5 +225,22 @@ def test_pages_written_outside_finish_page_are_sealed_too(tmp_path):
     soup = BeautifulSoup(page, "html.parser")
     policy = _policy(soup)
     assert "'unsafe-inline'" not in policy["style-src"] and len(policy["style-src"]) == 2
-    assert [t.string for t in soup.find_all("style")][0] == PAGE_STYLE
-    assert not soup.find_all(style=True) and "position" not in page
+    assert PAGE_STYLE in [t.string for t in soup.find_all("style")][0]
+    assert not soup.find_all(style=True) and "position:absolute" not in page
+
+
+def test_tables_of_two_line_rows_page_at_half_the_rows():
+    """A taxonomy cell is an estimate over its interval (two lines): such a table pages at
+    half the rows, so that it stays within one screen (issue 43)."""
+    def table(n, cell):
+        rows = "".join(f"<tr><th>r{i}</th><td>{cell}</td></tr>" for i in range(n))
+        return (f"<html><head></head><body><h1>P</h1><h2>S</h2><table><thead><tr><th>a</th>"
+                f"<th>b</th></tr></thead><tbody>{rows}</tbody></table></body></html>")
+
+    two = '0.500<br><span class="ak-ci">[0.4, 0.6]</span>'
+    page, outline = finish_page(table(13, two), page_rows=25)
+    assert outline.paged_tables == 1 and 'data-page-rows="12"' in page
+    _, outline = finish_page(table(12, two), page_rows=25)
+    assert outline.paged_tables == 0
+    _, outline = finish_page(table(13, "0.500 [0.4, 0.6]"), page_rows=25)
+    assert outline.paged_tables == 0

@@ -84,3 +84,15 @@ def test_a_shard_appears_whole_or_not_at_all(tmp_path, monkeypatch):
     monkeypatch.setattr(accord, "_episode", real)
     assert sharded._shard(0, "shop", 0, 10, str(path)) == (str(path), 10 * EPISODES_PER_SCENARIO)
     assert [p.name for p in tmp_path.iterdir()] == [path.name]
+
+
+def test_synth_shows_a_progress_bar_of_its_shards_when_asked(tmp_path, capsys):
+    """`accordkit synth` runs for minutes on large runs: a bar counts the shards (on a
+    terminal by default; asked for here, where stderr is captured)."""
+    write_accord_shards(tmp_path / "on", episodes=24, shards=2, seed=0, progress=True)
+    err = capsys.readouterr().err
+    assert "synth" in err and "2/2" in err and "shard" in err
+    write_accord_shards(tmp_path / "off", episodes=24, shards=2, seed=0, progress=False)
+    assert capsys.readouterr().err == ""
+    assert (tmp_path / "on" / "shop" / "test-00000-of-00001.parquet").read_bytes() == \
+        (tmp_path / "off" / "shop" / "test-00000-of-00001.parquet").read_bytes()
