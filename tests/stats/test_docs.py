@@ -19,6 +19,8 @@ MODULES = [
     "accordkit.tables.catalogue",
     "accordkit.tables.builders",
     "accordkit.tables.paper",
+    "accordkit.stats.judge_correction",
+    "accordkit.stats.ppi",
 ]
 
 
