@@ -17,7 +17,7 @@ import pandas as pd
 
 from ._validate import _check_by, _check_column, _check_confidence
 
-__all__ = ["LabelledItems", "join_labels", "LABEL_COLUMN", "DEFAULT_ID_COLUMNS"]
+__all__ = ["LabelledItems", "join_labels", "group_frames", "resample_counts", "LABEL_COLUMN", "DEFAULT_ID_COLUMNS"]
 
 #: the name of the joined label column (kept apart from any column of the verdict frame)
 LABEL_COLUMN = "_human_label"
@@ -41,7 +41,7 @@ class LabelledItems:
     source: str
 
 
-def _as_values(column: pd.Series, *, what: str, source: str, ids: pd.Series,
+def _as_values(column: pd.Series, *, what: str, source: str, ids: pd.Index,
                binary: bool) -> np.ndarray:
     """A column as floats (0/1 when ``binary``); a value that is neither is an error naming
     the file, the row's id and the field."""
@@ -73,7 +73,7 @@ def _as_values(column: pd.Series, *, what: str, source: str, ids: pd.Series,
         bad = not np.isfinite(out[i]) or (binary and out[i] not in (0.0, 1.0))
         if bad:
             raise ValueError(
-                f"{source}: {what} of {ids.iloc[i]!r} is {value!r}; expected "
+                f"{source}: {what} of {_name(ids[i])!r} is {value!r}; expected "
                 + ("a boolean (true/false, 1/0)" if binary else "a number")
             )
     return out
@@ -95,10 +95,28 @@ def _read_labels(labels: object) -> tuple[pd.DataFrame, str]:
                     f"{type(labels).__name__}")
 
 
-def _id_text(frame: pd.DataFrame, on: tuple[str, ...]) -> pd.Series:
+def _keys(verdicts: pd.DataFrame, labels: pd.DataFrame,
+          on: tuple[str, ...]) -> tuple[pd.Index, pd.Index]:
+    """The item ids of both frames as indexes: numbers where both columns are numeric,
+    text otherwise (a CSV reads ``7`` as a number where the verdicts may hold ``"7"``)."""
+    def column(frame: pd.DataFrame, other: pd.DataFrame, col: str) -> pd.Series:
+        numeric = (pd.api.types.is_numeric_dtype(frame[col])
+                   and pd.api.types.is_numeric_dtype(other[col]))
+        return frame[col] if numeric else frame[col].astype(str).astype(object)
+
     if len(on) == 1:
-        return frame[on[0]].astype(str)
-    return frame[list(on)].astype(str).agg("/".join, axis=1)
+        return (pd.Index(column(verdicts, labels, on[0])),
+                pd.Index(column(labels, verdicts, on[0])))
+    return tuple(pd.MultiIndex.from_arrays([column(a, b, c) for c in on])
+                 for a, b in ((verdicts, labels), (labels, verdicts)))
+
+
+def _name(key: object) -> object:
+    return "/".join(map(str, key)) if isinstance(key, tuple) else key
+
+
+def _show(index: pd.Index, mask: np.ndarray) -> list:
+    return [_name(k) for k in index[mask].unique()[:5].tolist()]
 
 
 def join_labels(
@@ -149,38 +167,38 @@ def join_labels(
                              "verdict needs its scenario")
     conf = _check_confidence(confidence)
 
-    v_ids = _id_text(verdicts, on)
-    if v_ids.duplicated().any():
-        dup = v_ids[v_ids.duplicated()].unique()[:5].tolist()
-        raise ValueError(f"`verdicts` has more than one row for the item(s) {dup} (by {list(on)})")
-    l_ids = _id_text(frame_l, on)
-    if l_ids.duplicated().any():
-        dup = l_ids[l_ids.duplicated()].unique()[:5].tolist()
-        raise ValueError(f"{source} labels the item(s) {dup} more than once (by {list(on)})")
-    unknown = ~l_ids.isin(set(v_ids))
+    v_ids, l_ids = _keys(verdicts, frame_l, on)
+    if v_ids.has_duplicates:
+        raise ValueError(f"`verdicts` has more than one row for the item(s) "
+                         f"{_show(v_ids, v_ids.duplicated())} (by {list(on)})")
+    if l_ids.has_duplicates:
+        raise ValueError(f"{source} labels the item(s) {_show(l_ids, l_ids.duplicated())} "
+                         f"more than once (by {list(on)})")
+    where = v_ids.get_indexer(l_ids)
+    unknown = where < 0
     if unknown.any():
-        names = l_ids[unknown].tolist()
         raise ValueError(
             f"{source}: {int(unknown.sum())} labelled item(s) have no verdict, e.g. "
-            f"{names[:5]}; label only judged items (or filter the labels first)")
+            f"{_show(l_ids, unknown)}; label only judged items (or filter the labels first)")
 
     values = _as_values(frame_l[label], what=f"the label {label!r}", source=source,
                         ids=l_ids, binary=binary)
     if np.isnan(values).any():
-        first = l_ids[np.isnan(values)].iloc[0]
+        first = _show(l_ids, np.isnan(values))[0]
         raise ValueError(f"{source}: the label {label!r} of {first!r} is missing")
     verdict_values = _as_values(verdicts[verdict], what=f"the verdict {verdict!r}",
                                 source="`verdicts`", ids=v_ids, binary=binary)
     if np.isnan(verdict_values).any():
-        first = v_ids[np.isnan(verdict_values)].iloc[0]
+        first = _show(v_ids, np.isnan(verdict_values))[0]
         raise ValueError(f"`verdicts`: the verdict {verdict!r} of {first!r} is missing; drop "
                          "unjudged items first")
 
     keep = [*dict.fromkeys([*by_cols, *([cluster] if cluster else [])])]
     out = verdicts[keep].copy()
     out[verdict] = verdict_values
-    mapping = pd.Series(values, index=l_ids.to_numpy())
-    out[LABEL_COLUMN] = v_ids.map(mapping).to_numpy(dtype=float)
+    joined = np.full(len(out), np.nan)
+    joined[where] = values
+    out[LABEL_COLUMN] = joined
     return LabelledItems(out.reset_index(drop=True), verdict, by_cols, cluster, conf, source)
 
 
@@ -191,3 +209,11 @@ def group_frames(items: LabelledItems):
         return
     for key, sub in items.frame.groupby(list(items.by), sort=True, dropna=False, observed=True):
         yield (key if isinstance(key, tuple) else (key,)), sub
+
+
+def resample_counts(rng: np.random.Generator, n_clusters: int, size: int) -> np.ndarray:
+    """``(size, n_clusters)``: how often each cluster is drawn in each of ``size`` bootstrap
+    resamples of ``n_clusters`` clusters with replacement."""
+    draws = rng.integers(0, n_clusters, size=(size, n_clusters))
+    draws += np.arange(size)[:, None] * n_clusters
+    return np.bincount(draws.ravel(), minlength=size * n_clusters).reshape(size, n_clusters)

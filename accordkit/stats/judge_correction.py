@@ -55,7 +55,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from ._labels import LABEL_COLUMN, LabelledItems, group_frames, join_labels
+from ._labels import LABEL_COLUMN, LabelledItems, group_frames, join_labels, resample_counts
 from ._validate import _check_n_resamples, _check_seed
 
 __all__ = ["judge_calibration", "corrected_rate", "rogan_gladen", "rogan_gladen_interval",
@@ -68,6 +68,8 @@ CALIBRATION_COLUMNS = ("measure", "estimate", "ci_low", "ci_high", "successes", 
 CORRECTED_COLUMNS = ("raw", "estimate", "ci_low", "ci_high", "sensitivity", "specificity",
                      "n_test", "n_labelled_pass", "n_labelled_fail", "design_effect",
                      "confidence", "note")
+#: resamples drawn at once in a bootstrap (bounds the memory of one block)
+_BLOCK = 256
 WEAK_JUDGE_NOTE = "judge too weak to correct (sensitivity + specificity <= 1)"
 MEASURES = ("sensitivity", "specificity", "accuracy", "kappa")
 
@@ -261,9 +263,9 @@ def _calibration_rows(items: LabelledItems, key: tuple, sub: pd.DataFrame, metho
     boot = None
     if g >= 2:
         rng = np.random.default_rng([seed, *(hash_key(k) for k in key)])
-        weights = rng.multinomial(g, np.full(g, 1 / g), size=n_resamples)
-        drawn = weights @ cells.T  # (resamples, 4)
-        boot = np.stack(_measures(*drawn.T), axis=1)
+        boot = np.concatenate([
+            np.stack(_measures(*(resample_counts(rng, g, size) @ cells.T).T), axis=1)
+            for size in np.diff([*range(0, n_resamples, _BLOCK), n_resamples])])
     out = []
     a = (1 - conf) / 2
     for j, name in enumerate(MEASURES):

@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from ._labels import LABEL_COLUMN, LabelledItems, group_frames, join_labels
+from ._labels import LABEL_COLUMN, LabelledItems, group_frames, join_labels, resample_counts
 from ._validate import _check_n_resamples, _check_seed
 from .judge_correction import hash_key
 
@@ -169,7 +169,7 @@ def _ppi_row(items: LabelledItems, key: tuple, sub: pd.DataFrame, n_resamples: i
     thetas = []
     for start in range(0, n_resamples, _BLOCK):
         size = min(_BLOCK, n_resamples - start)
-        weights = rng.multinomial(g, np.full(g, 1 / g), size=size)
+        weights = resample_counts(rng, g, size)
         drawn = weights @ sums.T  # (size, 9)
         ok = (drawn[:, 5] >= 2) & (drawn[:, 8] >= 1)
         thetas.append(_tuned(*(drawn[ok].T))[1])
