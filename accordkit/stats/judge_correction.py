@@ -375,6 +375,7 @@ def _corrected_row(items: LabelledItems, sub: pd.DataFrame) -> tuple:
     nan = math.nan
     if n == 0 or m0 == 0 or m1 == 0:
         what = ("no unlabelled item to correct" if n == 0 else
+                "no labelled item to calibrate on" if m0 == m1 == 0 else
                 "no labelled " + ("failure" if m0 == 0 else "pass") + " to calibrate on")
         raw = float(test.mean()) if n else nan
         q1 = float(v[pos].mean()) if m1 else nan
