@@ -86,7 +86,7 @@ def test_cluster_bootstrap():
     pd.testing.assert_frame_equal(a, b)
     row = a.iloc[0]
     assert row.estimate == iid.estimate  # the point estimate does not depend on clusters
-    assert row.ci_method == "cluster bootstrap percentile" and row.n_clusters == scenarios
+    assert row.ci_method == "cluster bootstrap-t" and row.n_clusters == scenarios
     # scenarios differ a lot (Beta(1.2, 0.8)): the cluster interval is wider
     assert row.ci_high - row.ci_low > iid.ci_high - iid.ci_low
     assert row.ci_low < row.estimate < row.ci_high
@@ -113,3 +113,24 @@ def test_numeric_labels_from_csv(tmp_path):
     path.write_text("episode_id,label\na,1.0\nb,high\n")
     with pytest.raises(ValueError, match=r"labels file .*'b' is 'high'; expected a number"):
         ak.ppi_mean(verdicts, path)
+
+
+def test_cluster_standard_error_by_hand():
+    # the bootstrap-t studentizes by the CR1 standard error; with one item per scenario it
+    # is ppi_py's standard error times sqrt(G / (G - 1))
+    from accordkit.stats.ppi import _cr1_se
+
+    rng = np.random.default_rng(2)
+    y, yhat = (rng.random(30) < 0.6).astype(float), (rng.random(30) < 0.5).astype(float)
+    u = (rng.random(70) < 0.55).astype(float)
+    theta, low, high, lam = ppi_mean_estimate(y, yhat, u)
+    lab = np.r_[np.ones(30), np.zeros(70)]
+    v = np.r_[yhat, u]
+    y0, yh, uu = np.r_[y, np.zeros(70)], np.r_[yhat, np.zeros(70)], np.where(lab == 1, 0, v)
+    cols = np.stack([y0, yh, y0 * y0, yh * yh, y0 * yh, lab, uu, uu * uu, 1 - lab])
+    x = cols[[0, 1, 5, 6, 8]].T
+    upper = np.triu_indices(5)
+    products = (x[:, :, None] * x[:, None, :])[:, upper[0], upper[1]].sum(axis=0)
+    se = _cr1_se(cols.sum(axis=1)[None, :], products[None, :], 100)[0]
+    z = 1.959963984540054
+    assert se == pytest.approx((high - low) / (2 * z) * math.sqrt(100 / 99), rel=1e-12)
