@@ -329,6 +329,24 @@ def check_km_benchmark(m: re.Match) -> None:
     assert f"{m.group('reps')} simulated data sets per case" in _result("reliability_km.md")
 
 
+def _judge_summary() -> dict[str, tuple[float, int, int]]:
+    """interval -> (lowest coverage %, cases at or above 93 %, cases) of the judge benchmark."""
+    rows = re.findall(r"^\| ([a-z_ ()]+) \| ([\d.]+)% \| (\d+) of (\d+) \|$",
+                      _result("judge_correction.md"), flags=re.M)
+    return {name: (float(low), int(ok), int(n)) for name, low, ok, n in rows}
+
+
+def check_judge_coverage(m: re.Match) -> None:
+    s = _judge_summary()
+    for name, group in (("corrected_rate (clusters)", "cr"), ("ppi_mean (clusters)", "ppi")):
+        low, ok, n = s[name]
+        assert float(m.group(group)) == low and ok == n == int(m.group("cases"))
+        assert low >= 93
+    assert float(m.group("raw")) == s["raw"][0]
+    assert float(m.group("ppi_iid")) == s["ppi_mean (iid)"][0]
+    assert f"{m.group('reps')} simulated data sets per case" in _result("judge_correction.md")
+
+
 Check = Callable[..., None]
 #: (pattern over the prose, check): every number inside a match is accounted for
 CLAIMS: list[tuple[str, Check]] = [
@@ -390,6 +408,11 @@ CLAIMS: list[tuple[str, Check]] = [
      r"median by (?P<u_lo>\d+)–(?P<u_hi>\d+) %\), and the (?P<conf>95) % cluster-bootstrap "
      r"percentile\s+interval covers the true median in (?P<cov_lo>[\d.]+)–(?P<cov_hi>[\d.]+) % "
      r"of (?P<reps>\d+) data sets", check_km_benchmark),
+    (r"In\s+all\s+(?P<cases>\d+)\s+cases\s+\((?P<reps>\d+)\s+data\s+sets\s+each\)\s+the\s+corrected\s+"
+     r"rate's\s+interval\s+covers\s+the\s+truth\s+in\s+at\s+least\s+(?P<cr>[\d.]+)\s+%\s+of\s+them\s+and\s+"
+     r"the\s+PPI\s+mean's\s+in\s+at\s+least\s+(?P<ppi>[\d.]+)\s+%;\s+the\s+PPI\s+interval\s+that\s+"
+     r"ignores\s+the\s+scenarios\s+falls\s+to\s+(?P<ppi_iid>[\d.]+)\s+%,\s+and\s+the\s+raw\s+judged\s+"
+     r"rate's\s+own\s+interval\s+to\s+(?P<raw>[\d.]+)\s+%", check_judge_coverage),
     (r"Near a ceiling of (?P<c>0\.95)", lambda m: (
         pytest.approx(_coverage_case_truth("ceiling")) == float(m.group("c")))),
 ]
@@ -398,6 +421,9 @@ CLAIMS: list[tuple[str, Check]] = [
 DEFINITIONS: list[tuple[str, str]] = [
     (r"Efron & Tibshirani 1993, ch\. 14", "citation"),
     (r"Freireich et al\. 1963", "citation"),
+    (r"Angelopoulos et al\.,\s+Science 2023", "citation"),
+    (r"\[0, 1\]", "the range of a rate"),
+    (r"sensitivity \+ specificity ≤ 1", "the definition of a judge no better than a coin"),
     (r"6-MP", "the data set's name"),
     (r"rates near 0 or 1|near 0 or 1|beyond 0 or 1|between 0 and 1", "the range of a rate"),
     (r"of exactly 1 in a cell", "illustration: a constant success rate"),

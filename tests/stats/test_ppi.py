@@ -9,6 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats as sps
 
 import accordkit as ak
 from accordkit.stats.ppi import ppi_mean_estimate
@@ -86,7 +87,7 @@ def test_cluster_bootstrap():
     pd.testing.assert_frame_equal(a, b)
     row = a.iloc[0]
     assert row.estimate == iid.estimate  # the point estimate does not depend on clusters
-    assert row.ci_method == "cluster bootstrap-t" and row.n_clusters == scenarios
+    assert row.ci_method == "cluster bootstrap SE, t" and row.n_clusters == scenarios
     # scenarios differ a lot (Beta(1.2, 0.8)): the cluster interval is wider
     assert row.ci_high - row.ci_low > iid.ci_high - iid.ci_low
     assert row.ci_low < row.estimate < row.ci_high
@@ -115,22 +116,29 @@ def test_numeric_labels_from_csv(tmp_path):
         ak.ppi_mean(verdicts, path)
 
 
-def test_cluster_standard_error_by_hand():
-    # the bootstrap-t studentizes by the CR1 standard error; with one item per scenario it
-    # is ppi_py's standard error times sqrt(G / (G - 1))
-    from accordkit.stats.ppi import _cr1_se
 
-    rng = np.random.default_rng(2)
-    y, yhat = (rng.random(30) < 0.6).astype(float), (rng.random(30) < 0.5).astype(float)
-    u = (rng.random(70) < 0.55).astype(float)
-    theta, low, high, lam = ppi_mean_estimate(y, yhat, u)
-    lab = np.r_[np.ones(30), np.zeros(70)]
-    v = np.r_[yhat, u]
-    y0, yh, uu = np.r_[y, np.zeros(70)], np.r_[yhat, np.zeros(70)], np.where(lab == 1, 0, v)
-    cols = np.stack([y0, yh, y0 * y0, yh * yh, y0 * yh, lab, uu, uu * uu, 1 - lab])
-    x = cols[[0, 1, 5, 6, 8]].T
-    upper = np.triu_indices(5)
-    products = (x[:, :, None] * x[:, None, :])[:, upper[0], upper[1]].sum(axis=0)
-    se = _cr1_se(cols.sum(axis=1)[None, :], products[None, :], 100)[0]
-    z = 1.959963984540054
-    assert se == pytest.approx((high - low) / (2 * z) * math.sqrt(100 / 99), rel=1e-12)
+def test_cluster_interval_by_hand():
+    # θ ± t(G_L - 1) times the standard deviation of the resampled estimates
+    from accordkit.stats._labels import resample_counts
+    from accordkit.stats.ppi import _tuned
+
+    rng = np.random.default_rng(4)
+    scen = np.repeat(np.arange(30), 3)
+    truth = rng.random(90) < 0.6
+    judged = np.where(rng.random(90) < 0.8, truth, ~truth)
+    labelled = np.arange(90) % 3 == 0   # one label in every scenario
+    verdicts = pd.DataFrame({"episode_id": range(90), "verdict": judged,
+                             "scenario_id": [f"s{c:02d}" for c in scen]})  # sorted as scen
+    labels = pd.DataFrame({"episode_id": np.flatnonzero(labelled), "label": truth[labelled]})
+    row = ak.ppi_mean(verdicts, labels, cluster="scenario_id", n_resamples=300, seed=5).iloc[0]
+    y, v, lab = truth.astype(float), judged.astype(float), labelled.astype(float)
+    y0, yh, u = y * lab, v * lab, v * (1 - lab)
+    cols = np.stack([np.bincount(scen, weights=c) for c in
+                     (y0, yh, y0 * y0, yh * yh, y0 * yh, lab, u, u * u, 1 - lab)])
+    draws = np.random.default_rng([5])
+    drawn = resample_counts(draws, 30, 256) @ cols.T
+    drawn = np.vstack([drawn, resample_counts(draws, 30, 44) @ cols.T])
+    theta_b = _tuned(*drawn.T)[1]
+    half = sps.t.ppf(0.975, 29) * np.std(theta_b, ddof=1)
+    assert (row.ci_low, row.ci_high) == pytest.approx((row.estimate - half,
+                                                       row.estimate + half), abs=1e-12)
