@@ -16,7 +16,7 @@ Intervals, all at 95 %:
 - ``ppi_mean (clusters)``: ak.ppi_mean with ``cluster="scenario_id"`` (target);
 - ``ppi_mean (iid)``: without ``cluster`` (ppi_py's interval).
 
-Run:  python benchmarks/judge_correction.py [--reps 250] [--resamples 1000]
+Run:  python benchmarks/judge_correction.py [--reps 500] [--resamples 1000]
 Writes benchmarks/results/judge_correction.md.
 """
 
@@ -125,7 +125,7 @@ def run_case(case: Case, reps: int, resamples: int, seed: int) -> dict[str, dict
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reps", type=int, default=250)
+    parser.add_argument("--reps", type=int, default=500)
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=RESULTS)
