@@ -114,6 +114,10 @@ _EXPORTS = {
     "km_medians": "accordkit.stats",
     "task_discrimination": "accordkit.stats",
     "plot_recovery_curves": "accordkit.plots",
+    # numbers an LLM judge produced, corrected for the judge (issue 44)
+    "judge_calibration": "accordkit.stats",
+    "corrected_rate": "accordkit.stats",
+    "ppi_mean": "accordkit.stats",
     # reporting
     "build_report": "accordkit.report",
     "render_conversation": "accordkit.report.conversation",

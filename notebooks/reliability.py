@@ -52,6 +52,7 @@ out_dir = "../reports/interactive"  # tables go here (set by the report)
 figures_dir = None      # figures go here (set by the report)
 provenance_path = None  # provenance goes here (set by the report)
 scores_dir = None       # read tables from this score store
+labels = None           # CSV of human labels of judged items: the judge section
 
 # %%
 import accordkit as ak
@@ -176,3 +177,34 @@ else:
                               "the tasks both ran: n_pairs) and the noise floor (intervals "
                               f"from {diff_resamples:,} resamples of tasks, at most 2,000 "
                               "here)."))
+
+# %% [markdown]
+# ## The judge against human labels
+# Only with the `labels` parameter (a CSV of judged items: `episode_id`, `judge`, `item`,
+# and `turn_idx` / `judge_model` where needed, with a boolean `label`). Per judge and judge
+# model: its sensitivity (true passes called pass), specificity (true failures called
+# fail), accuracy and kappa against the labels; then the judged pass rate of the unlabelled
+# items beside the rate corrected for the judge (Rogan–Gladen, with the interval of Lee et
+# al. that carries the labels' uncertainty) and the prediction-powered (PPI++) mean.
+# Intervals resample scenarios. Statistics: `docs/statistics.md`, section "Numbers an LLM
+# judge produced, corrected for the judge".
+
+# %%
+if labels:
+    from accordkit.tables import judge_tables
+
+    judge_resamples = min(n_resamples, 2000)
+    judged = judge_tables(nb.verdicts, labels, episodes, cluster=cluster,
+                          confidence=confidence, n_resamples=judge_resamples, seed=seed)
+    for note in judged.notes:
+        print(note)
+    if len(judged.calibration):
+        out.frame(judged.calibration, "judge_calibration",
+                  caption="The judge against human labels: sensitivity, specificity, "
+                          "accuracy and kappa.")
+        display(out.frame(judged.rates, "judged_rates_corrected",
+                          caption="Judged pass rate, raw beside corrected for the judge "
+                                  "(Rogan–Gladen and PPI++)."))
+else:
+    print("no labels: the judge's verdicts are taken at their word (set `labels` to "
+          "calibrate them)")

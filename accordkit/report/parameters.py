@@ -87,6 +87,9 @@ PARAMETERS: dict[str, str] = {
     "failure": "error_analysis: the failure type to drill into (see its table)",
     "cell": "error_analysis: column values that pick the cell to list, e.g. {domain: retail}",
     "show": "error_analysis: conversations shown in full (default 2)",
+    "labels": "reliability: a CSV of human labels of judged items (episode_id, judge, item, "
+              "label): the judge's calibration, and judged rates corrected beside the raw "
+              "ones (default none: no judge section)",
     "out_dir": "where a notebook writes its tables (set by the report)",
     "figures_dir": "where a notebook writes its figures (set by the report)",
     "provenance_path": "where a notebook writes its provenance (set by the report)",
@@ -214,6 +217,7 @@ _TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
     "failure": (_text_or_none, "a failure type name"),
     "cell": (_mapping, "a mapping of column names to values"),
     "show": (_natural, "a whole number of at least 0"),
+    "labels": (_text_or_none, "the path of a CSV file or null"),
     "notebooks": (_names, "a notebook name or a list of them"),
 }
 

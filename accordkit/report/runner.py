@@ -128,6 +128,8 @@ def build_report(
     final_out = Path(out).resolve()
     params = dict(params or {})
     check_parameters(params)   # papermill writes them into the notebooks as code
+    if params.get("labels"):   # the notebooks run elsewhere: the labels file by its full path
+        params["labels"] = str(Path(params["labels"]).resolve())
     # a parameter file may name the inputs (source, verdicts, scores_dir): they are honoured
     inputs = report_inputs(params, sources=sources, verdicts=verdicts, scores=scores)
     sources, verdicts, scores, params = (inputs.sources, inputs.verdicts, inputs.scores,

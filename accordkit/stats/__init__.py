@@ -14,6 +14,12 @@ How far a number can be trusted (issue 15):
 - :func:`recovery_curves`, :func:`km_medians`: Kaplan–Meier recovery times after a shift;
 - :func:`task_discrimination`: task difficulty and discrimination across configurations.
 
+Numbers an LLM judge produced, corrected for the judge (issue 44):
+
+- :func:`judge_calibration`: the judge's sensitivity, specificity, accuracy and kappa;
+- :func:`corrected_rate`: the Rogan–Gladen rate with the interval of Lee et al.;
+- :func:`ppi_mean`: a prediction-powered (PPI++) mean from judged and labelled items.
+
 Tables are rendered by :func:`accordkit.tables.format_table`.
 """
 
@@ -36,6 +42,11 @@ from .discrimination import TaskDiscrimination, task_discrimination
 from .noise import noise_floor
 from .planning import plan_trials
 from .survival import kaplan_meier, km_median, km_medians, recovery_curves, recovery_times
+
+# isort: split
+# numbers an LLM judge produced, corrected for the judge (issue 44)
+from .judge_correction import corrected_rate, judge_calibration
+from .ppi import ppi_mean
 
 __all__ = [
     "adjust_pvalues",
@@ -61,4 +72,8 @@ __all__ = [
     "recovery_times",
     "task_discrimination",
     "TaskDiscrimination",
+    # judge correction (issue 44)
+    "judge_calibration",
+    "corrected_rate",
+    "ppi_mean",
 ]

@@ -15,6 +15,7 @@ from .failure_figures import cost_frontier, cost_per_success, divergence_turns
 from .failures import *  # noqa: F403
 from .format import FORMATS, format_table, interval_caption
 from .goalshift import *  # noqa: F403
+from .judge import judge_tables, judged_items
 from .paper import ACCORD_TABLE_METRICS, accord_table
 from .passk import one_interval, pass_hat_k
 from .shared import *  # noqa: F403
@@ -42,5 +43,5 @@ __all__ = [
     "with_configuration", "tau2_episodes", "episode_tables", "reward_table",
     "termination_table", "cost_per_task", "pass_k_table", "paired_comparisons", "agent_model_named",
     "benchmark_comparisons", "SUMMARY_COLUMNS", "INTERVAL_WARNINGS",
-    "divergence_turns", "cost_per_success", "cost_frontier",
+    "divergence_turns", "cost_per_success", "cost_frontier", "judge_tables", "judged_items",
 ]

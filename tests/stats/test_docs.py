@@ -21,6 +21,8 @@ MODULES = [
     "accordkit.tables.accord",
     "accordkit.tables.failures",
     "accordkit.tables.paper",
+    "accordkit.stats.judge_correction",
+    "accordkit.stats.ppi",
 ]
 
 

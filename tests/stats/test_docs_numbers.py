@@ -329,6 +329,38 @@ def check_km_benchmark(m: re.Match) -> None:
     assert f"{m.group('reps')} simulated data sets per case" in _result("reliability_km.md")
 
 
+def _judge_summary() -> dict[str, tuple[float, int, int]]:
+    """interval -> (lowest coverage %, cases at or above 93 %, cases) of the judge benchmark."""
+    rows = re.findall(r"^\| ([a-z_ ()]+) \| ([\d.]+)% \| (\d+) of (\d+) \|$",
+                      _result("judge_correction.md"), flags=re.M)
+    return {name: (float(low), int(ok), int(n)) for name, low, ok, n in rows}
+
+
+def check_judge_coverage(m: re.Match) -> None:
+    s = _judge_summary()
+    low, ok, n = s["corrected_rate (clusters)"]
+    assert (float(m.group("cr")), int(m.group("cases"))) == (low, n) and ok == n
+    low, ok, n = s["ppi_mean (clusters)"]
+    assert (float(m.group("ppi")), int(m.group("ppi_ok"))) == (low, ok)
+    assert int(m.group("t")) == 93
+    assert float(m.group("ppi_iid")) == s["ppi_mean (iid)"][0]
+    assert float(m.group("raw")) == s["raw"][0]
+    text = _result("judge_correction.md")
+    assert f"{m.group('reps')} simulated data sets per case" in text
+    assert f"repetitions: about {m.group('mc')} percentage points" in text
+    assert float(m.group("ppi")) >= 95 - 2 * float(m.group("mc"))  # "within the error"
+
+
+#: the coverage sentence of the judge section (spaces match any white space)
+JUDGE_COVERAGE = (
+    r"Over the (?P<cases>\d+) cases \((?P<reps>\d+) data sets each\), the corrected rate's "
+    r"interval covers the truth in at least (?P<cr>[\d.]+) % of the data sets in every case, "
+    r"and the PPI mean's in at least (?P<t>93) % in (?P<ppi_ok>\d+) of them \(lowest "
+    r"(?P<ppi>[\d.]+) %, within the Monte-Carlo error of about (?P<mc>[\d.]+) points\); the "
+    r"PPI interval that ignores the scenarios falls to (?P<ppi_iid>[\d.]+) %, and the raw "
+    r"judged rate's own interval to (?P<raw>[\d.]+) %").replace(" ", r"\s+")
+
+
 Check = Callable[..., None]
 #: (pattern over the prose, check): every number inside a match is accounted for
 CLAIMS: list[tuple[str, Check]] = [
@@ -390,6 +422,7 @@ CLAIMS: list[tuple[str, Check]] = [
      r"median by (?P<u_lo>\d+)–(?P<u_hi>\d+) %\), and the (?P<conf>95) % cluster-bootstrap "
      r"percentile\s+interval covers the true median in (?P<cov_lo>[\d.]+)–(?P<cov_hi>[\d.]+) % "
      r"of (?P<reps>\d+) data sets", check_km_benchmark),
+    (JUDGE_COVERAGE, check_judge_coverage),
     (r"Near a ceiling of (?P<c>0\.95)", lambda m: (
         pytest.approx(_coverage_case_truth("ceiling")) == float(m.group("c")))),
 ]
@@ -398,6 +431,9 @@ CLAIMS: list[tuple[str, Check]] = [
 DEFINITIONS: list[tuple[str, str]] = [
     (r"Efron & Tibshirani 1993, ch\. 14", "citation"),
     (r"Freireich et al\. 1963", "citation"),
+    (r"Angelopoulos et al\.,\s+Science 2023", "citation"),
+    (r"\[0, 1\]", "the range of a rate"),
+    (r"sensitivity \+ specificity ≤ 1", "the definition of a judge no better than a coin"),
     (r"6-MP", "the data set's name"),
     (r"rates near 0 or 1|near 0 or 1|beyond 0 or 1|between 0 and 1", "the range of a rate"),
     (r"of exactly 1 in a cell", "illustration: a constant success rate"),

@@ -1,0 +1,99 @@
+"""The reliability page's judge section (issue 44): verdicts joined to a labels CSV."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from accordkit.report.parameters import check_parameters
+from accordkit.tables.judge import judge_tables, judged_items
+
+
+def _verdicts() -> pd.DataFrame:
+    # two judge models on the same 40 unit-test items of 20 episodes (2 scenarios each)
+    rows = []
+    for model, flip in (("judge-a", 0), ("judge-b", 3)):
+        for e in range(20):
+            for item in ("t0", "t1"):
+                truth = (e + (item == "t1")) % 4 != 0
+                said = truth if (e + flip) % 7 else not truth
+                rows.append({"episode_id": f"ep{e}", "judge": "usersim_tests",
+                             "judge_model": model, "item": item, "turn_idx": 1,
+                             "verdict": "yes" if said else "no"})
+        rows.append({"episode_id": "ep0", "judge": "usersim_tests", "judge_model": model,
+                     "item": "t9", "turn_idx": 1, "verdict": "n/a"})
+    return pd.DataFrame(rows)
+
+
+def _episodes() -> pd.DataFrame:
+    return pd.DataFrame({"episode_id": [f"ep{e}" for e in range(20)],
+                         "scenario_id": [f"s{e // 2}" for e in range(20)]})
+
+
+def test_judged_items_keep_pass_and_fail_only():
+    items = judged_items(_verdicts())
+    assert len(items) == 80 and items.verdict.dtype == bool
+    assert items.verdict.sum() == (_verdicts().verdict == "yes").sum()
+
+
+def test_tables_per_judge_model(tmp_path):
+    labels = pd.DataFrame({"episode_id": [f"ep{e}" for e in range(10)], "judge": "usersim_tests",
+                           "item": "t0", "label": [(e % 4) != 0 for e in range(10)]})
+    labels.loc[len(labels)] = ["ep99", "usersim_tests", "t0", True]   # no such verdict
+    path = tmp_path / "labels.csv"
+    labels.to_csv(path, index=False)
+    tables = judge_tables(_verdicts(), path, _episodes(), n_resamples=200)
+    assert tables.notes == ("1 of 11 labels name no judged pass or fail of the verdict files "
+                            "and were left out",)
+    cal = tables.calibration.set_index(["judge_model", "measure"])
+    # each label applies to both judge models' verdict of the item
+    assert cal.loc[("judge-a", "accuracy"), "n"] == cal.loc[("judge-b", "accuracy"), "n"] == 10
+    # judge-a errs where e % 7 == 0 (episodes 0 and 7 among the labelled t0 items)
+    assert cal.loc[("judge-a", "accuracy"), "successes"] == 8
+    assert set(tables.calibration.ci_method) == {"cluster bootstrap percentile"}
+    rates = tables.rates.set_index("judge_model")
+    assert rates.loc["judge-a", "n_test"] == 30 and rates.loc["judge-a", "n_labelled"] == 10
+    items = judged_items(_verdicts())
+    rest = items[(items.judge_model == "judge-a")
+                 & ~((items.item == "t0") & items.episode_id.isin([f"ep{e}" for e in range(10)]))]
+    assert rates.loc["judge-a", "judged_rate"] == pytest.approx(rest.verdict.mean())
+    assert {"corrected", "corrected_low", "corrected_high", "ppi", "ppi_low",
+            "ppi_high"} <= set(rates.columns)
+
+
+def test_bad_labels_file_is_named(tmp_path):
+    path = tmp_path / "labels.csv"
+    path.write_text("episode_id,item,label\nep0,t0,true\n")
+    with pytest.raises(ValueError, match=r"labels\.csv.*lacks the columns \['judge'\]"):
+        judge_tables(_verdicts(), path, _episodes())
+    path.write_text("episode_id,judge,item,label\nep0,usersim_tests,t0,perhaps\n")
+    with pytest.raises(ValueError, match=r"'perhaps'"):
+        judge_tables(_verdicts(), path, _episodes())
+    with pytest.raises(FileNotFoundError):
+        judge_tables(_verdicts(), tmp_path / "none.csv", _episodes())
+    tables = judge_tables(None, tmp_path / "labels.csv", _episodes())
+    assert tables.notes == ("no verdict files: nothing to calibrate against the labels",)
+
+
+def test_labels_is_a_report_parameter():
+    check_parameters({"labels": "labels.csv"})
+    check_parameters({"labels": None})
+    with pytest.raises(ValueError, match="labels"):
+        check_parameters({"labels": 3})
+
+
+def test_same_input_same_tables(tmp_path):
+    path = tmp_path / "labels.csv"
+    pd.DataFrame({"episode_id": ["ep1", "ep2", "ep4", "ep5", "ep8", "ep9"],
+                  "judge": "usersim_tests", "item": "t1", "judge_model": "judge-a",
+                  "label": [True, False, True, True, False, True]}).to_csv(path, index=False)
+    a = judge_tables(_verdicts(), path, _episodes(), n_resamples=100, seed=4)
+    b = judge_tables(_verdicts(), path, _episodes(), n_resamples=100, seed=4)
+    pd.testing.assert_frame_equal(a.calibration, b.calibration)
+    pd.testing.assert_frame_equal(a.rates, b.rates)
+    # the file names judge-a: judge-b has no label, and its row says so
+    rates = a.rates.set_index("judge_model")
+    assert rates.loc["judge-a", "n_labelled"] == 6
+    assert np.isnan(rates.loc["judge-b", "corrected"])
+    assert rates.loc["judge-b", "note"] == "no labelled item to calibrate on"
