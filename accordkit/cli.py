@@ -181,7 +181,9 @@ def _cmd_score(args: argparse.Namespace) -> int:
         print(f"accordkit score: error: -o {args.output}: a .csv or .parquet file in a folder "
               "that exists", file=sys.stderr)
         return USAGE_ERROR
-    missing = _missing(args.sources)
+    from .ingest.plan import missing_sources
+
+    missing = missing_sources(args.sources)
     if missing:
         print(f"accordkit score: error: {missing[0]}: no such file or folder, and not a hub "
               "id or URL", file=sys.stderr)
@@ -218,23 +220,14 @@ def _cmd_score(args: argparse.Namespace) -> int:
     return 0
 
 
-def _missing(sources: Sequence[str]) -> list[str]:
-    """The sources that are neither a local path, an fsspec URL nor a hub id."""
-    from pathlib import Path
-
-    from .engines.plan import is_url
-    from .load import is_hub_id
-
-    return [s for s in sources if not (Path(s).exists() or is_url(s) or is_hub_id(s))]
-
-
 def _score_to_store(args: argparse.Namespace, modes: dict) -> int:
     from ._internal.redact import redact_sources
     from .engines import score_to_store
     from .engines.run import RayUnreachableError, StoreBusyError
+    from .ingest.plan import missing_sources
     from .store import IncompleteStoreError
 
-    missing = _missing(args.sources)
+    missing = missing_sources(args.sources)
     if missing:
         print(f"accordkit score: error: {missing[0]}: no such file or folder, and not a hub "
               "id or URL", file=sys.stderr)

@@ -30,7 +30,7 @@ from .context import ReadOptions
 from .formats.folder import DATA_SUFFIXES
 from .inputs import Input, Problem, is_url, local_path
 
-__all__ = ["plan", "plan_sources", "read_once", "DATA_SUFFIXES"]
+__all__ = ["plan", "plan_sources", "read_once", "missing_sources", "DATA_SUFFIXES"]
 
 
 
@@ -95,6 +95,33 @@ def _plan_source(given: str, options: ReadOptions, *, absolute: bool) -> list[In
     return [Input(kind="problem", name=given, source=given, problem=Problem(
         "no such file or folder, and not a hub id of the form 'org/name'", WHOLE_FILE,
         "(path)", kind="SourceNotFoundError"))]
+
+
+def missing_sources(sources: Sequence[str]) -> list[str]:
+    """The sources that name nothing :func:`plan` can read: neither an existing local path
+    (``file://`` or not), a pattern matching a local path, a URL nor a hub id.
+
+    The one check the ``score`` and ``report`` commands make before any work.
+
+    Examples
+    --------
+    >>> missing_sources(["s3://bucket/run.json", "org/dataset", "no/such/run.json",
+    ...                  "file:///no/such/run.json", "no-such-dir/*.eval"])
+    ['no/such/run.json', 'file:///no/such/run.json', 'no-such-dir/*.eval']
+    """
+    import glob
+
+    from .formats.hub import is_hub_id
+
+    out = []
+    for source in sources:
+        path = local_path(source)
+        if Path(path).exists() or is_url(source) or is_hub_id(path):
+            continue
+        if glob.has_magic(path) and glob.glob(path, recursive=True):
+            continue
+        out.append(source)
+    return out
 
 
 def _plan_glob(given: str, options: ReadOptions, *, absolute: bool) -> list[Input] | None:

@@ -58,7 +58,9 @@ def _run(args: argparse.Namespace) -> int:
     except (ValueError, NotADirectoryError) as exc:  # a usage error: one line, nothing run
         print(f"accordkit report: error: {exc}", file=sys.stderr)
         return 64
-    missing = _missing_sources(args.source or ())
+    from ..ingest.plan import missing_sources
+
+    missing = missing_sources(args.source or ())
     if missing:  # a typo is a usage error, not a bad record of a report that exits 0
         print("accordkit report: no such file or folder, and not a hub id of the form "
               f"'org/name': {', '.join(missing)}", file=sys.stderr)
@@ -134,18 +136,6 @@ def _parameters(args: argparse.Namespace) -> dict:
         params[key] = load_parameter_text(value, f"--set {key}")
     check_parameters(params)
     return params
-
-
-def _missing_sources(sources: list[str] | tuple[str, ...]) -> list[str]:
-    """The sources that are neither an existing local path, a URL nor a hub id."""
-    from pathlib import Path
-
-    from ..engines.plan import is_url
-    from ..ingest.formats.hub import is_hub_id
-
-    local = [s[len("file://"):] if s.startswith("file://") else s for s in sources]
-    return [src for src, path in zip(sources, local, strict=True)
-            if not Path(path).exists() and not is_url(src) and not is_hub_id(path)]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
