@@ -273,10 +273,7 @@ def test_the_readers_use_only_the_checker_context_contract_and_inputs_of_ingest(
 
 
 #: Private names still imported across packages, each with the reason it is allowed.
-PRIVATE_ACROSS = {
-    ("accordkit.analysis.find", "accordkit.metrics._calls"):
-        "the transcript index of find; being made public on another branch (issue 42)",
-}
+PRIVATE_ACROSS: dict[tuple[str, str], str] = {}
 
 
 def _private_across(modules: dict[str, Path]) -> set[tuple[str, str, str]]:

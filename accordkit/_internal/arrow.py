@@ -31,7 +31,7 @@ def one_chunk(table: pa.Table, *, keep: tuple[str, ...] = ()) -> pa.Table:
 
     The metrics read some columns many times (one field at a time): on a table loaded from
     several files, each read would otherwise join the files' chunks again. The goal-shift
-    metrics keep ``messages`` as it is: :class:`~accordkit.metrics._calls.Transcripts`
+    metrics keep ``messages`` as it is: :class:`~accordkit.metrics.calls.Transcripts`
     reads it chunk by chunk, and joining it means writing every transcript to fresh
     memory, the slowest step of a first ``ak.score`` in a new process (on a VM, new
     memory is zeroed page by page as it is first touched: 10-40 ms for the 5.5 MB of

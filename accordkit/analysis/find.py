@@ -1,7 +1,7 @@
 """``find``: the episodes and turns that match some text, a tool, a role or an action status.
 
 Every message predicate is one Arrow kernel over the flattened messages of all episodes
-(:class:`~accordkit.metrics._calls.Transcripts`), so a search over 100,000 episodes takes a
+(:class:`~accordkit.metrics.calls.Transcripts`), so a search over 100,000 episodes takes a
 fraction of a second (``benchmarks/results/why_it_failed.md``). Python only touches the
 matching rows, to cut their snippets.
 
@@ -22,8 +22,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..metrics._calls import Transcripts, _np
 from ..metrics.action_diff import STATUSES
+from ..metrics.calls import Transcripts, arrow_to_numpy
 from ..names import CONFIG_COLUMNS, ROLES
 
 __all__ = ["find", "FIND_COLUMNS", "SNIPPET_CHARS"]
@@ -185,10 +185,10 @@ def find(ds: Any, *, text: str | None = None, tool: str | Sequence[str] | None =
     n_msg = len(tr.msg_episode)
     keep = np.ones(n_msg, dtype=bool)
     if roles is not None:
-        keep &= _np(pc.is_in(tr.message_field("role"), value_set=pa.array(roles)), False)
+        keep &= arrow_to_numpy(pc.is_in(tr.message_field("role"), value_set=pa.array(roles)), False)
     first_tool = None
     if tools is not None:
-        hit = _np(pc.is_in(tr.call_field("name"), value_set=pa.array(tools)), False)
+        hit = arrow_to_numpy(pc.is_in(tr.call_field("name"), value_set=pa.array(tools)), False)
         with_tool = np.zeros(n_msg, dtype=bool)
         with_tool[tr.call_message[hit]] = True
         keep &= with_tool
@@ -267,12 +267,12 @@ def _text_hits(values: Any, needle: str, *, regex: bool, case: bool) -> np.ndarr
     hits = kernel(values, pattern=needle, ignore_case=not case)
     if isinstance(hits, pa.ChunkedArray):
         hits = hits.combine_chunks() if hits.num_chunks != 1 else hits.chunk(0)
-    return _np(hits, False).astype(bool)
+    return arrow_to_numpy(hits, False).astype(bool)
 
 
 def _positions(ids: pa.ChunkedArray, wanted: set[str]) -> np.ndarray:
     mask = pc.is_in(ids, value_set=pa.array(sorted(wanted), pa.string()))
-    return np.flatnonzero(_np(pc.fill_null(mask, False), False))
+    return np.flatnonzero(arrow_to_numpy(pc.fill_null(mask, False), False))
 
 
 def _first_call_names(tr: Transcripts, hit: np.ndarray | None, n_msg: int, *,

@@ -98,8 +98,8 @@ from ._action_checks import (
     too_deep,
     with_gold_actions,
 )
-from ._calls import Transcripts, _np, join_positions, positions_in_runs, text_codes
 from ._checks import check_episode_table
+from .calls import Transcripts, arrow_to_numpy, join_positions, positions_in_runs, text_codes
 from .tool_kinds import TRANSFER_TOOLS, check_tool_kinds, tool_kind
 
 __all__ = ["ACTION_COLUMNS", "SUMMARY_COLUMNS", "STATUSES", "DIVERGENCE_REASONS", "action_diff",
@@ -253,15 +253,15 @@ class _Expected:
         criteria = one_array(table.column("criteria"))
         sets = pc.struct_field(criteria, "action_sets")
         legacy = pc.struct_field(criteria, "actions")
-        n_sets = _np(pc.list_value_length(sets), 0).astype(np.int64)
-        n_legacy = _np(pc.list_value_length(legacy), 0).astype(np.int64)
+        n_sets = arrow_to_numpy(pc.list_value_length(sets), 0).astype(np.int64)
+        n_legacy = arrow_to_numpy(pc.list_value_length(legacy), 0).astype(np.int64)
         use_sets = n_sets > 0
         self.use_sets = use_sets
         unit_ep, unit_index, unit_id, unit_req, unit_is_set = [], [], [], [], []
         alt_unit_key, alt_name, alt_args, alt_compare, alt_subset = [], [], [], [], []
         # legacy actions (episodes without action sets)
         if n_legacy.sum():
-            ep = _np(pc.list_parent_indices(legacy)).astype(np.int64)
+            ep = arrow_to_numpy(pc.list_parent_indices(legacy)).astype(np.int64)
             flat = pc.list_flatten(legacy)
             keep = np.flatnonzero(~use_sets[ep])
             starts = np.r_[0, np.cumsum(n_legacy)[:-1]]
@@ -278,7 +278,7 @@ class _Expected:
             alt_compare += pc.struct_field(flat, "compare_args").take(take).to_pylist()
             alt_subset.append(np.zeros(len(keep), dtype=bool))
         if n_sets.sum():
-            set_ep = _np(pc.list_parent_indices(sets)).astype(np.int64)
+            set_ep = arrow_to_numpy(pc.list_parent_indices(sets)).astype(np.int64)
             flat_sets = pc.list_flatten(sets)
             starts = np.r_[0, np.cumsum(n_sets)[:-1]]
             set_pos = np.arange(len(set_ep)) - starts[set_ep]
@@ -288,7 +288,7 @@ class _Expected:
             unit_req += [None] * len(set_ep)
             unit_is_set.append(np.ones(len(set_ep), dtype=bool))
             tools = pc.struct_field(flat_sets, "allowed_tools")
-            tool_set = _np(pc.list_parent_indices(tools)).astype(np.int64)
+            tool_set = arrow_to_numpy(pc.list_parent_indices(tools)).astype(np.int64)
             flat_tools = pc.list_flatten(tools)
             alt_unit_key.append(np.stack([set_ep[tool_set], set_pos[tool_set]], axis=1))
             alt_name.append(pc.struct_field(flat_tools, "function_name"))
@@ -510,7 +510,7 @@ def action_rows(table: pa.Table, *, tool_kinds: Mapping[str, str] | None = None,
     if errors not in ("raise", "skip"):
         raise ValueError(f"errors must be 'raise' or 'skip', got {errors!r}")
     sets = pc.struct_field(one_array(table.column("criteria")), "action_sets")
-    stored = read_stored_checks(table, _np(pc.list_value_length(sets), 0) > 0)
+    stored = read_stored_checks(table, arrow_to_numpy(pc.list_value_length(sets), 0) > 0)
     if stored.gold:
         _warn_gold(table, stored)
         table = with_gold_actions(table, stored.gold)
@@ -736,8 +736,8 @@ class _RowBuilder:
         and not ``actions: null`` without action sets: a fork's task that lists several
         acceptable outcomes instead)."""
         criteria = one_array(self.table.column("criteria"))
-        known = _np(criteria.is_valid(), False).astype(bool)
-        no_actions = ~_np(pc.struct_field(criteria, "actions").is_valid(), False).astype(bool)
+        known = arrow_to_numpy(criteria.is_valid(), False).astype(bool)
+        no_actions = ~arrow_to_numpy(pc.struct_field(criteria, "actions").is_valid(), False).astype(bool)
         return known & ~(no_actions & ~self.exp.use_sets)
 
     # ------------------------------------------------------------------ divergence

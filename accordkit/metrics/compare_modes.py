@@ -31,7 +31,7 @@ import pyarrow.compute as pc
 
 from .._internal.arrow import one_array, one_chunk
 from ..benchmarks import ids
-from ._calls import Transcripts
+from .calls import Transcripts
 from .goalshift import score_episodes
 from .gsrt import shift_rows
 from .passk import pass_hat_k_means

@@ -19,8 +19,8 @@ import pyarrow.compute as pc
 
 from .._internal.arrow import one_chunk
 from ..benchmarks import CATALOG
-from ._calls import Transcripts, _np
 from ._checks import check_episode_table
+from .calls import Transcripts, arrow_to_numpy
 from .gsrt import SHIFT_COLUMNS, gsrt_columns, shift_arrays, shift_rows
 from .stored_checks import BASIS_COLUMNS, CHECK_COLUMNS, reward_check_columns
 from .tcrr import resolve_mode, tcrr_columns
@@ -177,7 +177,7 @@ def episode_columns(table: pa.Table, *, tcrr_mode: str = "episode",
     cols["user_cost"] = _float(table, "user_cost")
     trials = pc.cast(table.column("num_trials"), pa.int64())
     cols["num_trials"] = pd.arrays.IntegerArray(
-        _np(trials, fill=0).astype(np.int64), _np(trials.is_null(), fill=False).astype(bool))
+        arrow_to_numpy(trials, fill=0).astype(np.int64), arrow_to_numpy(trials.is_null(), fill=False).astype(bool))
     # stored facts of the run, carried so that their tables need no transcripts
     cols["task_set"] = pd.Series(table.column("task_set").to_numpy(), dtype=object)
     cols.update(reward_check_columns(table.column("episode_id").to_pylist(),

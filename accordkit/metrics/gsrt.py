@@ -31,7 +31,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .._internal.arrow import one_array
-from ._calls import Transcripts, _np, group_starts, positions_in_runs
+from .calls import Transcripts, arrow_to_numpy, group_starts, positions_in_runs
 
 __all__ = ["SHIFT_COLUMNS", "shift_rows", "shift_arrays", "episode_gsrt", "gsrt_columns"]
 
@@ -42,14 +42,14 @@ SHIFT_COLUMNS = ["row", "shift_index", "from_goal", "to_goal", "shift_turn", "ac
 
 
 def _int_or_nan(arr: pa.Array) -> np.ndarray:
-    return _np(pc.cast(arr, pa.float64()), np.nan).astype(float)
+    return arrow_to_numpy(pc.cast(arr, pa.float64()), np.nan).astype(float)
 
 
 def shift_sources(table: pa.Table, tr: Transcripts) -> tuple[np.ndarray, np.ndarray]:
     """``shift_source`` per episode and the indices of the meta-marker messages used."""
     judge = one_array(table.column("gsrt_judge"))
-    has_judge = _np(judge.is_valid()).astype(bool)
-    event = _np(tr.message_field("event"), "")
+    has_judge = arrow_to_numpy(judge.is_valid()).astype(bool)
+    event = arrow_to_numpy(tr.message_field("event"), "")
     marker = (event == "GOAL_SHIFT") & tr.role_is("user") & ~has_judge[tr.msg_episode]
     meta_msgs = np.flatnonzero(marker)
     has_meta = np.zeros(tr.n_episodes, dtype=bool)
@@ -61,7 +61,7 @@ def shift_sources(table: pa.Table, tr: Transcripts) -> tuple[np.ndarray, np.ndar
 def _judge_shifts(table: pa.Table) -> dict[str, np.ndarray]:
     judge = one_array(table.column("gsrt_judge"))
     shifts = pc.struct_field(judge, "shifts")
-    row = _np(pc.list_parent_indices(shifts)).astype(np.int64)
+    row = arrow_to_numpy(pc.list_parent_indices(shifts)).astype(np.int64)
     flat = pc.list_flatten(shifts)
     n = len(row)
     field = lambda name: pc.struct_field(flat, name)  # noqa: E731
@@ -69,7 +69,7 @@ def _judge_shifts(table: pa.Table) -> dict[str, np.ndarray]:
     a = _int_or_nan(field("ack_turn"))
     t = _int_or_nan(field("tool_turn"))
     o = _int_or_nan(field("outcome_turn"))
-    x = _np(field("transferred"), False).astype(bool)
+    x = arrow_to_numpy(field("transferred"), False).astype(bool)
     with np.errstate(invalid="ignore"):
         recovered = ~np.isnan(a) & ~np.isnan(s) & (a > s) & ~x
         tool_ok = ~np.isnan(t) & (t > s)
@@ -77,7 +77,7 @@ def _judge_shifts(table: pa.Table) -> dict[str, np.ndarray]:
     known = np.ones(n, dtype=bool)
     return {
         "row": row, "shift_index": positions_in_runs(row),
-        "from_goal": _np(field("from_goal")), "to_goal": _np(field("to_goal")),
+        "from_goal": arrow_to_numpy(field("from_goal")), "to_goal": arrow_to_numpy(field("to_goal")),
         "shift_turn": s, "ack_turn": a, "tool_turn": t, "outcome_turn": o,
         "gsrt_ack": np.where(recovered, a - s, np.nan),
         "gsrt_tool": np.where(tool_ok, t - s, np.nan),

@@ -40,7 +40,7 @@ import pyarrow.compute as pc
 
 from .._internal.arrow import one_array
 from .._internal.jsontext import loads
-from ._calls import Transcripts
+from .calls import Transcripts
 
 __all__ = [
     "TCRR_MODES",
@@ -240,7 +240,7 @@ def call_redundancy(table: pa.Table, *, mode: str = "episode", pooled: bool | No
         its own (the ``tcrr_*_per_simulation`` figures) instead of pooling by source file.
         Defaults to pooling for the upstream modes.
     transcripts : Transcripts, optional
-        A prebuilt :class:`~accordkit.metrics._calls.Transcripts` of ``table``.
+        A prebuilt :class:`~accordkit.metrics.calls.Transcripts` of ``table``.
 
     Returns
     -------

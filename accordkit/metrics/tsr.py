@@ -43,7 +43,7 @@ import pyarrow.compute as pc
 from .._internal.arrow import one_array
 from .._internal.jsontext import loads
 from ..benchmarks import ids
-from ._calls import Transcripts, _np, group_starts, join_positions, text_codes
+from .calls import Transcripts, arrow_to_numpy, group_starts, join_positions, text_codes
 
 __all__ = [
     "ACTION_MODES",
@@ -146,19 +146,19 @@ def _expected_tools(criteria: pa.Array) -> tuple[np.ndarray, dict[str, Any]]:
     ``name`` and ``params`` (Arrow text arrays for the last two)."""
     sets = pc.struct_field(criteria, "action_sets")
     legacy = pc.struct_field(criteria, "actions")
-    n_sets = _np(pc.list_value_length(sets), 0).astype(np.int64)
-    n_legacy = _np(pc.list_value_length(legacy), 0).astype(np.int64)
+    n_sets = arrow_to_numpy(pc.list_value_length(sets), 0).astype(np.int64)
+    n_legacy = arrow_to_numpy(pc.list_value_length(legacy), 0).astype(np.int64)
     use_legacy = (n_sets == 0) & (n_legacy > 0)
     set_count = np.where(use_legacy, n_legacy, n_sets)
     set_base = group_starts(set_count)
     eps, set_ids, names, params = [], [], [], []
     # action_sets -> allowed tools
     if n_sets.sum():
-        set_ep = _np(pc.list_parent_indices(sets)).astype(np.int64)
+        set_ep = arrow_to_numpy(pc.list_parent_indices(sets)).astype(np.int64)
         flat_sets = pc.list_flatten(sets)
         set_pos = np.arange(len(set_ep)) - group_starts(n_sets)[set_ep]
         tools = pc.struct_field(flat_sets, "allowed_tools")
-        tool_set = _np(pc.list_parent_indices(tools)).astype(np.int64)
+        tool_set = arrow_to_numpy(pc.list_parent_indices(tools)).astype(np.int64)
         flat_tools = pc.list_flatten(tools)
         keep = np.flatnonzero(~use_legacy[set_ep[tool_set]])
         eps.append(set_ep[tool_set][keep])
@@ -167,7 +167,7 @@ def _expected_tools(criteria: pa.Array) -> tuple[np.ndarray, dict[str, Any]]:
         names.append(pc.struct_field(flat_tools, "function_name").take(take))
         params.append(pc.struct_field(flat_tools, "params_json").take(take))
     if use_legacy.any():
-        act_ep = _np(pc.list_parent_indices(legacy)).astype(np.int64)
+        act_ep = arrow_to_numpy(pc.list_parent_indices(legacy)).astype(np.int64)
         flat = pc.list_flatten(legacy)
         pos = np.arange(len(act_ep)) - group_starts(n_legacy)[act_ep]
         keep = np.flatnonzero(use_legacy[act_ep])
@@ -245,15 +245,15 @@ def _communicate_scores(table: pa.Table, tr: Transcripts, *, chunk: int = 100_00
     n = table.num_rows
     scores = np.full(n, np.nan)
     info = pc.struct_field(_col(table, "criteria"), "communicate_info")
-    n_info = _np(pc.list_value_length(info), 0)
+    n_info = arrow_to_numpy(pc.list_value_length(info), 0)
     need_all = np.flatnonzero(n_info > 0)
     if not len(need_all):
         return scores
     content = tr.message_chunks("content")
-    has_text = tr.msg_is_assistant & _np(pc.greater(pc.utf8_length(content), 0), False)
+    has_text = tr.msg_is_assistant & arrow_to_numpy(pc.greater(pc.utf8_length(content), 0), False)
     per_message = np.zeros(n, dtype=bool)
     if "benchmark" in table.column_names:
-        per_message = _np(pc.is_in(table.column("benchmark"),
+        per_message = arrow_to_numpy(pc.is_in(table.column("benchmark"),
                                    value_set=pa.array(PER_MESSAGE_BENCHMARKS)), False)
     lower_cache: dict[str, str] = {}
     # In chunks of episodes, so that no joined text array outgrows Arrow's 32-bit offsets.
@@ -290,11 +290,11 @@ def _nl_scores(table: pa.Table) -> tuple[np.ndarray, np.ndarray]:
     """NL score per episode (NaN when no verdicts) and the number of the task's assertions."""
     n = table.num_rows
     assertions = pc.struct_field(_col(table, "criteria"), "nl_assertions")
-    n_assert = _np(pc.list_value_length(assertions), 0).astype(np.int64)
+    n_assert = arrow_to_numpy(pc.list_value_length(assertions), 0).astype(np.int64)
     stored = _col(table, "nl_verdicts")
-    n_stored = _np(pc.list_value_length(stored), 0).astype(np.int64)
-    met_flat = _np(pc.struct_field(pc.list_flatten(stored), "met"), False).astype(bool)
-    met_parent = _np(pc.list_parent_indices(stored)).astype(np.int64)
+    n_stored = arrow_to_numpy(pc.list_value_length(stored), 0).astype(np.int64)
+    met_flat = arrow_to_numpy(pc.struct_field(pc.list_flatten(stored), "met"), False).astype(bool)
+    met_parent = arrow_to_numpy(pc.list_parent_indices(stored)).astype(np.int64)
     met = np.bincount(met_parent, weights=met_flat, minlength=n)
     scores = np.full(n, np.nan)
     use = (n_stored > 0) & (n_assert > 0)
@@ -352,22 +352,22 @@ def tsr_columns(table: pa.Table, *, action_mode: str, transcripts: Transcripts
     nl, n_assert = _nl_scores(table)
 
     details = _col(table, "tsr_details")
-    has_details = _np(details.is_valid()).astype(bool)
+    has_details = arrow_to_numpy(details.is_valid()).astype(bool)
     if has_details.any():
         for key, flag, scores in (("action", "has_actions", action),
                                   ("nl_assertion", "has_nl_assertions", nl),
                                   ("communicate_info", "has_communicate_info", comm)):
             stored_flag = pc.struct_field(details, flag)
-            known = _np(stored_flag.is_valid()).astype(bool) & has_details
-            active = _np(stored_flag, False).astype(bool)
-            stored_score = _np(pc.struct_field(details, key), np.nan).astype(float)
+            known = arrow_to_numpy(stored_flag.is_valid()).astype(bool) & has_details
+            active = arrow_to_numpy(stored_flag, False).astype(bool)
+            stored_score = arrow_to_numpy(pc.struct_field(details, key), np.nan).astype(float)
             # Recorded inactive: inactive. Recorded active but not re-computable here (no
             # criteria or verdicts in the record): the stored channel score.
             scores[known & ~active] = np.nan
             fill = known & active & np.isnan(scores)
             scores[fill] = stored_score[fill]
     tsr = _combine_vectors(action, nl, comm)
-    tsr[~_np(_col(table, "criteria").is_valid()).astype(bool) & ~has_details] = np.nan
+    tsr[~arrow_to_numpy(_col(table, "criteria").is_valid()).astype(bool) & ~has_details] = np.nan
     unjudged = (n_assert > 0) & np.isnan(nl)
     return {"tsr": tsr, "tsr_action": action, "tsr_nl": nl, "tsr_communicate": comm,
             "nl_unjudged": pd.arrays.BooleanArray(unjudged, np.zeros(len(unjudged), bool))}

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ._calls import Transcripts, _np, join_positions, last_positions, text_codes
+from .calls import Transcripts, arrow_to_numpy, join_positions, last_positions, text_codes
 
 __all__ = ["PARAM_ERROR_KEYWORDS", "TUE_WEIGHTS", "call_outcomes", "tue_columns", "tue_counts",
            "tue_from_counts", "tue_points"]
@@ -54,7 +54,7 @@ def _is_param_error(text: str | None) -> bool:
 def _outcome_arrays(tr: Transcripts) -> tuple[np.ndarray, np.ndarray]:
     """``correct`` and ``params_valid`` of every tool call of ``tr``, in call order."""
     tool_rows = np.flatnonzero(tr.role_is("tool"))
-    err = _np(tr.message_values("error", tool_rows), fill=False).astype(bool)
+    err = arrow_to_numpy(tr.message_values("error", tool_rows), fill=False).astype(bool)
     bad = np.zeros(len(tool_rows), dtype=bool)
     err_pos = np.flatnonzero(err)
     if len(err_pos):

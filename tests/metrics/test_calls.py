@@ -7,7 +7,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
-from accordkit.metrics._calls import join_positions, last_positions, text_codes
+from accordkit.metrics.calls import join_positions, last_positions, text_codes
 from accordkit.metrics.gsrt import _group_medians
 
 
@@ -67,7 +67,7 @@ def _chunked_and_joined(acb_dir, tau2_dir):
 
 
 def test_transcripts_read_chunk_by_chunk_as_from_one_chunk(acb_dir, tau2_dir):
-    from accordkit.metrics._calls import Transcripts
+    from accordkit.metrics.calls import Transcripts
 
     chunked, joined = _chunked_and_joined(acb_dir, tau2_dir)
     a, b = Transcripts(chunked), Transcripts(joined)

@@ -336,7 +336,7 @@ def test_channels_are_nan_per_row_in_a_mixed_table():
 
 
 def test_communicate_scores_do_not_depend_on_chunking():
-    from accordkit.metrics._calls import Transcripts
+    from accordkit.metrics.calls import Transcripts
     from accordkit.metrics.tsr import _communicate_scores
 
     recs = [build_episode([message("assistant", "Order shipped" if i % 2 else "Nothing yet"),

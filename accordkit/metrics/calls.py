@@ -24,11 +24,11 @@ import pyarrow.compute as pc
 
 from .._internal.arrow import one_array, take_rows
 
-__all__ = ["Transcripts", "group_starts", "positions_in_runs", "join_positions", "last_positions",
+__all__ = ["Transcripts", "arrow_to_numpy", "group_starts", "positions_in_runs", "join_positions", "last_positions",
            "text_codes"]
 
 
-def _np(arr: pa.Array | pa.ChunkedArray, fill: Any = None) -> np.ndarray:
+def arrow_to_numpy(arr: pa.Array | pa.ChunkedArray, fill: Any = None) -> np.ndarray:
     """An Arrow array as numpy, its nulls first filled with ``fill`` (when given)."""
     if fill is not None:
         arr = pc.fill_null(arr, fill)
@@ -106,7 +106,7 @@ def text_codes(*arrays: pa.Array) -> tuple[list[np.ndarray], pa.Array]:
     """
     joined = pa.chunked_array([a.cast(pa.string()) for a in arrays], type=pa.string())
     encoded = joined.combine_chunks().dictionary_encode()
-    codes = _np(pc.fill_null(encoded.indices, -1)).astype(np.int64)
+    codes = arrow_to_numpy(pc.fill_null(encoded.indices, -1)).astype(np.int64)
     out, start = [], 0
     for arr in arrays:
         out.append(codes[start:start + len(arr)])
@@ -157,12 +157,12 @@ class Transcripts:
         # chunk by chunk, never joined: a field is joined when asked for (message_field),
         # and a large one only at the rows asked for (message_values)
         messages = table.column("messages")
-        self.msg_counts = _np(pc.list_value_length(messages), fill=0).astype(np.int64)
+        self.msg_counts = arrow_to_numpy(pc.list_value_length(messages), fill=0).astype(np.int64)
         self._flat = pc.list_flatten(messages)
         self.msg_episode = np.repeat(np.arange(self.n_episodes, dtype=np.int64), self.msg_counts)
         self.msg_start = group_starts(self.msg_counts)
         self._role = pc.struct_field(self._flat, "role")
-        self.msg_turn_idx = _np(pc.struct_field(self._flat, "turn_idx"), fill=-1).astype(np.int64)
+        self.msg_turn_idx = arrow_to_numpy(pc.struct_field(self._flat, "turn_idx"), fill=-1).astype(np.int64)
         is_asst = self.role_is("assistant")
         cum = np.cumsum(is_asst, dtype=np.int64)
         before = cum - is_asst  # assistant messages strictly before each message
@@ -175,11 +175,11 @@ class Transcripts:
     # ----------------------------------------------------------------- message fields
     def role_is(self, role: str) -> np.ndarray:
         """Boolean mask of the flattened messages with this role."""
-        return _np(pc.equal(self._role, role), fill=False).astype(bool)
+        return arrow_to_numpy(pc.equal(self._role, role), fill=False).astype(bool)
 
     @cached_property
     def msg_role(self) -> np.ndarray:
-        return _np(self._role, fill="")
+        return arrow_to_numpy(self._role, fill="")
 
     def message_field(self, name: str) -> pa.Array:
         """One field of every flattened message, as one Arrow array (for small fields)."""
@@ -200,7 +200,7 @@ class Transcripts:
     def _calls(self) -> tuple[pa.Array, np.ndarray]:
         lists = self.message_chunks("tool_calls")
         flat = one_array(pc.list_flatten(lists))
-        parent = _np(pc.list_parent_indices(lists)).astype(np.int64)
+        parent = arrow_to_numpy(pc.list_parent_indices(lists)).astype(np.int64)
         return flat, parent
 
     @cached_property
@@ -257,7 +257,7 @@ class Transcripts:
     @cached_property
     def call_name_codes(self) -> np.ndarray:
         """Integer code per call; equal codes mean equal tool names."""
-        return _np(self._call_names.indices).astype(np.int64)
+        return arrow_to_numpy(self._call_names.indices).astype(np.int64)
 
     @cached_property
     def call_arguments(self) -> pa.Array:
