@@ -274,7 +274,8 @@ def test_a_cluster_that_cannot_start_stops_and_reaps_every_process_it_started(mo
     monkeypatch.setattr(ray_cluster.tempfile, "mkdtemp", mkdtemp)
     monkeypatch.setattr(Cluster, "_wait_for_node", deadline)
     before, tmpdir = _live_children(), os.environ.get("RAY_TMPDIR")
-    with pytest.raises(RuntimeError, match="Deadline Exceeded"):
+    # on a loaded machine the head itself may time out first: a failed start all the same
+    with pytest.raises(Exception, match="Deadline Exceeded|timed out during startup"):
         LocalCluster(nodes=2, cpus_per_node=1)
     (folder,) = folders
     assert ray_cluster.processes_using(folder) == []
