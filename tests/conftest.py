@@ -201,8 +201,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         function = getattr(item, "function", None)
         if function is None:            # a doctest: runs in this process, starts nothing
             continue
+        params = getattr(getattr(item, "callspec", None), "params", None)
         for marker in sorted(machinery_of([function, *_fixture_functions(item)],
-                                          item.fixturenames, known=known)):
+                                          item.fixturenames, known=known, params=params)):
             item.add_marker(marker)
     users = [i for i in items if "ray_cluster" in getattr(i, "fixturenames", ())]
     if users:

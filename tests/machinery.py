@@ -26,6 +26,8 @@ from __future__ import annotations
 import builtins
 import importlib
 import inspect
+import os
+import re
 import sys
 import types
 import warnings
@@ -229,7 +231,8 @@ def _uses(func: Callable[..., Any], known: tuple[dict, dict],
 
 
 def machinery_of(functions: Iterable[Callable[..., Any]], fixturenames: Iterable[str], *,
-                 known: tuple[dict[int, str], dict[str, str]] | None = None) -> set[str]:
+                 known: tuple[dict[int, str], dict[str, str]] | None = None,
+                 params: dict[str, Any] | None = None) -> set[str]:
     """The markers of :data:`MARKERS` a test needs.
 
     Parameters
@@ -240,6 +243,8 @@ def machinery_of(functions: Iterable[Callable[..., Any]], fixturenames: Iterable
         The names of every fixture it uses (its closure).
     known : optional
         What :func:`known_calls` returns (computed once per collection by the caller).
+    params : dict, optional
+        The test's parameters: ``num_proc`` above 1 spawns worker interpreters (``cli``).
     """
     known = known or known_calls()
     markers = {m for m, fixtures in FIXTURES.items() if set(fixturenames) & fixtures}
@@ -250,6 +255,8 @@ def machinery_of(functions: Iterable[Callable[..., Any]], fixturenames: Iterable
         found |= f
         strings |= s
     markers |= found & set(MARKERS)
+    if isinstance((params or {}).get("num_proc"), int) and params["num_proc"] > 1:
+        markers.add("cli")
     if "subprocess" in found and not strings & QUICK_TOOLS:
         markers.add("cli")
     if "ray" in strings and strings & {"engine", "--engine"}:
@@ -257,10 +264,16 @@ def machinery_of(functions: Iterable[Callable[..., Any]], fixturenames: Iterable
     return markers
 
 
+#: Programs the fast default's guard stops: interpreters, shells, the accordkit command,
+#: kernels, Ray's processes and browsers (a library asking ``uname`` or ``pandoc`` is not).
+HEAVY = re.compile(r"^(python[\d.]*|bash|sh|dash|zsh|accordkit|jupyter.*|ipykernel.*|papermill"
+                   r"|chrom(e|ium)[\w-]*|headless_shell|node|ray|raylet|gcs_server)$")
+
+
 def started_by(args: Any) -> str | None:
-    """The marker a new process needs (``"cli"``), or None for a quick tool; ``args`` as
-    given to ``subprocess.Popen``."""
+    """The marker a new process needs (``"cli"``) when it is one of :data:`HEAVY`, else
+    None; ``args`` as given to ``subprocess.Popen``."""
     first = args if isinstance(args, (str, bytes, Path)) else next(iter(args), "")
-    name = Path(str(first).split()[0] if isinstance(first, str) and " " in str(first)
-                else str(first)).name
-    return None if name in QUICK_TOOLS else "cli"
+    first = os.fsdecode(first) if isinstance(first, (bytes, Path)) else str(first)
+    name = Path(first.split()[0] if first.strip() else first).name
+    return "cli" if HEAVY.match(name) else None

@@ -173,12 +173,20 @@ def test_the_machinery_a_test_starts_is_read_from_its_fixtures_and_code(function
     assert machinery_of(functions, fixtures) == expected
 
 
+def test_worker_interpreters_by_parameter_need_the_cli_marker():
+    from .machinery import machinery_of
+
+    assert machinery_of([_a_unit_test], [], params={"num_proc": 2}) == {"cli"}
+    assert machinery_of([_a_unit_test], [], params={"num_proc": 1, "level": "x"}) == set()
+
+
 @pytest.mark.parametrize(("args", "marker"), [
     (["git", "ls-files"], None), (["/usr/bin/ruff", "check"], None), ("make -n test", None),
-    (["/venv/bin/python", "-c", "pass"], "cli"), (["bash", "-c", "x"], "cli"),
-    (["chromium"], "cli"),
+    (["uname", "-p"], None), (["pandoc", "--version"], None),
+    (["/venv/bin/python", "-c", "pass"], "cli"), (["/venv/bin/python3.11", "-m", "x"], "cli"),
+    (["bash", "-c", "x"], "cli"), (["chromium"], "cli"), ("accordkit report", "cli"),
 ])
-def test_a_process_other_than_a_quick_tool_needs_the_cli_marker(args, marker):
+def test_a_heavy_process_needs_the_cli_marker_a_quick_tool_does_not(args, marker):
     from .machinery import started_by
 
     assert started_by(args) == marker
