@@ -240,7 +240,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
             f"(markers {', '.join(SLOW_MARKERS)}) were left out; `make test-all` runs them")
 
 
-#: What the test running now started (the fast default's guard, see _guard_the_fast_default).
+#: What the test running now started (the fast default's guard: pytest_runtest_call below).
 _STARTED: list[str] = []
 
 
