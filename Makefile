@@ -1,4 +1,4 @@
-# accordkit — everything a newcomer needs is `make report` and `make test`.
+# accordkit — everything a newcomer needs is `make report` and `make test` (`make test-all` in CI).
 # Both set up .venv on first use (uv, from the hashed uv.lock), offline-safe afterwards.
 
 PYTHON ?= python3
@@ -16,10 +16,10 @@ export PYTHONHASHSEED := 0
 # Small matrix products in the bootstrap are slower with BLAS threads on a 2-core machine.
 export OPENBLAS_NUM_THREADS ?= 1
 
-.PHONY: setup test test-install report lab lint sample bench clean help
+.PHONY: setup test test-all test-install report lab lint sample bench clean help
 
 help:  ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
 $(UV_HOME)/bin/uv:
 	$(PYTHON) -m venv $(UV_HOME)
@@ -42,7 +42,13 @@ setup:
 	@test -x "$(VENV)/bin/accordkit" || { echo "make: $(VENV) has no accordkit (conda: conda env create -f environment.yml)"; exit 1; }
 endif
 
-test: setup  ## run the test suite (offline; the install test is its own target)
+# make test: the fast default (unit tests, doctests): no papermill kernel, Ray, Chromium or
+# new process (markers notebook, ray, browser, cli, slow; tests/conftest.py adds them from
+# what a test uses). Test paths named in PYTEST_ARGS run whole. make test-all: everything (CI).
+test: setup  ## the fast default: unit tests and doctests, no kernel/Ray/browser/process (offline)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest -m "not install" --fast $(PYTEST_ARGS)
+
+test-all: setup  ## the whole suite, what CI runs (offline; the install test is its own target)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest -m "not install" $(PYTEST_ARGS)
 
 test-install: setup  ## build the wheel, pip-install it in a fresh venv, report from it (offline)

@@ -1,6 +1,6 @@
 """A long run of the loader fuzz tests (issue 11): mutated fixtures, nothing crashes or is lost.
 
-``tests/test_load_fuzz.py`` mutates real result files (dropped keys, junk values, truncation,
+``tests/ingest/test_load_fuzz.py`` mutates real result files (dropped keys, junk values, truncation,
 shuffles, deep nesting, nested multi-tool messages, JSON text that is not an object, stray
 bytes that are not UTF-8) and canonical JSONL made from them, and checks that ``ak.load``
 raises only ``EpisodeValidationError`` naming file, record and field, and that with
@@ -34,7 +34,7 @@ def run(examples: int) -> tuple[int, str, float]:
     start = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         "tests/test_load_fuzz.py", "--hypothesis-show-statistics"],
+         "tests/ingest/test_load_fuzz.py", "--hypothesis-show-statistics"],
         cwd=REPO, env=env, capture_output=True, text=True, check=False)
     return proc.returncode, proc.stdout + proc.stderr, time.perf_counter() - start
 
@@ -44,7 +44,7 @@ def _passing_examples(stdout: str) -> dict[str, int]:
     out: dict[str, int] = {}
     test = None
     for line in stdout.splitlines():
-        m = re.match(r"tests/test_load_fuzz.py::(\w+):", line.strip())
+        m = re.match(r"tests/ingest/test_load_fuzz.py::(\w+):", line.strip())
         if m:
             test = m.group(1)
         m = re.search(r"- (\d+) passing, (\d+) failing", line)

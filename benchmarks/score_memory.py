@@ -102,6 +102,18 @@ def measure(path: Path, *, code: Path, batch: int, tmp: Path) -> dict:
     return json.loads(run.stdout.strip().splitlines()[-1])
 
 
+def _commit(code: Path) -> str:
+    """The measured code by its commit, never by its folder (a path of one machine)."""
+    import subprocess
+
+    try:
+        rev = subprocess.run(["git", "-C", str(code), "rev-parse", "--short", "HEAD"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "a checkout that is not a git clone"
+    return f"commit {rev}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=256)
@@ -127,7 +139,7 @@ def main() -> None:
         f"### {args.label}",
         "",
         f"Date: {dt.date.today().isoformat()}. Machine: {os.cpu_count()} cores, "
-        f"{platform.machine()}, Python {platform.python_version()}. Code: `{args.code}`. "
+        f"{platform.machine()}, Python {platform.python_version()}. Code: {_commit(args.code)}. "
         f"Command: `HF_HUB_OFFLINE=1 python benchmarks/score_memory.py --mb {args.mb}`. "
         f"Machine speed: a fixed Python loop took {speed[0]:.2f} s before and "
         f"{speed[1]:.2f} s after ({QUIET_SPEED_SECONDS} s when this VM is quiet).",

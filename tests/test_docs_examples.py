@@ -21,7 +21,11 @@ does not see it:
     run in the clone itself (``make``), its report written to the working folder (OUT);
 ``<!-- example: replace OLD => NEW -->``
     run with OLD replaced by NEW: a million episodes become a few thousand, ``/data/``
-    a folder of the working folder.
+    a folder of the working folder, a report gets 200 resamples instead of 10,000
+    (``accordkit report => accordkit report --set n_resamples=200``).
+
+The examples that run start a shell or an interpreter: tests/conftest.py marks them ``cli``
+(``make test-all``); the checks of the directives run in the fast default.
 """
 
 from __future__ import annotations
@@ -37,8 +41,6 @@ from pathlib import Path
 import pytest
 
 from .conftest import FIXTURES, REPO
-
-pytestmark = pytest.mark.slow
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 RUN = ("bash", "console", "python")
@@ -137,6 +139,14 @@ def test_the_docs_have_examples_and_each_says_its_language():
     assert len([ex for ex in ALL if ex.lang in RUN]) >= 20
     unnamed = [ex.id for ex in ALL if ex.lang not in (*RUN, *SHOWN)]
     assert unnamed == [], f"fenced blocks without a known language: {unnamed}"
+
+
+def test_every_report_example_runs_with_few_resamples():
+    """A report an example builds uses 200 resamples, not the default 10,000 (issue 42)."""
+    slow = [ex.id for ex in ALL if ex.lang in RUN and not ex.directives.get("skip")
+            and ("accordkit report" in ex.code or "make report" in ex.code)
+            and "n_resamples=200" not in ex.runnable_code()]
+    assert slow == []
 
 
 def test_every_skip_says_why_and_every_directive_is_known():

@@ -8,6 +8,8 @@ import importlib.util
 import re
 import tomllib
 
+import pytest
+
 from .conftest import REPO
 
 PYPROJECT = REPO / "pyproject.toml"
@@ -59,3 +61,202 @@ def test_each_allowed_warning_says_why():
             continue
         commented = entry.group(2) or (i > 0 and lines[i - 1].strip().startswith("#"))
         assert commented, f"{entry.group(1)!r} has no comment saying why it is allowed"
+
+
+# --- the fast default and the machinery markers (issue 42) -----------------------------------
+
+def _ini() -> dict:
+    return tomllib.loads(PYPROJECT.read_text())["tool"]["pytest"]["ini_options"]
+
+
+def test_every_machinery_marker_is_registered_and_strict():
+    from .conftest import SLOW_MARKERS
+    from .machinery import MARKERS
+
+    registered = {m.split(":")[0] for m in _ini()["markers"]}
+    assert set(MARKERS) | {"slow", "install"} <= registered
+    assert set(SLOW_MARKERS) == set(MARKERS) | {"slow"}
+    addopts = _ini()["addopts"].split()
+    assert "--strict-markers" in addopts and "--durations=20" in addopts
+
+
+def test_make_test_is_the_fast_default_and_test_all_runs_everything():
+    make = (REPO / "Makefile").read_text()
+    test = re.search(r"^test: .*\n\t(.*)$", make, re.M).group(1)
+    every = re.search(r"^test-all: .*\n\t(.*)$", make, re.M).group(1)
+    assert "--fast" in test and '-m "not install"' in test
+    assert "--fast" not in every and '-m "not install"' in every
+    ci = (REPO / ".ci" / "run").read_text()
+    assert "make test-all " in ci and "make test-install " in ci
+    assert not re.search(r"make test ", ci)
+    readme = (REPO / "README.md").read_text()
+    assert "make test-all" in readme and "`make test`" in readme
+
+
+def _uses_browser(browser):
+    return browser
+
+
+def _runs_a_report(tmp_path):
+    from accordkit.report.runner import build_report
+
+    return build_report(out=tmp_path)
+
+
+def _through_a_helper(tmp_path):
+    return _runs_a_report(tmp_path)
+
+
+def _payload_report(tmp_path, tau2_dir, sample_dir):
+    from tests.payloads import hostile_report
+
+    return hostile_report(tmp_path, template=tau2_dir, sample=sample_dir)
+
+
+def _papermill_by_its_module_name(tmp_path):
+    import papermill as pm
+
+    pm.execute_notebook("a.ipynb", tmp_path / "b.ipynb")
+
+
+def _a_new_interpreter():
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+
+def _git_only():
+    import subprocess
+
+    return subprocess.run(["git", "ls-files"], capture_output=True, check=True)
+
+
+def _the_ray_engine(shards, tmp_path):
+    from accordkit.engines import score_to_store
+
+    return score_to_store([str(shards)], out=tmp_path, engine="ray")
+
+
+def _a_local_cluster():
+    from accordkit.engines.ray_cluster import LocalCluster
+
+    return LocalCluster(nodes=2)
+
+
+def _a_unit_test():
+    import pandas as pd
+
+    return pd.DataFrame({"x": [1]}).sum()
+
+
+@pytest.mark.parametrize(("functions", "fixtures", "expected"), [
+    ([_uses_browser], ["browser"], {"browser"}),
+    ([_a_unit_test], ["visit", "tmp_path"], {"browser"}),
+    ([_a_unit_test], ["sample_report"], {"notebook"}),
+    ([_a_unit_test], ["ray_cluster"], {"ray"}),
+    ([_runs_a_report], [], {"notebook"}),
+    ([_through_a_helper], [], {"notebook"}),
+    ([_payload_report], [], {"notebook"}),
+    ([_papermill_by_its_module_name], [], {"notebook"}),
+    ([_a_new_interpreter], [], {"cli"}),
+    ([_git_only], [], set()),
+    ([_the_ray_engine], [], {"ray"}),
+    ([_a_local_cluster], [], {"ray"}),
+    ([_a_unit_test], ["tmp_path", "sample_dir"], set()),
+    ([_a_unit_test, _a_new_interpreter], ["tmp_path"], {"cli"}),     # a fixture's function
+])
+def test_the_machinery_a_test_starts_is_read_from_its_fixtures_and_code(functions, fixtures,
+                                                                         expected):
+    from .machinery import machinery_of
+
+    assert machinery_of(functions, fixtures) == expected
+
+
+def test_worker_interpreters_by_parameter_need_the_cli_marker():
+    from .machinery import machinery_of
+
+    assert machinery_of([_a_unit_test], [], params={"num_proc": 2}) == {"cli"}
+    assert machinery_of([_a_unit_test], [], params={"num_proc": 1, "level": "x"}) == set()
+
+
+@pytest.mark.parametrize(("args", "marker"), [
+    (["git", "ls-files"], None), (["/usr/bin/ruff", "check"], None), ("make -n test", None),
+    (["uname", "-p"], None), (["pandoc", "--version"], None),
+    (["/venv/bin/python", "-c", "pass"], "cli"), (["/venv/bin/python3.11", "-m", "x"], "cli"),
+    (["bash", "-c", "x"], "cli"), (["chromium"], "cli"), ("accordkit report", "cli"),
+])
+def test_a_heavy_process_needs_the_cli_marker_a_quick_tool_does_not(args, marker):
+    from .machinery import started_by
+
+    assert started_by(args) == marker
+
+
+def test_every_test_of_this_run_using_a_machinery_fixture_carries_its_marker(request):
+    from .conftest import SLOW_MARKERS, _fast
+    from .machinery import FIXTURES
+
+    missing = [(item.nodeid, marker) for item in request.session.items
+               for marker, names in FIXTURES.items()
+               if set(getattr(item, "fixturenames", ())) & names
+               and not item.get_closest_marker(marker)]
+    assert missing == []
+    if _fast(request.config):
+        assert [i.nodeid for i in request.session.items
+                if any(i.get_closest_marker(m) for m in SLOW_MARKERS)] == []
+
+
+_COLLECT_PLUGIN = '''
+import json, os
+
+def pytest_collection_finish(session):
+    names = ("notebook", "ray", "browser", "cli", "slow")
+    with open(os.environ["AK_COLLECTED"], "w") as fh:
+        json.dump([{"id": i.nodeid, "fixtures": sorted(getattr(i, "fixturenames", [])),
+                    "markers": [m for m in names if i.get_closest_marker(m)]}
+                   for i in session.items], fh)
+'''
+
+
+def test_the_whole_suite_is_marked_and_the_fast_default_leaves_out_every_marked_test(
+        tmp_path):
+    """Collected as `make test` and `make test-all` collect it: every test that uses a
+    machinery fixture carries the marker, the known heavy modules are marked, and the
+    fast default selects none of them."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from .machinery import FIXTURES
+
+    (tmp_path / "ak_collected.py").write_text(_COLLECT_PLUGIN)
+    runs = {}
+    for name, extra in (("all", []), ("fast", ["--fast"])):
+        out = tmp_path / f"{name}.json"
+        env = {**os.environ, "AK_COLLECTED": str(out),
+               "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only",
+                               "-p", "no:cacheprovider", "-p", "ak_collected",
+                               "-m", "not install", *extra], cwd=REPO, env=env,
+                              capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        runs[name] = {i["id"]: i for i in json.loads(out.read_text())}
+    every, fast = runs["all"], runs["fast"]
+    assert len(every) > 2000 and set(fast) < set(every)
+    unmarked = [(i["id"], m) for i in every.values() for m, names in FIXTURES.items()
+                if set(i["fixtures"]) & names and m not in i["markers"]]
+    assert unmarked == []
+    heavy = {"tests/browser/": "browser", "tests/report/test_runner.py::test_every": "notebook",
+             "tests/report/test_hostile_names.py": "notebook",
+             "tests/engines/test_ray_routes.py": "ray",
+             "tests/judges/test_ray_judge.py::test_a_killed": "ray",
+             "tests/test_docs_examples.py::test_example_runs": "cli",
+             "tests/test_cli_start.py::test_help": "cli"}
+    for prefix, marker in heavy.items():
+        found = [i for k, i in every.items() if k.startswith(prefix)]
+        assert found, prefix
+        assert all(marker in i["markers"] for i in found), (prefix, [
+            i["id"] for i in found if marker not in i["markers"]])
+    assert [k for k, i in fast.items() if i["markers"]] == []
+    assert {k for k, i in every.items() if not i["markers"]} == set(fast)

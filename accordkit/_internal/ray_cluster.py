@@ -223,12 +223,13 @@ class LocalCluster:
                 self._cluster.wait_for_nodes(timeout=NODES_JOIN_SECONDS)
                 break
             except Exception as exc:
+                # a start that failed: what runs of it is stopped now, not waited for
                 if attempt == STARTUP_ATTEMPTS or not _slow_start(exc):
-                    self.close()
+                    self.close(timeout=1)
                     raise
-                self._stop_nodes(timeout=5)     # a loaded machine: once more, from scratch
+                self._stop_nodes(timeout=1)     # a loaded machine: once more, from scratch
             except BaseException:
-                self.close()
+                self.close(timeout=1)
                 raise
         self.start_seconds = time.perf_counter() - started
 
@@ -272,6 +273,8 @@ class LocalCluster:
         self._cluster.remove_node(node, allow_graceful=False)
 
     def _stop_nodes(self, *, timeout: float) -> None:
+        """Stop every node; then every process of the cluster is gone and reaped, also
+        those of a node whose start failed half-way (``Cluster`` kept no handle on them)."""
         try:
             if self._cluster is not None:
                 self._cluster.shutdown()
@@ -346,8 +349,15 @@ def _descendants(pids: list[int]) -> list[int]:
 
 
 def _wait_gone(folder: Path, *, timeout: float) -> None:
-    """Wait for the processes of a stopped cluster to exit; SIGKILL the ones that remain
-    after ``timeout`` (each by its id: only processes naming this cluster's folder)."""
+    """Wait for the processes of a stopped cluster to exit; SIGTERM, then SIGKILL, the ones
+    that remain after ``timeout`` (each by its id: only processes naming this cluster's
+    folder), and reap those that are children of this process.
+
+    A node whose start failed (Ray's "Deadline Exceeded" on a loaded machine) leaves running
+    processes that nothing stops; their ``Popen`` objects, once collected while they still
+    run, warn ``ResourceWarning: subprocess N is still running`` in whatever code runs then.
+    Stopped and reaped here, they are gone before this returns.
+    """
     import signal
 
     deadline = time.monotonic() + timeout
@@ -355,8 +365,31 @@ def _wait_gone(folder: Path, *, timeout: float) -> None:
         if not processes_using(folder):
             return
         time.sleep(0.2)
-    for pid in processes_using(folder):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
+    left = processes_using(folder)
+    for sig, grace in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0)):
+        for pid in left:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        _reap(left, timeout=grace)
+        left = processes_using(folder)
+        if not left:
+            return
+
+
+def _reap(pids: list[int], *, timeout: float) -> None:
+    """Wait (up to ``timeout`` seconds) for ``pids`` to exit, collecting the exit status of
+    those that are children of this process, so that none is left running or a zombie."""
+    deadline = time.monotonic() + timeout
+    todo = set(pids)
+    while todo and time.monotonic() < deadline:
+        for pid in list(todo):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:           # not ours: gone once /proc has no entry
+                done = 0 if Path(f"/proc/{pid}").exists() else pid
+            if done:
+                todo.discard(pid)
+        if todo:
+            time.sleep(0.1)

@@ -14,28 +14,12 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from accordkit.report.runner import build_report
-
-pytestmark = [pytest.mark.slow, pytest.mark.browser]
-
-SMALL = {"n_resamples": 200, "seed": 1}
+pytestmark = [pytest.mark.browser]
 SCREEN_HEIGHT = 900
 
 
-@pytest.fixture(scope="module")
-def sample_report(tmp_path_factory, sample_dir) -> Path:
-    out = tmp_path_factory.mktemp("browser_sample_report")
-    build_report(out=out, params=SMALL, jobs=2, progress=False)
-    return out
-
-
-@pytest.fixture(scope="module")
-def fixture_report(tmp_path_factory, acb_dir, tau2_dir) -> Path:
-    out = tmp_path_factory.mktemp("browser_fixture_report")
-    sources = sorted(str(p) for d in (acb_dir, tau2_dir) for p in d.glob("*.json")
-                     if p.name != "expected_upstream.json")
-    build_report(sources, out=out, params=SMALL, jobs=2, progress=False)
-    return out
+# sample_report and fixture_report: built once per session in tests/conftest.py (shared
+# with tests/report/test_runner.py)
 
 
 def _pages(report: Path) -> list[Path]:
@@ -92,19 +76,19 @@ def _check_page(visit, page: Path, shots: Path) -> list[str]:
 
 
 def test_every_sample_page_reads_cleanly(visit, sample_report, tmp_path):
-    problems = {p.name: _check_page(visit, p, tmp_path) for p in _pages(sample_report)}
+    problems = {p.name: _check_page(visit, p, tmp_path) for p in _pages(sample_report.out)}
     assert {k: v for k, v in problems.items() if v} == {}
     assert len(list(tmp_path.glob("*.png"))) == len(problems)
 
 
 def test_every_fixture_page_reads_cleanly(visit, fixture_report, tmp_path):
-    problems = {p.name: _check_page(visit, p, tmp_path) for p in _pages(fixture_report)}
+    problems = {p.name: _check_page(visit, p, tmp_path) for p in _pages(fixture_report.out)}
     assert {k: v for k, v in problems.items() if v} == {}
 
 
 def test_long_tables_page_and_filter(visit, sample_report):
     """The paged table shows one page of rows; the filter narrows them; sorting works."""
-    v = visit((sample_report / "goalshift_results.html").as_uri())
+    v = visit((sample_report.out / "goalshift_results.html").as_uri())
     box = v.page.locator(".ak-paged").first
     assert box.count() == 1
     visible = box.locator("tbody tr:visible")
@@ -122,11 +106,11 @@ def test_index_leads_with_the_headline_numbers_of_results_json(visit, sample_rep
     """The numbers a reader sees first are the ones stored for scripts, and link to tables."""
     import json
 
-    stored = json.loads((sample_report / "results.json").read_text())["headline"]
+    stored = json.loads((sample_report.out / "results.json").read_text())["headline"]
     assert {r["benchmark"] for r in stored} == {
         "AcCoRD", "AgentChangeBench TSR",
         "tau2 format (tau2-bench, AgentChangeBench, τ-bench)"}
-    v = visit((sample_report / "index.html").as_uri())
+    v = visit((sample_report.out / "index.html").as_uri())
     shown = v.page.evaluate(
         "Array.from(document.querySelectorAll('a.headline-value'))"
         ".map(a => [a.getAttribute('href'), a.textContent, a.dataset.estimate])")
@@ -136,7 +120,7 @@ def test_index_leads_with_the_headline_numbers_of_results_json(visit, sample_rep
         assert text == f"{row['estimate']:.3f}" and float(raw) == row["estimate"]
     # each headline links to the table it was read from, which exists on its page
     page, anchor = stored[0]["href"].split("#")
-    target = visit((sample_report / page).as_uri())
+    target = visit((sample_report.out / page).as_uri())
     assert target.page.evaluate("id => document.getElementById(id) !== null", anchor)
     # the headline section comes before the list of notebooks
     order = v.page.evaluate("Array.from(document.querySelectorAll('h2')).map(h => h.id)")

@@ -15,7 +15,7 @@ import accordkit as ak
 from accordkit.engines import plan_work, score_to_store
 from accordkit.store import read_scores
 
-from ..test_load_canonical import _ep
+from ..ingest.test_load_canonical import _ep
 
 
 @pytest.fixture(autouse=True)

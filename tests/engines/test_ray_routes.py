@@ -23,7 +23,7 @@ from accordkit.cli import main
 from accordkit.engines import score_to_store
 from accordkit.store import PartialStoreWarning, read_manifest, read_modes, read_scores
 
-from ..test_load_errors import _dir_run, _sim
+from ..ingest.test_load_errors import _dir_run, _sim
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'accordkit[ray]')")
 pytestmark = pytest.mark.slow

@@ -15,7 +15,7 @@ from accordkit.engines import score_to_store
 from accordkit.ingest.formats import json_text
 from accordkit.store import read_manifest, read_scores
 
-from ..test_load_errors import _results, _sim
+from ..ingest.test_load_errors import _results, _sim
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from accordkit._internal.arrow import arrow_table
 from accordkit.cli import main
 from accordkit.ingest import cache as cache_mod
 
-from ..test_load_errors import _results, _sim, _write
+from .test_load_errors import _results, _sim, _write
 
 
 @pytest.fixture
@@ -455,7 +455,7 @@ def test_a_dir_format_run_is_one_entry_renewed_when_any_of_its_files_changes(
         tmp_path, cache_dir, monkeypatch):
     from accordkit.ingest.formats.tau2 import runs as results_reader
 
-    from ..test_load_errors import _dir_run
+    from .test_load_errors import _dir_run
 
     run = _dir_run(tmp_path, _sim("a"), _sim("b", trial=1))
     built: list[str] = []
@@ -485,7 +485,7 @@ def test_a_dir_format_run_is_one_entry_renewed_when_any_of_its_files_changes(
 
 
 def test_a_cached_dir_format_run_reports_its_problems_again(tmp_path, cache_dir):
-    from ..test_load_errors import _dir_run
+    from .test_load_errors import _dir_run
 
     run = _dir_run(tmp_path, _sim("a"), _sim("b", trial=1))
     sim_file = run / "simulations" / "b.json"

@@ -1,8 +1,9 @@
 """``accordkit judge --engine ray`` on a cluster of three nodes simulated on this machine,
 against the stand-in server (tests/judges/stub_server.py), whose request log counts calls.
 
-One cluster per module (started with a fake API key in its environment, which every node
-inherits, as nodes started by ``ray start`` inherit the keys of their shell). Timings on
+One cluster per session, shared with tests/engines/test_ray_cluster.py (the ``ray_cluster``
+fixture of tests/conftest.py: started with a fake API key in its environment, which every
+node inherits, as nodes started by ``ray start`` inherit the keys of their shell). Timings on
 the 2-core machine (quiet / with other test runs beside it): starting the cluster 12 / 45 s,
 each judge run on it 15 / 35 s; the module about 1.5 / 2.5 minutes.
 """
@@ -22,7 +23,6 @@ import pandas as pd
 import pytest
 
 import accordkit as ak
-from accordkit.engines.ray_cluster import LocalCluster, processes_using
 from accordkit.judges import run_judge
 from accordkit.judges.cache import JudgeCache
 from accordkit.judges.runner import in_shard
@@ -33,7 +33,7 @@ from .episodes import FAKE_KEY, acb_episode
 from .stub_server import last_user_text
 
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'accordkit[ray]')")
-pytestmark = [pytest.mark.slow, pytest.mark.network]
+pytestmark = [pytest.mark.network]
 
 #: 30 requests a shard, 2 at a time, 0.5 s each: a shard takes 7.5 s, so that every shard
 #: is still answering when the last one's node has started its worker.
@@ -42,24 +42,14 @@ LATENCY = 0.5
 SHARDS = 3
 CONCURRENCY = 2
 PRICE = {"price_in": 500.0, "price_out": 1500.0}       # USD per million tokens
-FAST_DEATH = {"health_check_period_ms": 500, "health_check_failure_threshold": 4}
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    """A head and two worker nodes of one CPU, every process stopped at the end."""
-    before = os.environ.get("OPENAI_API_KEY")
-    os.environ["OPENAI_API_KEY"] = FAKE_KEY                # what the nodes inherit
-    try:
-        with LocalCluster(nodes=3, cpus_per_node=1, system_config=FAST_DEATH) as c:
-            print(f"cluster of 3 nodes started in {c.start_seconds:.1f} s")
-            yield c
-        assert not processes_using(c.temp_dir)
-    finally:
-        if before is None:
-            os.environ.pop("OPENAI_API_KEY", None)
-        else:
-            os.environ["OPENAI_API_KEY"] = before
+@pytest.fixture
+def cluster(ray_cluster):
+    """The session's cluster of a head and two worker nodes of one CPU, started with the fake
+    API key in its environment (which every node inherits) and whole again before each test;
+    shared with tests/engines/test_ray_cluster.py (tests/conftest.py)."""
+    return ray_cluster
 
 
 @pytest.fixture(scope="module")

@@ -3,35 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 
 from accordkit.report.runner import build_report
 
-pytestmark = pytest.mark.slow
+from ..conftest import REPORT_KEY as FAKE_KEY
+from ..conftest import SMALL_REPORT as SMALL
 
-FAKE_KEY = "sk-accordkit-test-NEVER-WRITE-ME-0123456789"
-SMALL = {"n_resamples": 200, "seed": 1}
-
-
-@pytest.fixture(scope="module")
-def sample_report(tmp_path_factory, sample_dir):
-    os.environ["OPENAI_API_KEY"] = FAKE_KEY
-    try:
-        out = tmp_path_factory.mktemp("sample_report")
-        results = build_report(out=out, params=SMALL, jobs=2, progress=False)
-    finally:
-        del os.environ["OPENAI_API_KEY"]
-    return out, {r.notebook: r for r in results}
-
-
-@pytest.fixture(scope="module")
-def fixture_report(tmp_path_factory, acb_dir):
-    out = tmp_path_factory.mktemp("fixture_report")
-    sources = sorted(str(p) for p in acb_dir.glob("*.json") if p.name != "expected_upstream.json")
-    results = build_report(sources, out=out, params=SMALL, jobs=2, progress=False)
-    return out, {r.notebook: r for r in results}
+# sample_report and fixture_report: built once per session in tests/conftest.py (shared
+# with tests/browser/); this module's tests start kernels, so they carry the notebook marker
 
 
 def test_every_notebook_runs_on_the_sample(sample_report):
@@ -144,13 +125,12 @@ def test_fixture_report_reads_real_files(fixture_report):
     assert "skipped" in index and "no AcCoRD episodes in the sources" in index
 
 
-def test_a_failed_notebook_does_not_stop_the_others(tmp_path, sample_dir):
-    from accordkit.cli import main
-
+def test_a_failed_notebook_does_not_stop_the_others(tmp_path, sample_dir, report_command):
     # (a bad ci_method no longer reaches a notebook: it is a usage error, see
     # test_parameters.py; a grouping column the data lacks fails accord_results alone)
-    code = main(["report", "--out", str(tmp_path), "--notebooks", "accord_results",
-                 "error_analysis", "--set", "by=no_such_column", "--set", "n_resamples=50"])
+    code = report_command("--out", str(tmp_path), "--notebooks", "accord_results",
+                          "error_analysis", "--set", "by=no_such_column", "--set",
+                          "n_resamples=50")
     saved = json.loads((tmp_path / "results.json").read_text())
     results = {r["notebook"]: r for r in saved["notebooks"]}
     assert code == 1

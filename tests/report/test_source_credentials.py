@@ -63,10 +63,11 @@ def _files_naming_a_secret(folder: Path) -> list[str]:
     return sorted(found)
 
 
-def test_a_report_from_a_url_with_credentials_records_none_of_them(served, tmp_path, capsys):
+def test_a_report_from_a_url_with_credentials_records_none_of_them(served, tmp_path, capsys,
+                                                                   report_command):
     out = tmp_path / "rep"
-    assert main(["report", "--source", served, "--out", str(out),
-                 "--notebooks", "tau2_results", "error_analysis"]) == 0
+    assert report_command("--source", served, "--out", str(out),
+                          "--notebooks", "tau2_results", "error_analysis") == 0
     printed = capsys.readouterr()
     assert not any(s in printed.out + printed.err for s in SECRETS)
     assert len(list(out.rglob("*.html"))) >= 3          # the report was built from the URL

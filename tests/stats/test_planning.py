@@ -116,6 +116,7 @@ def test_power_is_reproducible_and_follows_the_seed():
     assert not np.array_equal(a, b) and np.allclose(a, b, atol=0.02)
 
 
+@pytest.mark.slow      # about 10 s of draws on a quiet 2-core machine: make test-all (issue 42)
 def test_the_sum_limit_agrees_with_task_by_task_draws_above_100_tasks(monkeypatch):
     """Above EXACT_TASKS the sums (S1, S2) come from their bivariate normal limit; at 150
     tasks it gives what drawing every task gives, within Monte Carlo error."""

@@ -25,7 +25,7 @@ from accordkit.schema import RULES, rule_problem
 from accordkit.schema.arrow import canonical_schema
 
 from ...conftest import warns_of_twice_defined_tasks
-from ...test_load_errors import _results, _sim, _write
+from ..test_load_errors import _results, _sim, _write
 
 _MESSAGE_RULES = tuple(r for r in RULES if r.path.startswith("messages"))
 

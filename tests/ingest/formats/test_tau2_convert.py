@@ -271,7 +271,7 @@ def test_a_task_without_criteria_has_no_checks_and_an_unknown_task_has_no_criter
     # missing from 'tasks' is a task nobody knows (TSR NaN)
     import warnings
 
-    from ...test_load_errors import _results, _sim, _write
+    from ..test_load_errors import _results, _sim, _write
 
     obj = _results(_sim("known"), _sim("unknown", task_id="gone"))
     obj["tasks"][0]["evaluation_criteria"] = None
@@ -312,8 +312,8 @@ def test_records_keep_the_json_rules_the_adapter_promises(acb_dir, tau2_dir):
 def test_a_single_task_runner_file_with_null_trials_is_read_numbered_in_file_order(tmp_path):
     """tau2's single-task runner writes ``"trial": null`` on every simulation (issue 32):
     the trials are numbered within their task in file order, with a note."""
-    from ...test_load_errors import _results as results
-    from ...test_load_errors import _sim as sim
+    from ..test_load_errors import _results as results
+    from ..test_load_errors import _sim as sim
 
     sims = [sim("a", trial=None), sim("b", trial=None, task_id="t2"), sim("c", trial=None),
             sim("d", trial=None)]
@@ -337,8 +337,8 @@ def test_a_single_task_runner_file_with_null_trials_is_read_numbered_in_file_ord
 
 
 def test_null_trials_skip_the_numbers_of_their_tasks_other_trials(tmp_path):
-    from ...test_load_errors import _results as results
-    from ...test_load_errors import _sim as sim
+    from ..test_load_errors import _results as results
+    from ..test_load_errors import _sim as sim
 
     path = tmp_path / "mixed.json"
     path.write_text(json.dumps(results(sim("a", trial=None), sim("b", trial=0),
@@ -351,8 +351,8 @@ def test_null_trials_skip_the_numbers_of_their_tasks_other_trials(tmp_path):
 @pytest.mark.parametrize("reward", [1e308, -0.5, 1.5])
 def test_a_reward_outside_the_benchmarks_range_is_a_problem_naming_it(tmp_path, reward):
     """A reward of 1e308 used to load silently (a mean of 9e306, issue 35)."""
-    from ...test_load_errors import _results as results
-    from ...test_load_errors import _sim as sim
+    from ..test_load_errors import _results as results
+    from ..test_load_errors import _sim as sim
 
     bad = sim("bad", reward_info={"reward": reward, "reward_basis": ["DB"],
                                   "reward_breakdown": {"DB": 1.0}})
@@ -371,7 +371,7 @@ def test_a_reward_outside_the_benchmarks_range_is_a_problem_naming_it(tmp_path, 
 
 
 def test_a_canonical_reward_outside_the_range_is_a_problem_of_its_record(tmp_path):
-    from ...test_load_canonical import _ep, _jsonl
+    from ..test_load_canonical import _ep, _jsonl
 
     src = _jsonl(tmp_path / "eps.jsonl", [_ep(0, reward=1.0), _ep(1, reward=1e308)])
     with pytest.raises(ak.EpisodeValidationError) as exc:

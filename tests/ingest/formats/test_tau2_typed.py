@@ -21,8 +21,8 @@ from accordkit._internal.arrow import arrow_table
 from accordkit.ingest.formats import tau2 as results_reader
 from accordkit.ingest.formats.tau2 import typed as tau2_format
 
-from ...test_load_errors import _results, _sim, _write
-from ...test_load_fuzz import SETTINGS, _mutate, seeds  # noqa: F401 - seeds is a fixture
+from ..test_load_errors import _results, _sim, _write
+from ..test_load_fuzz import SETTINGS, _mutate, seeds  # noqa: F401 - seeds is a fixture
 
 TAU2 = sys.modules["accordkit.ingest.formats.tau2.convert"]
 

@@ -23,7 +23,7 @@ from accordkit._internal.arrow import arrow_table
 from accordkit.ingest.report import SkippedRecord
 from accordkit.load import SourceNotFoundError
 
-from .hub_stub import use_hub
+from ..hub_stub import use_hub
 
 
 @pytest.fixture(autouse=True)

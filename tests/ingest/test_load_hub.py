@@ -18,7 +18,7 @@ import pytest
 import accordkit as ak
 from accordkit._internal.arrow import arrow_table
 
-from .hub_stub import HubStub, use_hub
+from ..hub_stub import HubStub, use_hub
 
 pytestmark = pytest.mark.network
 

@@ -22,7 +22,7 @@ from accordkit.engines import score_to_store
 from accordkit.engines.plan import expand_sources, plan_work
 from accordkit.ingest.formats.folder import folder_inputs
 
-from .hub_stub import use_hub
+from ..hub_stub import use_hub
 from .test_load_errors import _error, _results, _sim
 
 
