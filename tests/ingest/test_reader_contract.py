@@ -26,7 +26,13 @@ GARBLED = {
     "parquet": ("cut.parquet", b"PAR1 not really", "unreadable parquet file"),
     "results-file": ("cut.json", b'{"info": {"agent_info"', "invalid or truncated JSON"),
     "json": ("empty.json", b"", "empty file"),
+    "inspect": ("cut.eval", b"PK\x03\x04 not a whole zip", "not a readable Inspect log"),
+    # a sidecar is JSON Lines: its first line is the record at fault
+    "eee": ("run_samples.jsonl",
+            b'{"schema_version": "0.3.0", "evaluation_id": "e", "sample_id"', "invalid JSON"),
 }
+#: The record a garbled file's error names, where it is not the whole file.
+GARBLED_RECORD = {"eee": "line 1"}
 
 #: Documents no document reader may claim.
 FOREIGN_DOCUMENTS = [{"foo": [1, 2]}, [1, 2, 3], "text", [], {"info": "not a run"}]
@@ -76,9 +82,12 @@ def test_an_empty_or_garbled_input_ends_in_the_loaders_error_naming_the_file(nam
     file_name, content, says = GARBLED[name]
     path = tmp_path / file_name
     path.write_bytes(content)
-    first = next(r for r in formats("file") if r.sniff(_input(path)))
-    assert first.name == name                   # the reader under test is the one asked
+    # the reader under test claims the file (the results-file reader, asked before eee,
+    # claims every JSON object and hands back what is not a tau2 run; the error below
+    # shows which reader read it)
+    assert next(r for r in formats("file") if r.name == name).sniff(_input(path))
     with pytest.raises(EpisodeValidationError) as caught:
         ak.load(str(path))
+    record = GARBLED_RECORD.get(name, "(whole file)")
     assert str(caught.value).startswith(
-        f"file {path}, record (whole file), field (top level): {says}")
+        f"file {path}, record {record}, field (top level): {says}")
