@@ -15,6 +15,7 @@ verdict file holds is left out and counted in the section's note.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,14 +61,25 @@ def judged_items(verdicts: pd.DataFrame) -> pd.DataFrame:
 
 
 def judge_tables(verdicts: pd.DataFrame | None, labels: str | Path, episodes: pd.DataFrame,
-                 *, cluster: str | None = "scenario_id", confidence: float = 0.95,
-                 n_resamples: int = 2000, seed: int = 0) -> JudgeTables:
+                 *, by: str | Sequence[str] = (), cluster: str | None = "scenario_id",
+                 confidence: float = 0.95, n_resamples: int = 2000,
+                 seed: int = 0) -> JudgeTables:
     """Calibration and raw-beside-corrected rates per judge and judge model.
 
-    ``episodes`` gives each episode's ``cluster`` (its scenario). Raises ``ValueError``
-    naming the labels file when it lacks ``episode_id``, ``judge``, ``item`` or ``label``,
-    or when a label is not a boolean.
+    ``episodes`` gives each episode's ``cluster`` (its scenario) and the ``by`` columns
+    (e.g. the configuration): with ``by``, each group of episodes is calibrated on its own
+    labels and corrected on its own verdicts (a judge may err differently on different
+    agents), so each group needs labelled passes and failures of its own. ``cluster``
+    ``"episode_id"`` resamples the items of one episode together (when ``episodes`` has no
+    scenario). Raises ``ValueError`` naming the labels file when it lacks ``episode_id``,
+    ``judge``, ``item`` or ``label``, or when a label is not a boolean, and naming a ``by``
+    column ``episodes`` lacks.
     """
+    by = [by] if isinstance(by, str) else list(by)
+    absent = [c for c in by if c not in episodes.columns]
+    if absent:
+        raise ValueError(f"judge tables by {absent}: the episodes have no such column "
+                         f"(they have {sorted(map(str, episodes.columns))[:20]})")
     path = Path(labels)
     if not path.is_file():
         raise FileNotFoundError(f"labels file {str(path)!r} does not exist")
@@ -97,18 +109,24 @@ def judge_tables(verdicts: pd.DataFrame | None, labels: str | Path, episodes: pd
                      f"fail of the verdict files and were left out")
     frame_l = (pd.DataFrame({"_named": named[known], "label": frame_l.loc[known, "label"]})
                .merge(base, on="_named", how="inner")[[KEY, "label"]])
-    if cluster is not None and cluster in episodes.columns:
-        scen = episodes[["episode_id", cluster]].drop_duplicates("episode_id")
+    if cluster == "episode_id":
+        wanted = by
+    elif cluster is not None and cluster in episodes.columns:
+        wanted = [cluster, *(c for c in by if c != cluster)]
+    else:
+        cluster, wanted = None, by
+    if wanted:
+        scen = episodes[["episode_id", *wanted]].drop_duplicates("episode_id")
         items = items.merge(scen, on="episode_id", how="left")
-        unscored = items[cluster].isna()
+        unscored = ~items["episode_id"].isin(scen["episode_id"])
+        if cluster in wanted:
+            unscored |= items[cluster].isna()
         if unscored.any():
             notes.append(f"{int(unscored.sum())} verdicts of episodes not in the report's "
                          "sources were left out")
             items = items.loc[~unscored]
             frame_l = frame_l.loc[frame_l[KEY].isin(items[KEY])]
-    else:
-        cluster = None
-    by = [c for c in ("judge", "judge_model") if c in items.columns]
+    by = [*by, *(c for c in ("judge", "judge_model") if c in items.columns)]
     calibration = judge_calibration(items, frame_l, on=KEY, by=by, cluster=cluster,
                                      confidence=confidence, n_resamples=n_resamples, seed=seed)
     rates = corrected_rate(items, frame_l, on=KEY, by=by, cluster=cluster,

@@ -97,3 +97,40 @@ def test_same_input_same_tables(tmp_path):
     assert rates.loc["judge-a", "n_labelled"] == 6
     assert np.isnan(rates.loc["judge-b", "corrected"])
     assert rates.loc["judge-b", "note"] == "no labelled item to calibrate on"
+
+
+def test_tables_per_configuration_calibrate_each_on_its_own_labels(tmp_path):
+    # the result pages: by= a column of the episodes splits labels and verdicts alike
+    episodes = _episodes().assign(configuration=[("A" if e < 10 else "B") for e in range(20)])
+    path = tmp_path / "labels.csv"
+    pd.DataFrame({"episode_id": [f"ep{e}" for e in (0, 1, 2, 3, 4, 5)], "judge": "usersim_tests",
+                  "item": "t0", "judge_model": "judge-a",
+                  "label": [False, True, True, True, False, True]}).to_csv(path, index=False)
+    tables = judge_tables(_verdicts(), path, episodes, by="configuration", n_resamples=100)
+    rates = tables.rates.set_index(["configuration", "judge_model"])
+    assert list(tables.rates.columns[:4]) == ["configuration", "judge", "judge_model",
+                                              "judged_rate"]
+    # A holds the six labels; B has none, and says so rather than borrowing A's
+    assert rates.loc[("A", "judge-a"), "n_labelled"] == 6
+    assert rates.loc[("A", "judge-a"), "n_test"] == 20 - 6
+    assert rates.loc[("B", "judge-a"), "note"] == "no labelled item to calibrate on"
+    items = judged_items(_verdicts()).merge(episodes, on="episode_id")
+    b = items[(items.configuration == "B") & (items.judge_model == "judge-a")]
+    assert rates.loc[("B", "judge-a"), "judged_rate"] == pytest.approx(b.verdict.mean())
+    with pytest.raises(ValueError, match=r"by \['persona'\]"):
+        judge_tables(_verdicts(), path, episodes, by="persona")
+
+
+def test_items_of_one_episode_resampled_together_without_episodes(tmp_path):
+    # the unit-test page has verdicts only: cluster="episode_id" needs no episode frame
+    path = tmp_path / "labels.csv"
+    pd.DataFrame({"episode_id": [f"ep{e}" for e in range(12)], "judge": "usersim_tests",
+                  "item": "t0", "label": [(e % 4) != 0 for e in range(12)]}).to_csv(
+        path, index=False)
+    tables = judge_tables(_verdicts(), path, pd.DataFrame(), cluster="episode_id",
+                          n_resamples=100)
+    assert tables.notes == ()
+    assert set(tables.calibration.ci_method) == {"cluster bootstrap percentile"}
+    iid = judge_tables(_verdicts(), path, pd.DataFrame(), cluster=None, n_resamples=100)
+    assert set(iid.calibration.ci_method) != {"cluster bootstrap percentile"}
+    assert tables.rates.n_test.tolist() == iid.rates.n_test.tolist()
