@@ -42,6 +42,7 @@ out_dir = "../reports/interactive"  # tables go here (set by the report)
 figures_dir = None      # figures go here (set by the report)
 provenance_path = None  # provenance goes here (set by the report)
 scores_dir = None       # read tables from this score store
+labels = None           # CSV of human labels of judged items: rates corrected for the judge
 
 # %%
 import accordkit as ak
@@ -82,6 +83,24 @@ out.table(main, "table3", rows=group, columns="metric",
 main_domain = tables["main_by_domain"]
 out.table(main_domain, "table3_by_domain", rows=["domain", *group], columns="metric",
           caption="AcCoRD Table 3 per domain.")
+
+# %%
+# with `labels`: the outcome judge's pass rate (the preferences it judged satisfied) raw
+# beside corrected for the judge, per configuration and judge model; each configuration is
+# calibrated on its own labels (docs/statistics.md, "Numbers an LLM judge produced,
+# corrected for the judge")
+if labels:
+    from accordkit.tables import judge_tables
+
+    outcome = None if nb.verdicts is None else nb.verdicts[nb.verdicts["judge"] == "outcome"]
+    judged = judge_tables(outcome, labels, episodes, by=group, cluster=cluster,
+                          confidence=confidence, n_resamples=min(n_resamples, 2000), seed=seed)
+    for note in judged.notes:
+        print(note)
+    if len(judged.rates):
+        display(out.frame(judged.rates, "judged_rates_corrected",
+                          caption="Outcome judge: share of judged preferences satisfied, raw "
+                                  "beside corrected for the judge (Rogan–Gladen and PPI++)."))
 
 # %% [markdown]
 # ## Table 4 — preference scores per dynamic

@@ -45,6 +45,7 @@ out_dir = "../reports/interactive"  # tables go here (set by the report)
 figures_dir = None      # figures go here (set by the report)
 provenance_path = None  # provenance goes here (set by the report)
 scores_dir = None       # read tables from this score store
+labels = None           # CSV of human labels of judged items: rates corrected for the judge
 
 # %%
 import pandas as pd
@@ -98,6 +99,25 @@ grid = plot_intervals(headline, x=group[0], hue=group[1] if len(group) > 1 else 
                       palette=None,
                       title="Headline metrics with 95% intervals (hollow: small cell)")
 out.figure(grid, "headline", data=headline)
+
+# %%
+# with `labels`: the NL-assertion judge's rate of assertions met (a channel of the reward)
+# raw beside corrected for the judge, per group and judge model; each group is calibrated on
+# its own labels (docs/statistics.md, "Numbers an LLM judge produced, corrected for the
+# judge"). Goal-shift detection (the gsrt judge) gives shift turns, not a pass or fail: it is
+# not corrected here.
+if labels:
+    from accordkit.tables import judge_tables
+
+    nl = None if nb.verdicts is None else nb.verdicts[nb.verdicts["judge"] == "nl_assertions"]
+    judged = judge_tables(nl, labels, episodes, by=group, cluster=cluster,
+                          confidence=confidence, n_resamples=min(n_resamples, 2000), seed=seed)
+    for note in judged.notes:
+        print(note)
+    if len(judged.rates):
+        display(out.frame(judged.rates, "judged_rates_corrected",
+                          caption="NL assertions met, raw beside corrected for the judge "
+                                  "(Rogan–Gladen and PPI++)."))
 
 # %% [markdown]
 # ## Recovery time after a goal shift (GSRT)

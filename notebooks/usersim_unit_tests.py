@@ -30,6 +30,10 @@ verdicts = ["../data/sample/verdicts/usersim_tests.parquet"]
 out_dir = "../reports/interactive"  # tables go here (set by the report)
 figures_dir = None      # figures go here (set by the report)
 provenance_path = None  # provenance goes here (set by the report)
+confidence = 0.95       # of the intervals (of the corrected rates, with labels)
+n_resamples = 2000      # bootstrap resamples (of the corrected rates, with labels)
+seed = 0                # of the resampling: same seed, same tables
+labels = None           # CSV of human labels of judged items: rates corrected for the judge
 
 # %%
 import accordkit as ak
@@ -54,6 +58,22 @@ display(out.frame(layout.reset_index(), "table6_layout",
 out.frame(rates, "table6_pass_rates",
           caption="Counts behind the pass rates: pass rate = yes / (yes + no); "
                   "n/a share = n/a / all verdicts.")
+
+# %%
+# with `labels`: the pass rate raw beside corrected for the judge, per judge model (the items
+# of one episode resampled together; docs/statistics.md, "Numbers an LLM judge produced,
+# corrected for the judge")
+if labels:
+    from accordkit.tables import judge_tables
+
+    judged = judge_tables(table, labels, cluster="episode_id", confidence=confidence,
+                          n_resamples=min(n_resamples, 2000), seed=seed)
+    for note in judged.notes:
+        print(note)
+    if len(judged.rates):
+        display(out.frame(judged.rates, "judged_rates_corrected",
+                          caption="Pass rate (yes / (yes + no)) of the unlabelled items, raw "
+                                  "beside corrected for the judge (Rogan–Gladen and PPI++)."))
 
 # %% [markdown]
 # ## Agreement between judge models

@@ -87,9 +87,10 @@ PARAMETERS: dict[str, str] = {
     "failure": "error_analysis: the failure type to drill into (see its table)",
     "cell": "error_analysis: column values that pick the cell to list, e.g. {domain: retail}",
     "show": "error_analysis: conversations shown in full (default 2)",
-    "labels": "reliability: a CSV of human labels of judged items (episode_id, judge, item, "
-              "label): the judge's calibration, and judged rates corrected beside the raw "
-              "ones (default none: no judge section)",
+    "labels": "reliability / accord_results / usersim_unit_tests / goalshift_results: a CSV "
+              "of human labels of judged items (episode_id, judge, item, label): the judge's "
+              "calibration, and judged rates corrected beside the raw ones (default none: "
+              "pages as without)",
     "out_dir": "where a notebook writes its tables (set by the report)",
     "figures_dir": "where a notebook writes its figures (set by the report)",
     "provenance_path": "where a notebook writes its provenance (set by the report)",

@@ -5,8 +5,11 @@ stored verdicts that are a pass or a fail (``yes``/``no`` of the user-simulator 
 ``met``/``not_met`` of NL assertions, ``1``/``0`` of the outcome judge) are joined to the
 labels, and per judge and judge model the page shows the judge's calibration
 (:func:`~accordkit.stats.judge_calibration`) and the judged pass rate, raw beside corrected
-(:func:`~accordkit.stats.corrected_rate`, :func:`~accordkit.stats.ppi_mean`). Without
-labels the page is unchanged.
+(:func:`~accordkit.stats.corrected_rate`, :func:`~accordkit.stats.ppi_mean`); the raw
+rate's own interval (``judged_low``, ``judged_high``: Agresti–Coull on the test set's
+effective size) is the one the judge's word alone supports. The result pages show the same
+rates table for their judge (``by`` a configuration). Without labels the pages are
+unchanged.
 
 The labels file names each item by ``episode_id``, ``judge`` and ``item`` (and
 ``turn_idx`` and ``judge_model`` where the verdicts have several); a label for an item no
@@ -19,7 +22,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+from scipy import stats as sps
 
 from ..stats import corrected_rate, judge_calibration, ppi_mean
 
@@ -51,6 +56,18 @@ def _key(frame: pd.DataFrame, on: tuple[str, ...]) -> pd.Series:
     return key.astype(object)
 
 
+def _raw_interval(rate: pd.Series, n_eff: pd.Series,
+                  confidence: float) -> tuple[pd.Series, pd.Series]:
+    """The judged rate's own interval, the judge taken at its word: Agresti–Coull on the
+    test set's effective size (its count over the design effect), as the corrected
+    interval treats the same proportion."""
+    z = float(sps.norm.ppf(1 - (1 - confidence) / 2))
+    size = n_eff + z * z
+    centre = (n_eff * rate + z * z / 2) / size
+    half = z * np.sqrt(centre * (1 - centre) / size)
+    return (centre - half).clip(0, 1), (centre + half).clip(0, 1)
+
+
 def judged_items(verdicts: pd.DataFrame) -> pd.DataFrame:
     """The verdict rows that are a pass or a fail, with a boolean ``verdict``."""
     text = verdicts["verdict"].astype("string").str.strip().str.lower()
@@ -60,8 +77,8 @@ def judged_items(verdicts: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def judge_tables(verdicts: pd.DataFrame | None, labels: str | Path, episodes: pd.DataFrame,
-                 *, by: str | Sequence[str] = (), cluster: str | None = "scenario_id",
+def judge_tables(verdicts: pd.DataFrame | None, labels: str | Path,
+                 episodes: pd.DataFrame | None = None, *, by: str | Sequence[str] = (), cluster: str | None = "scenario_id",
                  confidence: float = 0.95, n_resamples: int = 2000,
                  seed: int = 0) -> JudgeTables:
     """Calibration and raw-beside-corrected rates per judge and judge model.
@@ -75,6 +92,8 @@ def judge_tables(verdicts: pd.DataFrame | None, labels: str | Path, episodes: pd
     ``judge``, ``item`` or ``label``, or when a label is not a boolean, and naming a ``by``
     column ``episodes`` lacks.
     """
+    if episodes is None:
+        episodes = pd.DataFrame({"episode_id": []})
     by = [by] if isinstance(by, str) else list(by)
     absent = [c for c in by if c not in episodes.columns]
     if absent:
@@ -138,7 +157,9 @@ def judge_tables(verdicts: pd.DataFrame | None, labels: str | Path, episodes: pd
     ppi = ppi[[*by, "estimate", "ci_low", "ci_high", "n_labelled"]].rename(
         columns={"estimate": "ppi", "ci_low": "ppi_low", "ci_high": "ppi_high"})
     rates = rates.merge(ppi, on=by, how="left")
-    columns = [*by, "judged_rate", "corrected", "corrected_low", "corrected_high", "ppi",
+    rates["judged_low"], rates["judged_high"] = _raw_interval(
+        rates["judged_rate"], rates["n_test"] / rates["design_effect"], confidence)
+    columns = [*by, "judged_rate", "judged_low", "judged_high", "corrected", "corrected_low", "corrected_high", "ppi",
                "ppi_low", "ppi_high", "sensitivity", "specificity", "n_test", "n_labelled",
                "design_effect", "note"]
     return JudgeTables(calibration, rates[columns], tuple(notes))

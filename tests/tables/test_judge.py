@@ -134,3 +134,12 @@ def test_items_of_one_episode_resampled_together_without_episodes(tmp_path):
     iid = judge_tables(_verdicts(), path, pd.DataFrame(), cluster=None, n_resamples=100)
     assert set(iid.calibration.ci_method) != {"cluster bootstrap percentile"}
     assert tables.rates.n_test.tolist() == iid.rates.n_test.tolist()
+    # the raw rate's own interval: Agresti–Coull on n_test (design effect 1 without clusters)
+    row = iid.rates.iloc[0]
+    assert row.design_effect == 1.0
+    z2 = 1.959963984540054 ** 2
+    size = row.n_test + z2
+    centre = (row.n_test * row.judged_rate + z2 / 2) / size
+    half = 1.959963984540054 * (centre * (1 - centre) / size) ** 0.5
+    assert (row.judged_low, row.judged_high) == pytest.approx((centre - half, centre + half))
+    assert row.judged_low < row.judged_rate < row.judged_high
