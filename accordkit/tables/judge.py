@@ -109,8 +109,10 @@ def judge_tables(verdicts: pd.DataFrame | None, labels: str | Path,
                          "episode_id, judge, item (turn_idx, judge_model where the verdicts "
                          "have several) and label")
     if verdicts is None or not len(verdicts):
+        what = ("no verdict files" if verdicts is None else
+                "the verdict files hold no verdict of this judge")
         return JudgeTables(pd.DataFrame(), pd.DataFrame(),
-                           ("no verdict files: nothing to calibrate against the labels",))
+                           (f"{what}: nothing to calibrate against the labels",))
     items = judged_items(verdicts)
     on = tuple(c for c in ID_COLUMNS if c in frame_l.columns and c in items.columns)
     named = _key(frame_l, on)

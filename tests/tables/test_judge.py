@@ -117,6 +117,10 @@ def test_tables_per_configuration_calibrate_each_on_its_own_labels(tmp_path):
     items = judged_items(_verdicts()).merge(episodes, on="episode_id")
     b = items[(items.configuration == "B") & (items.judge_model == "judge-a")]
     assert rates.loc[("B", "judge-a"), "judged_rate"] == pytest.approx(b.verdict.mean())
+    # a page's judge absent from the verdict files (e.g. no outcome verdicts): said, no rows
+    none = judge_tables(_verdicts().iloc[:0], path, episodes, by="configuration")
+    assert none.notes == ("the verdict files hold no verdict of this judge: nothing to "
+                          "calibrate against the labels",) and none.rates.empty
     with pytest.raises(ValueError, match=r"by \['persona'\]"):
         judge_tables(_verdicts(), path, episodes, by="persona")
 
