@@ -802,10 +802,14 @@ _ATTR = re.compile(r"\s+([a-zA-Z_:][-a-zA-Z0-9_:.]*)(?:\s*=\s*(\"[^\"]*\"|'[^']*
 _VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "keygen",
                    "link", "menuitem", "meta", "param", "source", "track", "wbr", "basefont",
                    "bgsound", "command", "frame", "image", "isindex", "nextid", "spacer"})
-#: Attributes BeautifulSoup treats as lists of words (``class`` is handled; the others
-#: send a page to :func:`seal_page`'s tree).
-_LIST_ATTRS = frozenset({"rel", "rev", "accept-charset", "headers", "accesskey", "dropzone",
-                         "archive", "sizes", "sandbox", "for"})
+#: Attributes BeautifulSoup holds as lists of words (written back one space apart): on
+#: every element, and on some.
+_LIST_ATTRS = frozenset({"class", "accesskey", "dropzone"})
+_LIST_ATTRS_OF = {"a": {"rel", "rev"}, "link": {"rel", "rev"}, "td": {"headers"},
+                  "th": {"headers"}, "form": {"accept-charset"}, "object": {"archive"},
+                  "area": {"rel"}, "icon": {"sizes"}, "iframe": {"sandbox"},
+                  "output": {"for"}}
+_WORD = re.compile(r"\S+")
 #: The only references this package's escaping writes.
 _REFS = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#x27;": "'", "&#39;": "'"}
 _REF = re.compile(r"&(?:amp|lt|gt|quot|#x27|#39);")
@@ -855,14 +859,15 @@ def _flat_tag(name: str, rest: str) -> tuple[str, tuple[str, str] | None, bool, 
             raise _Unusual
         at = a.end()
         key = a.group(1).lower()
-        if key in attrs or key in _LIST_ATTRS:
+        if key in attrs:
             raise _Unusual
         raw = a.group(2)
         attrs[key] = "" if raw is None else _unescape(raw[1:-1])
     if rest[at:].strip():
         raise _Unusual
-    if "class" in attrs:
-        attrs["class"] = " ".join(attrs["class"].split())
+    lists = _LIST_ATTRS | _LIST_ATTRS_OF.get(name, set())
+    for key in lists.intersection(attrs):
+        attrs[key] = " ".join(_WORD.findall(attrs[key]))
     rule = None
     if "style" in attrs:
         kept = safe_declarations(attrs.pop("style"))
@@ -875,6 +880,16 @@ def _flat_tag(name: str, rest: str) -> tuple[str, tuple[str, str] | None, bool, 
     skip = name == "meta" and attrs.get("http-equiv", "").lower() == "content-security-policy"
     text = "".join(f" {k}={_attr_value(v)}" for k, v in sorted(attrs.items()))
     return text, rule, bool(attrs), skip
+
+
+@functools.lru_cache(maxsize=1_024)
+def _script_kind(rest: str) -> str:
+    """The ``type`` of a script tag that has at most an ``id`` and a ``type``."""
+    attrs = {a.group(1).lower(): _unescape((a.group(2) or '""')[1:-1])
+             for a in _ATTR.finditer(rest)}
+    if not set(attrs) <= {"id", "type"}:
+        raise _Unusual
+    return attrs.get("type", "")
 
 
 def _seal_flat(html: str) -> str:
@@ -931,10 +946,11 @@ def _seal_flat(html: str) -> str:
                 if stack != ["html", "head"]:
                     raise _Unusual
                 styles.append(body)
-            elif attrs:   # a script with attributes: the tree judges whether it runs
-                raise _Unusual
             else:
-                scripts.append(body)
+                kind = _script_kind(rest)
+                if kind.strip().lower() in ("", "module", "text/javascript",
+                                            "application/javascript"):   # as _runs
+                    scripts.append(body)
             out.append(f"<{name}{text}>{body}</{name}>")
             continue
         out.append(f"<{name}{text}/>" if name in _VOID else f"<{name}{text}>")
