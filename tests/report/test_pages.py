@@ -244,8 +244,8 @@ def test_a_page_is_sealed_token_by_token_to_the_same_bytes_as_the_tree(monkeypat
     from accordkit.report import drilldown, pages
     from accordkit.report.conversation import render_conversation
     from accordkit.report.drilldown import BACK_SCRIPT, _page
-    from tests.report.test_conversation import _tau2_episode
     from tests.payloads import payload
+    from tests.report.test_conversation import _tau2_episode
 
     ep = _tau2_episode()
     ep["messages"][0]["content"] = json.dumps({"message": payload("agent") + (
