@@ -162,17 +162,30 @@ def diff_distribution(p: np.ndarray, effect: float, trials: int) -> np.ndarray:
 
 
 @lru_cache(maxsize=2)
-def _draws(seed: int, n_sim: int, width: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _draws(seed: int, n_sim: int, width: int) -> tuple[np.ndarray, np.ndarray]:
     """The common random numbers of every power: per simulated data set, one uniform per
-    task (the first ``k`` serve ``k`` tasks) and two standard normals (for the sums); with
-    the order that sorts all the uniforms, so that inverting a CDF at them is a scatter."""
+    task (the first ``k`` serve ``k`` tasks) and two standard normals (for the sums)."""
     rng = np.random.default_rng([int(seed), 0x7057])
     uniforms = rng.random((n_sim, width))
     normals = rng.standard_normal((n_sim, 2))
-    order = np.argsort(uniforms, axis=None, kind="stable")
-    for array in (uniforms, normals, order):
+    for array in (uniforms, normals):
         array.flags.writeable = False
-    return uniforms, normals, order
+    return uniforms, normals
+
+
+@lru_cache(maxsize=2)
+def _ranks(seed: int, n_sim: int, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """The uniforms of :func:`_draws` sorted, and each one's place among them: inverting a
+    CDF at every uniform is then a search of its few steps in the sorted uniforms and one
+    gather."""
+    uniforms = _draws(seed, n_sim, width)[0].ravel()
+    order = np.argsort(uniforms, kind="stable")
+    place = np.empty(order.size, dtype=np.int64)
+    place[order] = np.arange(order.size)
+    ranked = uniforms[order]
+    for array in (ranked, place):
+        array.flags.writeable = False
+    return ranked, place
 
 
 @lru_cache(maxsize=2)
@@ -183,17 +196,18 @@ def _task_sums(pmf_bytes: bytes, seed: int, n_sim: int) -> tuple[np.ndarray, np.
     The sums are whole numbers, so exact."""
     pmf = np.frombuffer(pmf_bytes)
     m = (len(pmf) - 1) // 2
-    uniforms, _, order = _draws(seed, n_sim, EXACT_TASKS)
-    # the CDF's steps in the sorted uniforms: each uniform's category, scattered back
-    ranked = uniforms.ravel()[order]
+    ranked, place = _ranks(seed, n_sim, EXACT_TASKS)
+    # each uniform's j: -m plus how many of the CDF's steps lie below it (the steps found
+    # in the sorted uniforms, the values given out in sorted order, gathered back)
     edges = np.searchsorted(ranked, np.cumsum(pmf)[:-1], side="right")
-    category = np.empty(uniforms.size, dtype=np.int32)
-    category[order] = np.repeat(np.arange(2 * m + 1, dtype=np.int32),
-                                np.diff(np.concatenate([[0], edges, [uniforms.size]])))
-    drawn = (category - m).reshape(uniforms.shape)
+    small = np.int8 if m < 127 else np.int32
+    in_order = np.repeat(np.arange(-m, m + 1, dtype=small),
+                         np.diff(np.concatenate([[0], edges, [ranked.size]])))
+    drawn = in_order[place].reshape(n_sim, EXACT_TASKS)
     # whole numbers well inside int32 (at most EXACT_TASKS x m^2)
     s1 = np.cumsum(drawn, axis=1, dtype=np.int32).astype(np.float64)
-    s2 = np.cumsum(drawn * drawn, axis=1, dtype=np.int32).astype(np.float64)
+    s2 = np.cumsum(np.multiply(drawn, drawn, dtype=np.int32), axis=1,
+                   dtype=np.int32).astype(np.float64)
     s1.flags.writeable = s2.flags.writeable = False
     return s1, s2
 

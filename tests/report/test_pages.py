@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+
+import pytest
 from bs4 import BeautifulSoup
 
 from accordkit.report.pages import finish_page
@@ -227,6 +230,59 @@ def test_pages_written_outside_finish_page_are_sealed_too(tmp_path):
     assert "'unsafe-inline'" not in policy["style-src"] and len(policy["style-src"]) == 2
     assert PAGE_STYLE in [t.string for t in soup.find_all("style")][0]
     assert not soup.find_all(style=True) and "position:absolute" not in page
+
+
+def _sealed_by_the_tree(html: str) -> str:
+    from accordkit.report.pages import _seal
+
+    soup = BeautifulSoup(html, "html.parser")
+    _seal(soup)
+    return str(soup)
+
+
+def test_a_page_is_sealed_token_by_token_to_the_same_bytes_as_the_tree(monkeypatch):
+    from accordkit.report import drilldown, pages
+    from accordkit.report.conversation import render_conversation
+    from accordkit.report.drilldown import BACK_SCRIPT, _page
+    from tests.payloads import payload
+    from tests.report.test_conversation import _tau2_episode
+
+    ep = _tau2_episode()
+    ep["messages"][0]["content"] = json.dumps({"message": payload("agent") + (
+        " **bold** 'q' \"dq\" a & b > c [x](https://example.org/?a=1&b=2)")})
+    ep["messages"][2]["content"] = payload("tool") * 30
+    ep["persona_text"] = payload("persona") + " it's \"quoted\""
+    body = render_conversation(ep, max_tool_chars=40, anchors=True).html
+    body += ("<details open><summary title='say \"hi\"'>s</summary><br><img src=\"data:,\"/>"
+             "<p class=' a  b ' style=\"color:red;position:fixed\">x &#x27; &quot;</p>"
+             "<span style='position:fixed'>gone</span><a rel=' noopener  nofollow' href='#m'>l</a>"
+             "<td headers='a   b'>c</td></details>")
+    monkeypatch.setattr(drilldown, "seal_page", lambda page: page)   # the page as given
+    html = _page("Conversation <x> & 'y'", body, nav=[("../index.html", "Report index")],
+                 crumbs=[("../episodes.html", "All episodes"), (None, "x")],
+                 scripts=[BACK_SCRIPT], back="../episodes.html")
+    html = html.replace("</main>", "</main><script id='d' type='application/json'>"
+                                   '{"a": "<b>"}</script><script type="module">1</script>')
+    flat = pages._seal_flat(html)
+    assert flat == _sealed_by_the_tree(html)
+    assert "style=" not in flat and flat.count("ak-s-") > 10
+    assert len(_policy(BeautifulSoup(flat, "html.parser"))["script-src"]) == 2
+    raw = html.replace("<details open>", "<details open style='color:blue'>")
+    assert pages._seal_flat(raw) == _sealed_by_the_tree(raw)
+
+
+def test_a_page_the_tokens_do_not_cover_takes_the_tree():
+    from accordkit.report import pages
+
+    head = ('<!DOCTYPE html><html><head><meta charset="utf-8"><title>t</title>'
+            "<style>p{color:red}</style></head><body>")
+    for odd in ("<!-- c -->", "<style>p{}</style>", "a &nbsp; b", "</div>", "<div/>",
+                "<p a=1>x</p>", "<script src='x.js'></script>",
+                "<p style='color:red' style='color:blue'>x</p>", "a < b"):
+        html = head + odd + "</body></html>"
+        with pytest.raises(pages._Unusual):
+            pages._seal_flat(html)
+        assert pages.seal_page(html) == _sealed_by_the_tree(html)
 
 
 def test_tables_of_two_line_rows_page_at_half_the_rows():
