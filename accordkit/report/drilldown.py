@@ -41,7 +41,7 @@ from typing import Any
 import pandas as pd
 
 from .filenames import UnsafeOutputPathError, safe_file_name
-from .pages import DARK_CSS, PAGE_CSS, content_security_policy, seal_page
+from .pages import DARK_CSS, PAGE_CSS, content_security_policy, own_script, seal_page
 
 __all__ = ["DrillDown", "PAGE_STYLE", "BACK_SCRIPT", "expected_marks", "fill_headers"]
 
@@ -102,7 +102,7 @@ th,td{border-color:#30363d} th{background:#161b22}
 #: episodes page, a cell's page or a flip's, by its file name, which holds only letters,
 #: digits, ``-`` and ``_``); a click goes back in the browser's history when there is one,
 #: which returns to the list as it was left (its filters and search).
-BACK_SCRIPT = """
+BACK_SCRIPT = own_script("""
 (function(){
 var back=document.getElementById('ak-back'); if(!back){return;}
 var from=new URLSearchParams(location.search).get('from')||'';
@@ -118,7 +118,7 @@ back.addEventListener('click',function(e){
   if(m&&history.length>1){e.preventDefault(); history.back();}
 });
 })();
-"""
+""")
 
 
 def _page(title: str, body: str, *, nav: Sequence[tuple[str, str]] = (),

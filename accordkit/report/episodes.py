@@ -24,6 +24,8 @@ from typing import Any
 
 import pandas as pd
 
+from .pages import own_script
+
 __all__ = ["episode_table", "search_index", "episodes_page", "EPISODES_SCRIPT",
            "EPISODE_COLUMNS", "MAX_SEARCH_CHARS", "json_block"]
 
@@ -251,7 +253,7 @@ def episodes_page(table: pd.DataFrame, hrefs: Mapping[str, str],
 #: the conversation page's "back" link, return to the same list). It reads the page's
 #: JSON block, builds every element it adds with ``textContent`` (no HTML from data) and
 #: requests nothing.
-EPISODES_SCRIPT = """
+EPISODES_SCRIPT = own_script("""
 (function(){
 var t0=performance.now();
 var data=JSON.parse(document.getElementById('ak-episodes-data').textContent);
@@ -360,4 +362,4 @@ function restore(){
 restore(); draw();
 document.body.setAttribute('data-ak-ready-ms',(performance.now()-t0).toFixed(1));
 })();
-"""
+""")

@@ -48,7 +48,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["finish_page", "PageOutline", "PAGE_CSS", "PAGE_SCRIPT", "DARK_CSS",
+__all__ = ["finish_page", "PageOutline", "PAGE_CSS", "PAGE_SCRIPT", "DARK_CSS", "own_script",
            "content_security_policy", "strip_active_content", "pages_header", "seal_page",
            "safe_declarations"]
 
@@ -121,12 +121,31 @@ border-color:#30363d;color:#e6edf3}
 }
 """
 
+#: The scripts accordkit itself writes into its pages (:func:`own_script`): a page sealed by
+#: :func:`seal_page` runs these and no other, whatever else its HTML holds.
+_OWN_SCRIPTS: set[str] = set()
+
+
+def own_script(text: str) -> str:
+    """Declare ``text`` one of accordkit's own page scripts, the only scripts a page that
+    :func:`seal_page` seals may run (its policy names them by sha256; any other script
+    element is removed); returns ``text``.
+
+    Examples
+    --------
+    >>> own_script("void 0;") == "void 0;"
+    True
+    """
+    _OWN_SCRIPTS.add(text)
+    return text
+
+
 #: Sorts, filters and pages the tables in the browser. Every ``.ak-sortable`` box gets a
 #: filter box and sortable headers (click: ascending, again: descending); an ``.ak-paged``
 #: box is also paged (size from ``data-page-rows``). Numbers sort as numbers (``1,234`` and
 #: ``0.91 [0.82, 0.95]`` too), and the filter reads the full text of shortened labels. Rows
 #: stay in the HTML, so a reader without scripts sees all.
-PAGE_SCRIPT = """
+PAGE_SCRIPT = own_script("""
 (function(){
 function num(t){var m=/^\\s*(-?[0-9][0-9,]*\\.?[0-9]*(?:e-?[0-9]+)?)/i.exec(t);
   return m?parseFloat(m[1].replace(/,/g,'')):NaN;}
@@ -185,7 +204,7 @@ function setup(box){
 }
 document.querySelectorAll('.ak-sortable').forEach(setup);
 })();
-"""
+""")
 
 _LOCAL_SRC = re.compile(r"^(?!(?:[a-z][a-z0-9+.-]*:)?//)", re.IGNORECASE)
 
@@ -343,7 +362,7 @@ def _styles_to_classes(soup) -> str:
     return "".join(f".{name}{{{css}}}\n" for name, css in sorted(rules.items()))
 
 
-def _seal(soup) -> None:
+def _seal(soup, *, own_scripts_only: bool = False) -> None:
     """Make ``soup`` (a whole page) obey its policy, and declare the policy in its head.
 
     Style elements outside the head are removed, style attributes become classes of one
@@ -365,6 +384,10 @@ def _seal(soup) -> None:
     for old in soup.find_all("meta", attrs={"http-equiv": True}):
         if str(old.get("http-equiv", "")).lower() == "content-security-policy":
             old.decompose()
+    if own_scripts_only:   # a page accordkit writes itself runs only accordkit's scripts
+        for t in soup.find_all("script"):
+            if _runs(t) and (t.get("src") or (t.string or "") not in _OWN_SCRIPTS):
+                t.decompose()
     scripts = [t.string or "" for t in soup.find_all("script") if not t.get("src") and _runs(t)]
     styles = [t.string or "" for t in soup.find_all("style")]
     meta = soup.new_tag("meta", attrs={"http-equiv": "Content-Security-Policy",
@@ -375,7 +398,10 @@ def _seal(soup) -> None:
 def seal_page(html: str) -> str:
     """A whole page (``<html><head>…``) made to obey its Content-Security-Policy, which is
     put first in its head: see :func:`_seal`. Pages written elsewhere than
-    :func:`finish_page` (the index, the drill-down pages) pass through it.
+    :func:`finish_page` (the index, the drill-down pages) pass through it. Such a page is
+    accordkit's own from end to end, so it runs only accordkit's own scripts
+    (:func:`own_script`): any other script element (one that slipped through escaping) is
+    removed, never named in the policy.
 
     Examples
     --------
@@ -391,7 +417,7 @@ def seal_page(html: str) -> str:
     except _Unusual:
         pass
     soup = BeautifulSoup(html, "html.parser")
-    _seal(soup)
+    _seal(soup, own_scripts_only=True)
     return str(soup)
 
 
@@ -950,6 +976,8 @@ def _seal_flat(html: str) -> str:
                 kind = _script_kind(rest)
                 if kind.strip().lower() in ("", "module", "text/javascript",
                                             "application/javascript"):   # as _runs
+                    if body not in _OWN_SCRIPTS:
+                        raise _Unusual   # the tree removes it
                     scripts.append(body)
             out.append(f"<{name}{text}>{body}</{name}>")
             continue

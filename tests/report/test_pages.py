@@ -236,7 +236,7 @@ def _sealed_by_the_tree(html: str) -> str:
     from accordkit.report.pages import _seal
 
     soup = BeautifulSoup(html, "html.parser")
-    _seal(soup)
+    _seal(soup, own_scripts_only=True)   # as seal_page seals a page accordkit writes
     return str(soup)
 
 
@@ -262,7 +262,8 @@ def test_a_page_is_sealed_token_by_token_to_the_same_bytes_as_the_tree(monkeypat
                  crumbs=[("../episodes.html", "All episodes"), (None, "x")],
                  scripts=[BACK_SCRIPT], back="../episodes.html")
     html = html.replace("</main>", "</main><script id='d' type='application/json'>"
-                                   '{"a": "<b>"}</script><script type="module">1</script>')
+                                   '{"a": "<b>"}</script><script type="module">'
+                                   f"{pages.PAGE_SCRIPT}</script>")
     flat = pages._seal_flat(html)
     assert flat == _sealed_by_the_tree(html)
     assert "style=" not in flat and flat.count("ak-s-") > 10
@@ -300,3 +301,32 @@ def test_tables_of_two_line_rows_page_at_half_the_rows():
     assert outline.paged_tables == 0
     _, outline = finish_page(table(13, "0.500 [0.4, 0.6]"), page_rows=25)
     assert outline.paged_tables == 0
+
+
+def test_a_page_accordkit_writes_runs_only_its_own_scripts():
+    """A script that reached a drill-down page's HTML through an escaping slip is removed,
+    whether the page is sealed token by token or through the tree, and the policy names
+    only accordkit's own scripts (issue 41, the pages' second line)."""
+    import base64
+    import hashlib
+
+    from accordkit.report.drilldown import BACK_SCRIPT
+    from accordkit.report.pages import PAGE_SCRIPT, seal_page
+
+    def sha(text):
+        return base64.b64encode(hashlib.sha256(text.encode()).digest()).decode()
+
+    hostile = "alert(document.cookie)"
+    for extra in ("", "<!-- a comment: the tree path -->"):
+        page = ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"></head><body>"
+                f"<p>{extra}x</p><script>{hostile}</script><script>{PAGE_SCRIPT}</script>"
+                f"<script src=\"evil.js\"></script><script>{BACK_SCRIPT}</script>"
+                '<script type="application/json" id="d">{"a": 1}</script></body></html>')
+        sealed = seal_page(page)
+        soup = BeautifulSoup(sealed, "html.parser")
+        bodies = [t.string or "" for t in soup.find_all("script")]
+        assert hostile not in sealed and "evil.js" not in sealed
+        assert PAGE_SCRIPT in bodies and BACK_SCRIPT in bodies and '{"a": 1}' in bodies
+        policy = soup.find("meta", attrs={"http-equiv": "Content-Security-Policy"})["content"]
+        assert sha(PAGE_SCRIPT) in policy and sha(BACK_SCRIPT) in policy
+        assert sha(hostile) not in policy
