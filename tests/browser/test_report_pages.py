@@ -133,9 +133,10 @@ def test_every_kind_of_page_follows_the_colour_scheme(browser, sample_report, sc
     """The index, a notebook page and each kind of error-analysis page (all episodes, a
     cell's episodes, a conversation, a flip side by side) in the reader's colour scheme,
     with nothing refused by the policy (issue 43)."""
-    root = sample_report / "error_analysis_pages"
-    kinds = {"index": sample_report / "index.html",
-             "notebook": sample_report / "error_analysis.html",
+    out = sample_report.out
+    root = out / "error_analysis_pages"
+    kinds = {"index": out / "index.html",
+             "notebook": out / "error_analysis.html",
              "episodes": root / "episodes.html",
              "list": next((root / "episodes").glob("*.html")),
              "conversation": next((root / "conversations").glob("*.html")),
