@@ -28,7 +28,7 @@ from ._options import resolve_aliases
 from ._resample import cell_rng, digest
 from ._validate import SUMMARY_COLUMNS, _summarize_iv, metric_values
 from ._warnings import BCaFallbackWarning, DegenerateIntervalWarning, MixedBenchmarksWarning
-from .metrics import MetricLike
+from .metrics import Metric, MetricLike, as_metric
 
 __all__ = ["summarize", "summarize_tables", "SMALL_CLUSTERS", "SMALL_EVENTS"]
 
@@ -36,6 +36,8 @@ __all__ = ["summarize", "summarize_tables", "SMALL_CLUSTERS", "SMALL_EVENTS"]
 SMALL_CLUSTERS = 10
 #: ... or below this many events in the metric's denominator.
 SMALL_EVENTS = 10
+#: The kinds of note a table collects while it is computed, each a warning at the end.
+_NOTE_KINDS = ("bca", "degenerate", "empty", "not_reached", "median_jackknife", "mixed")
 
 
 def summarize(
@@ -107,6 +109,7 @@ def summarize(
         drawn clusters has a number of them that varies between resamples, as a domain's
         does in a survey replicate). A metric's interval still does not depend on the
         other metrics. Meant for large tables of cells with many clusters each.
+        :func:`summarize_tables` shares one resampling among several tables the same way.
 
     Returns
     -------
@@ -150,23 +153,19 @@ def summarize(
     """
     opts = resolve_aliases("summarize", deprecated, {"cluster": cluster, "method": method},
                            {"cluster": "scenario_id", "method": "bca"})
-    if isinstance(frame, pd.DataFrame) and frame.empty:
-        return _empty_summary(metrics, by)
-    table = _Table(frame, metrics, by, cluster=opts["cluster"], strata=strata,
-                   method=opts["method"], confidence=confidence, n_resamples=n_resamples,
-                   seed=seed)
-    if not isinstance(share_draws, bool):
-        raise TypeError(f"share_draws must be True or False, got {share_draws!r}")
-    table.build(share_draws=share_draws)
-    if share_draws:
-        _draw_shared([table])
-    _warn(table.notes)
-    return table.result(share_draws=share_draws)
+    found, notes = _summarize_all({"": (frame, metrics, by)}, cluster=opts["cluster"],
+                                  strata=strata, method=opts["method"], confidence=confidence,
+                                  n_resamples=n_resamples, seed=seed, share_draws=share_draws)
+    _warn(notes)
+    return found[""]
+
+
+_Tables = Mapping[str, tuple[pd.DataFrame, MetricLike | Sequence[MetricLike],
+                            str | Sequence[str] | None]]
 
 
 def summarize_tables(
-    tables: Mapping[str, tuple[pd.DataFrame, MetricLike | Sequence[MetricLike],
-                               str | Sequence[str] | None]],
+    tables: _Tables,
     *,
     cluster: str | None = "scenario_id",
     strata: str | None = None,
@@ -174,31 +173,39 @@ def summarize_tables(
     confidence: float = 0.95,
     n_resamples: int = 10_000,
     seed: int = 0,
+    share_draws: bool = False,
 ) -> dict[str, pd.DataFrame]:
-    """Several :func:`summarize` tables from one resampling of their clusters.
+    """Several :func:`summarize` tables with the same options, each resampling done once.
 
-    Each table is what ``summarize(frame, metrics, by, share_draws=True, ...)`` computes,
-    except that the cells of *all* the tables that share clusters draw together: a report
-    whose tables are cuts of the same scenarios (pooled, per domain, per dynamic ...) draws
-    its resamples once instead of once per table. A table whose cells already covered the
-    union of the clusters draws exactly what it would alone (the seed comes from the drawn
-    clusters' ids), so its numbers are the same to the last bit; a table over part of the
-    clusters (per domain, say) gets intervals within Monte Carlo error of its own draws,
-    as with ``share_draws`` (docs/statistics.md, "Shared draws").
+    The one way to make tables share resamples (docs/statistics.md, "Shared draws"):
+
+    - tables of one frame (the same object) grouped by the same ``by`` are computed as one
+      table of all their metrics, split back: their cells draw once for all of them
+      (metric names must differ between such tables, or they are computed apart);
+    - with ``share_draws=True`` the cells of *all* the tables that share clusters draw
+      together, once: a report whose tables are cuts of the same scenarios (pooled, per
+      domain, per dynamic ...) draws once instead of once per table. A table whose cells
+      already covered the union of the clusters draws exactly what it would alone (the
+      seed comes from the drawn clusters' ids), so its numbers are the same to the last
+      bit; a table over part of the clusters (per domain, say) gets intervals within Monte
+      Carlo error of its own draws.
+
+    Each table is otherwise what ``summarize(frame, metrics, by, ...)`` gives with the same
+    options: :func:`summarize` is this function for one table.
 
     Parameters
     ----------
     tables : mapping of str to (frame, metrics, by)
         The tables, each as :func:`summarize`'s first three arguments. The frames may differ
         (episodes, preferences ...); their ``cluster`` columns name the same clusters.
-    cluster, strata, method, confidence, n_resamples, seed
+    cluster, strata, method, confidence, n_resamples, seed, share_draws
         As in :func:`summarize`, the same for every table.
 
     Returns
     -------
     dict of str to DataFrame
-        Each table by its key, as :func:`summarize` gives it (``attrs["provenance"]`` says
-        the draws were shared by the tables).
+        Each table by its key, in the order of ``tables``, as :func:`summarize` gives it
+        (``attrs["provenance"]["draws"]`` names the tables that shared the draws).
 
     Examples
     --------
@@ -208,33 +215,110 @@ def summarize_tables(
     ...                       "domain": np.repeat(["a", "b"], 30),
     ...                       "success": rng.random(60) < 0.6})
     >>> out = summarize_tables({"pooled": (frame, "success", None),
-    ...                         "by_domain": (frame, "success", "domain")}, n_resamples=500)
+    ...                         "by_domain": (frame, "success", "domain")},
+    ...                        n_resamples=500, share_draws=True)
     >>> alone = summarize(frame, "success", n_resamples=500, share_draws=True)
     >>> bool(out["pooled"][["ci_low", "ci_high"]].equals(alone[["ci_low", "ci_high"]]))
     True
     >>> out["by_domain"]["domain"].tolist()
     ['a', 'b']
     """
-    built: dict[str, _Table] = {}
+    found, notes = _summarize_all(tables, cluster=cluster, strata=strata, method=method,
+                                  confidence=confidence, n_resamples=n_resamples, seed=seed,
+                                  share_draws=share_draws)
+    _warn(notes)
+    return found
+
+
+def _summarize_all(tables: _Tables, *, share_draws: bool,
+                   **options: Any) -> tuple[dict[str, pd.DataFrame], dict[str, list[str]]]:
+    """The tables of :func:`summarize_tables` and the notes of their warnings."""
+    if not isinstance(share_draws, bool):
+        raise TypeError(f"share_draws must be True or False, got {share_draws!r}")
     out: dict[str, pd.DataFrame] = {}
+    passes: list[_Pass] = []   # tables computed as one, in one pass over their cells
     for name, (frame, metrics, by) in tables.items():
         if isinstance(frame, pd.DataFrame) and frame.empty:
             out[name] = _empty_summary(metrics, by)
             continue
-        table = _Table(frame, metrics, by, cluster=cluster, strata=strata, method=method,
-                       confidence=confidence, n_resamples=n_resamples, seed=seed)
-        table.build(share_draws=True)
-        table.release_rows()
-        built[name] = table
-    _draw_shared(list(built.values()))
-    notes: dict[str, list[str]] = {}
-    for name, table in built.items():
+        own = _Pass.of(name, frame, metrics, by)
+        joined = next((p for p in passes if own is not None and p.takes(own)), None)
+        if joined is None:
+            passes.append(own or _Pass([name], frame, None, set(), {name: []}))
+        else:
+            joined.add(own)
+    built: list[tuple[_Pass, _Table]] = []
+    for one in passes:
+        frame, metrics, by = tables[one.names[0]]
+        if len(one.names) > 1:
+            metrics = [m for name in one.names for m in _metric_items(tables[name][1])]
+        table = _Table(frame, metrics, by, **options)
+        table.build(share_draws=share_draws)
+        if share_draws:
+            table.release_rows()
+        built.append((one, table))
+    if share_draws:
+        _draw_shared([table for _, table in built])
+    shared_by = [name for one, _ in built for name in one.names]
+    draws = ("per cell" if not share_draws else "shared by all cells" if len(shared_by) == 1
+             else "shared by the tables " + ", ".join(repr(k) for k in shared_by))
+    notes: dict[str, list[str]] = {kind: [] for kind in _NOTE_KINDS}
+    for one, table in built:
         for kind, items in table.notes.items():
-            notes.setdefault(kind, []).extend(items)
-        out[name] = table.result(share_draws=True, draws="shared by the tables "
-                                 + ", ".join(repr(k) for k in built))
-    _warn(notes)
-    return {name: out[name] for name in tables}
+            notes[kind].extend(items)
+        summary = table.result(draws=draws)
+        if len(one.names) == 1:
+            out[one.names[0]] = summary
+            continue
+        for name in one.names:   # the rows of each table's metrics, split back
+            own = one.metric_names[name]
+            part = summary[summary["metric"].isin(own).to_numpy()].reset_index(drop=True)
+            part.attrs["provenance"] = {**summary.attrs["provenance"], "metrics": own}
+            out[name] = part
+    return {name: out[name] for name in tables}, notes
+
+
+def _metric_items(metrics: object) -> list | None:
+    """``metrics`` as a list of metrics, or None when it is none of the accepted forms."""
+    if isinstance(metrics, str | tuple | Metric):
+        return [metrics]
+    return metrics if isinstance(metrics, list) else None
+
+
+@dataclass
+class _Pass:
+    """Tables of one frame (the same object) and ``by``, with metric names that differ:
+    computed as one table of all their metrics, whose cells draw once for all of them."""
+
+    names: list[str]
+    frame: Any
+    by: tuple | None
+    taken: set[str]
+    metric_names: dict[str, list[str]]
+
+    @classmethod
+    def of(cls, name: str, frame: Any, metrics: object, by: object) -> _Pass | None:
+        """The pass of one table, or None when its arguments are not valid (``summarize``
+        then says why, on its own)."""
+        items = _metric_items(metrics)
+        keys = () if by is None else (by,) if isinstance(by, str) else by
+        try:
+            own = [as_metric(m).name for m in items] if items is not None else None
+            keys = tuple(keys)
+        except (TypeError, ValueError):
+            return None
+        if own is None or not all(isinstance(k, str) for k in keys):
+            return None
+        return cls([name], frame, keys, set(own), {name: own})
+
+    def takes(self, other: _Pass) -> bool:
+        return (self.by is not None and self.frame is other.frame and self.by == other.by
+                and not self.taken & other.taken)
+
+    def add(self, other: _Pass) -> None:
+        self.names += other.names
+        self.taken |= other.taken
+        self.metric_names.update(other.metric_names)
 
 
 def _streams(seed: int, key: tuple, cluster_stratum: np.ndarray,
@@ -268,9 +352,7 @@ class _Table:
         self._cluster_strata: np.ndarray | None = None
         if args.strata is not None:
             self.strata_codes, self.strata_values = sorted_codes(frame[args.strata])
-        self.notes: dict[str, list[str]] = {"bca": [], "degenerate": [], "empty": [],
-                                            "not_reached": [], "median_jackknife": [],
-                                            "mixed": []}
+        self.notes: dict[str, list[str]] = {kind: [] for kind in _NOTE_KINDS}
         self.rows: list[list[dict]] = []
         #: (index in rows, cell) of the cells left for a shared resampling
         self.shared: list[tuple[int, _Cell]] = []
@@ -330,7 +412,7 @@ class _Table:
                 c.thetas = cell_distributions(estimators, streams, n_clusters, args)
                 self.rows.append(self.finish(c))
 
-    def result(self, *, share_draws: bool, draws: str | None = None) -> pd.DataFrame:
+    def result(self, *, draws: str) -> pd.DataFrame:
         args = self.args
         rows = [row for cell_rows in self.rows for row in cell_rows]
         out = pd.DataFrame(rows, columns=[*args.by, *SUMMARY_COLUMNS])
@@ -341,7 +423,7 @@ class _Table:
             "confidence": args.confidence,
             "n_resamples": args.n_resamples,
             "seed": args.seed,
-            "draws": draws or ("shared by all cells" if share_draws else "per cell"),
+            "draws": draws,
             "cluster": args.cluster,
             "strata": args.strata,
             "by": list(args.by),

@@ -14,7 +14,6 @@ import pandas as pd
 
 from ..stats import summarize, summarize_tables
 from .catalogue import ACCORD_COST, ACCORD_DYNAMICS, ACCORD_MAIN, ACCORD_PREFERENCE
-from .shared import _split_by_metrics, summarize_together
 
 __all__ = ["preference_scores", "accord_main", "accord_dynamics", "accord_cost",
            "accord_main_and_cost", "accord_tables"]
@@ -99,12 +98,13 @@ def accord_tables(episodes: pd.DataFrame, preferences: pd.DataFrame, *,
 
     Table 3 and the interaction cost, pooled and per domain, and Table 4 (preference score
     by dynamic), pooled and per domain, are cuts of the same scenarios: one
-    :func:`accordkit.stats.summarize_tables` draws their resamples once instead of five
-    times (a million episodes: 83,334 scenarios x 10,000 resamples per draw). The pooled
-    tables are those of :func:`accord_main_and_cost` and :func:`accord_dynamics` with
-    ``share_draws=True`` to the last bit (their cells cover every scenario); the per-domain
-    tables' intervals are within Monte Carlo error of their own draws (docs/statistics.md,
-    "Shared draws").
+    :func:`accordkit.stats.summarize_tables` with ``share_draws=True`` draws their
+    resamples once instead of five times (a million episodes: 83,334 scenarios x 10,000
+    resamples per draw). The pooled tables are those of :func:`accord_main_and_cost` and
+    :func:`accord_dynamics` with ``share_draws=True`` to the last bit (their cells cover
+    every scenario); the per-domain tables' intervals are within Monte Carlo error of their
+    own draws (docs/statistics.md, "Shared draws"). With ``share_draws=False`` every table
+    is its builder's, drawn per cell.
 
     Parameters
     ----------
@@ -117,7 +117,7 @@ def accord_tables(episodes: pd.DataFrame, preferences: pd.DataFrame, *,
     cluster, method, confidence, n_resamples, seed
         As in :func:`accordkit.summarize`.
     share_draws : bool, default True
-        Must be True (accepted so that ``summarize`` options can be passed as they are).
+        As in :func:`accordkit.summarize`; the report shares (True).
 
     Returns
     -------
@@ -142,26 +142,19 @@ def accord_tables(episodes: pd.DataFrame, preferences: pd.DataFrame, *,
     >>> tables["main"].set_index("metric")["estimate"]["task score"]
     np.float64(0.5)
     """
-    if share_draws is not True:
-        raise ValueError("accord_tables always shares its draws (share_draws=True); call "
-                         "accord_main, accord_cost and accord_dynamics for per-cell draws")
     by = list(by)
-    options = {"cluster": cluster, "method": method, "confidence": confidence,
-               "n_resamples": n_resamples, "seed": seed}
     prefs = preference_scores(preferences, include_incomplete=include_incomplete)
-    every = [*ACCORD_MAIN, *ACCORD_COST]
     found = summarize_tables({
-        "main_cost": (episodes, every, by),
+        "main": (episodes, list(ACCORD_MAIN), by),
+        "cost": (episodes, list(ACCORD_COST), by),
         "main_by_domain": (episodes, list(ACCORD_MAIN), ["domain", *by]),
         "dynamics": (prefs, [ACCORD_PREFERENCE], [*by, "dynamic"]),
         "dynamics_by_domain": (prefs, [ACCORD_PREFERENCE], ["domain", *by, "dynamic"]),
-    }, **options)
-    return {
-        **_split_by_metrics(found["main_cost"], {"main": ACCORD_MAIN, "cost": ACCORD_COST}),
-        "main_by_domain": found["main_by_domain"],
-        "dynamics": _in_dynamic_order(found["dynamics"], by),
-        "dynamics_by_domain": _in_dynamic_order(found["dynamics_by_domain"], ["domain", *by]),
-    }
+    }, cluster=cluster, method=method, confidence=confidence, n_resamples=n_resamples,
+        seed=seed, share_draws=share_draws)
+    return {**found, "dynamics": _in_dynamic_order(found["dynamics"], by),
+            "dynamics_by_domain": _in_dynamic_order(found["dynamics_by_domain"],
+                                                    ["domain", *by])}
 
 
 def accord_cost(episodes: pd.DataFrame, *, by: Sequence[str] = ("agent_model", "method"),
@@ -176,18 +169,19 @@ def accord_main_and_cost(episodes: pd.DataFrame, *,
                          **options: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`accord_main` and :func:`accord_cost` from one set of resamples.
 
-    The two tables have the same cells over the same clusters, and a cell's resamples are
-    seeded from its key alone, so both draw the same resamples: one
-    :func:`accordkit.summarize` over the metrics of both draws them once. The tables are
-    those of the two separate calls (equal up to the last bit of an interval end where the
-    cost table's median takes the cell's sums in larger blocks; see docs/statistics.md);
-    on 200,000 AcCoRD episodes at 10,000 resamples this takes 5.1 s instead of 9.5 s.
+    The two tables have the same cells over the same clusters: one
+    :func:`accordkit.stats.summarize_tables` computes them as one table of both tables'
+    metrics, so each cell draws once for both. The tables are those of the two separate
+    calls (equal up to the last bit of an interval end where the cost table's median takes
+    the cell's sums in larger blocks; see docs/statistics.md); on 200,000 AcCoRD episodes
+    at 10,000 resamples this takes 5.1 s instead of 9.5 s.
 
     Returns
     -------
     main, cost : pandas.DataFrame
         As :func:`accord_main` and :func:`accord_cost` give them.
     """
-    tables = summarize_together(episodes, {"main": ACCORD_MAIN, "cost": ACCORD_COST},
-                                by=by, **options)
+    by = list(by)
+    tables = summarize_tables({"main": (episodes, list(ACCORD_MAIN), by),
+                               "cost": (episodes, list(ACCORD_COST), by)}, **options)
     return tables["main"], tables["cost"]

@@ -1,6 +1,7 @@
 """What the builders of every benchmark share: :func:`accordkit.summarize`'s options
 (``cluster``, ``method``, ``confidence``, ``n_resamples``, ``seed``, ``strata``) from
-notebook parameters, row selection, TUE's points, one draw for several tables."""
+notebook parameters, row selection, TUE's points. (Several tables from one draw:
+:func:`accordkit.stats.summarize_tables`.)"""
 
 from __future__ import annotations
 
@@ -10,9 +11,8 @@ from typing import Any
 import pandas as pd
 
 from ..metrics.tue import tue_points
-from ..stats import summarize
 
-__all__ = ["bootstrap_options", "select", "with_tue_points", "summarize_together"]
+__all__ = ["bootstrap_options", "select", "with_tue_points"]
 
 
 def bootstrap_options(params: Mapping[str, Any]) -> dict[str, Any]:
@@ -60,37 +60,3 @@ def with_tue_points(episodes: pd.DataFrame) -> pd.DataFrame:
     correct = episodes["n_correct_calls"].astype("Float64")
     valid = episodes["n_valid_param_calls"].astype("Float64")
     return episodes.assign(tue_points=tue_points(correct, valid).astype(float))
-
-
-def summarize_together(frame: pd.DataFrame, tables: Mapping[str, Sequence[Any]], *,
-                       by: Sequence[str], **options: Any) -> dict[str, pd.DataFrame]:
-    """Several :func:`accordkit.summarize` tables of ``frame`` with the same cells, from one
-    set of resamples.
-
-    A cell's resamples are seeded from its key alone, whatever the metrics: one summary of
-    every table's metrics draws them once, and its rows, split back by metric, are the
-    tables the separate calls give.
-
-    Parameters
-    ----------
-    frame : pandas.DataFrame
-        The rows every table summarises.
-    tables : mapping of str to sequence of Metric
-        Each table's metrics (names unique across the tables).
-    by, **options
-        As in :func:`accordkit.summarize`.
-
-    Returns
-    -------
-    dict of str to pandas.DataFrame
-        Each table, by its key in ``tables``.
-    """
-    every = [m for metrics in tables.values() for m in metrics]
-    return _split_by_metrics(summarize(frame, every, list(by), **options), tables)
-
-
-def _split_by_metrics(summary: pd.DataFrame,
-                      tables: Mapping[str, Sequence[Any]]) -> dict[str, pd.DataFrame]:
-    """The rows of one summary of several tables' metrics, split back into those tables."""
-    return {name: summary[summary["metric"].isin([m.name for m in metrics]).to_numpy()]
-            .reset_index(drop=True) for name, metrics in tables.items()}

@@ -17,9 +17,8 @@ import pandas as pd
 from ..benchmarks import ids
 from ..metrics.stored_checks import BASIS_COMPONENTS, REWARD_CHECKS
 from ..names import CONFIG_COLUMNS
-from ..stats import Metric, summarize
+from ..stats import Metric, summarize, summarize_tables
 from .passk import one_interval
-from .shared import summarize_together
 
 __all__ = ["TAU2_BENCHMARKS", "REWARD_CHECKS", "REWARD_METRICS", "COST_METRICS", "UNKNOWN",
            "configuration_label", "with_configuration", "tau2_episodes", "reward_table",
@@ -173,9 +172,9 @@ def episode_tables(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "confi
     """:func:`reward_table`, :func:`check_table` and :func:`cost_table` from one set of
     resamples.
 
-    The three tables have the same cells over the same tasks, and a cell's resamples are
-    seeded from its key alone: one :func:`accordkit.summarize` over all their metrics draws
-    them once, and gives the tables the separate calls give.
+    The three tables have the same cells over the same tasks: one
+    :func:`accordkit.stats.summarize_tables` computes them as one table of all their
+    metrics, so each cell draws once, and gives the tables the separate calls give.
 
     Returns
     -------
@@ -184,7 +183,9 @@ def episode_tables(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "confi
     """
     groups = {"reward": REWARD_METRICS, "checks": _check_metrics(frame),
               "cost": COST_METRICS}
-    out = summarize_together(_with_float_success(frame), groups, by=by, **boot)
+    rows, by = _with_float_success(frame), list(by)
+    out = summarize_tables({name: (rows, list(metrics), by)
+                            for name, metrics in groups.items()}, **boot)
     out["checks"] = (_with_basis_share(out["checks"], frame, by) if groups["checks"]
                      else _no_checks(by))
     return out

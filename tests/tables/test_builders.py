@@ -208,7 +208,8 @@ def sample_scores(sample_dir):
 
 def test_accord_tables_pooled_equal_the_shared_draw_builders_to_the_bit(sample_scores):
     """One resampling for the report's five AcCoRD tables: the pooled ones are the bits of
-    their own builders with share_draws=True (their cells cover every scenario)."""
+    their own builders with share_draws=True (their cells cover every scenario); with
+    share_draws=False every table is its builder's."""
     from accordkit.tables import accord_tables
 
     episodes, prefs = sample_scores
@@ -226,5 +227,14 @@ def test_accord_tables_pooled_equal_the_shared_draw_builders_to_the_bit(sample_s
     dyn_domain = accord_dynamics(prefs, by=["domain", "agent_model", "method"], **options)
     np.testing.assert_array_equal(tables["dynamics_by_domain"]["estimate"],
                                   dyn_domain["estimate"])
-    with pytest.raises(ValueError, match="always shares"):
-        accord_tables(episodes, prefs, share_draws=False, **options)
+    # drawn per cell, every table is its own builder's
+    apart = accord_tables(episodes, prefs, by=["agent_model", "method"], share_draws=False,
+                          **options)
+    main, cost = accord_main_and_cost(episodes, by=["agent_model", "method"], **options)
+    builders = {"main": main, "cost": cost, "main_by_domain": by_domain,
+                "dynamics": accord_dynamics(prefs, by=["agent_model", "method"], **options),
+                "dynamics_by_domain": dyn_domain}
+    assert list(apart) == list(tables)
+    for name, table in builders.items():
+        pd.testing.assert_frame_equal(apart[name], table, check_exact=True)
+        assert apart[name].attrs["provenance"]["draws"] == "per cell"
