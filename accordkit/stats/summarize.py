@@ -235,90 +235,67 @@ def _summarize_all(tables: _Tables, *, share_draws: bool,
     """The tables of :func:`summarize_tables` and the notes of their warnings."""
     if not isinstance(share_draws, bool):
         raise TypeError(f"share_draws must be True or False, got {share_draws!r}")
-    out: dict[str, pd.DataFrame] = {}
-    passes: list[_Pass] = []   # tables computed as one, in one pass over their cells
-    for name, (frame, metrics, by) in tables.items():
-        if isinstance(frame, pd.DataFrame) and frame.empty:
-            out[name] = _empty_summary(metrics, by)
-            continue
-        own = _Pass.of(name, frame, metrics, by)
-        joined = next((p for p in passes if own is not None and p.takes(own)), None)
-        if joined is None:
-            passes.append(own or _Pass([name], frame, None, set(), {name: []}))
-        else:
-            joined.add(own)
-    built: list[tuple[_Pass, _Table]] = []
-    for one in passes:
-        frame, metrics, by = tables[one.names[0]]
-        if len(one.names) > 1:
-            metrics = [m for name in one.names for m in _metric_items(tables[name][1])]
+    out = {name: _empty_summary(metrics, by) for name, (frame, metrics, by) in tables.items()
+           if isinstance(frame, pd.DataFrame) and frame.empty}
+    built: list[tuple[list[str], _Table]] = []
+    for names in _passes({k: v for k, v in tables.items() if k not in out}):
+        frame, metrics, by = tables[names[0]]
+        if len(names) > 1:
+            metrics = [m for name in names for m in _metric_items(tables[name][1])]
         table = _Table(frame, metrics, by, **options)
         table.build(share_draws=share_draws)
         if share_draws:
             table.release_rows()
-        built.append((one, table))
+        built.append((names, table))
     if share_draws:
         _draw_shared([table for _, table in built])
-    shared_by = [name for one, _ in built for name in one.names]
+    shared_by = [name for names, _ in built for name in names]
     draws = ("per cell" if not share_draws else "shared by all cells" if len(shared_by) == 1
              else "shared by the tables " + ", ".join(repr(k) for k in shared_by))
     notes: dict[str, list[str]] = {kind: [] for kind in _NOTE_KINDS}
-    for one, table in built:
+    for names, table in built:
         for kind, items in table.notes.items():
             notes[kind].extend(items)
         summary = table.result(draws=draws)
-        if len(one.names) == 1:
-            out[one.names[0]] = summary
+        if len(names) == 1:
+            out[names[0]] = summary
             continue
-        for name in one.names:   # the rows of each table's metrics, split back
-            own = one.metric_names[name]
+        for name in names:   # the rows of each table's metrics, split back
+            own = [as_metric(m).name for m in _metric_items(tables[name][1])]
             part = summary[summary["metric"].isin(own).to_numpy()].reset_index(drop=True)
             part.attrs["provenance"] = {**summary.attrs["provenance"], "metrics": own}
             out[name] = part
     return {name: out[name] for name in tables}, notes
 
 
-def _metric_items(metrics: object) -> list | None:
-    """``metrics`` as a list of metrics, or None when it is none of the accepted forms."""
+def _metric_items(metrics: object) -> list:
+    """``metrics`` as a list of metrics (as ``summarize`` reads its argument)."""
     if isinstance(metrics, str | tuple | Metric):
         return [metrics]
-    return metrics if isinstance(metrics, list) else None
+    if isinstance(metrics, list):
+        return metrics
+    raise TypeError("not a metric or a list of metrics")
 
 
-@dataclass
-class _Pass:
-    """Tables of one frame (the same object) and ``by``, with metric names that differ:
-    computed as one table of all their metrics, whose cells draw once for all of them."""
-
-    names: list[str]
-    frame: Any
-    by: tuple | None
-    taken: set[str]
-    metric_names: dict[str, list[str]]
-
-    @classmethod
-    def of(cls, name: str, frame: Any, metrics: object, by: object) -> _Pass | None:
-        """The pass of one table, or None when its arguments are not valid (``summarize``
-        then says why, on its own)."""
-        items = _metric_items(metrics)
-        keys = () if by is None else (by,) if isinstance(by, str) else by
+def _passes(tables: _Tables) -> list[list[str]]:
+    """The tables computed as one table of all their metrics (so each cell draws once for
+    all of them): tables of the same frame object and ``by`` whose metric names differ.
+    Any other table, or one whose arguments ``summarize`` refuses, is computed on its own."""
+    passes: list[tuple[tuple | None, list[str], set[str]]] = []
+    for name, (frame, metrics, by) in tables.items():
         try:
-            own = [as_metric(m).name for m in items] if items is not None else None
-            keys = tuple(keys)
+            key: tuple | None = (id(frame), (by,) if isinstance(by, str) else tuple(by or ()))
+            taken = {as_metric(m).name for m in _metric_items(metrics)}
         except (TypeError, ValueError):
-            return None
-        if own is None or not all(isinstance(k, str) for k in keys):
-            return None
-        return cls([name], frame, keys, set(own), {name: own})
-
-    def takes(self, other: _Pass) -> bool:
-        return (self.by is not None and self.frame is other.frame and self.by == other.by
-                and not self.taken & other.taken)
-
-    def add(self, other: _Pass) -> None:
-        self.names += other.names
-        self.taken |= other.taken
-        self.metric_names.update(other.metric_names)
+            key, taken = None, set()
+        joined = next((p for p in passes if key is not None and p[0] == key
+                       and not p[2] & taken), None)
+        if joined is None:
+            passes.append((key, [name], taken))
+        else:
+            joined[1].append(name)
+            joined[2].update(taken)
+    return [names for _, names, _ in passes]
 
 
 def _streams(seed: int, key: tuple, cluster_stratum: np.ndarray,
