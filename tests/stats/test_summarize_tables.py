@@ -135,3 +135,14 @@ def test_only_empty_tables_and_a_bad_share_draws():
     assert out["none"].empty and "model" in out["none"].columns
     with pytest.raises(TypeError, match="share_draws must be True or False"):
         summarize_tables({"all": (_frame(n_scen=8), ["done"], "model")}, share_draws=1)
+
+
+@pytest.mark.parametrize("share_draws", [False, True])
+def test_summarize_is_summarize_tables_of_one_table(share_draws):
+    frame = _with_domain(_frame())
+    options = {"n_resamples": 300, "seed": 7, "strata": "domain", "share_draws": share_draws}
+    one = summarize_tables({"t": (frame, METRICS, "model")}, **options)["t"]
+    pd.testing.assert_frame_equal(one, summarize(frame, METRICS, by="model", **options),
+                                  check_exact=True)
+    assert one.attrs["provenance"]["draws"] == ("shared by all cells" if share_draws
+                                                else "per cell")
