@@ -627,7 +627,7 @@ def finish_page(html: str, *, page_rows: int = 25, downloads: dict[str, str] | N
         head.string = "Contents"
         nav.append(head)
         ol = soup.new_tag("ol")
-        current = ol
+        under = ol   # the list of the section being filled
         for kind, anchor, label, _level in outline.entries:
             li = soup.new_tag("li")
             if kind != "section":
@@ -639,10 +639,10 @@ def finish_page(html: str, *, page_rows: int = 25, downloads: dict[str, str] | N
             li.append(a)
             if kind == "section":
                 ol.append(li)
-                current = soup.new_tag("ol")
-                li.append(current)
+                under = soup.new_tag("ol")
+                li.append(under)
             else:
-                current.append(li)
+                under.append(li)
         for empty in nav_empty_lists(ol):
             empty.decompose()
         nav.append(ol)

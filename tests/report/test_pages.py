@@ -155,6 +155,18 @@ def test_a_header_links_every_page_and_the_one_provenance_line():
     assert line[0].a["href"] == "provenance.json"
 
 
+def test_the_header_marks_the_current_page_on_a_page_with_contents():
+    """The contents box is built before the header: the page's own link is still marked
+    (the contents' list once took the name of the current page, and no page with a
+    section, table or figure marked its link)."""
+    pages = [("index.html", "Report"), ("a.html", "A"), ("b.html", "B")]
+    page, outline = finish_page(_page("<h1>A</h1><h2>S</h2><table><tr><td>1</td></tr></table>"),
+                                pages=pages, current="a.html")
+    nav = BeautifulSoup(page, "html.parser").select_one("nav.ak-pages")
+    assert outline.anchors == ["s", "table-1"]
+    assert [a["href"] for a in nav.find_all("a", attrs={"aria-current": "page"})] == ["a.html"]
+
+
 def test_the_page_follows_a_dark_colour_scheme():
     page, _ = finish_page(_page("<p>x</p>"))
     style = BeautifulSoup(page, "html.parser").head.style.string
