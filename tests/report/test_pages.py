@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 from bs4 import BeautifulSoup
 
-from accordkit.report.pages import finish_page
+from accordkit.report.pages import PASSES, finish_page
+from accordkit.report.pages.finish import Draft
 
 
 def _page(body: str, head: str = "") -> str:
@@ -155,6 +158,18 @@ def test_a_header_links_every_page_and_the_one_provenance_line():
     assert line[0].a["href"] == "provenance.json"
 
 
+def test_the_header_marks_the_current_page_on_a_page_with_contents():
+    """The contents box is built before the header: the page's own link is still marked
+    (the contents' list once took the name of the current page, and no page with a
+    section, table or figure marked its link)."""
+    pages = [("index.html", "Report"), ("a.html", "A"), ("b.html", "B")]
+    page, outline = finish_page(_page("<h1>A</h1><h2>S</h2><table><tr><td>1</td></tr></table>"),
+                                pages=pages, current="a.html")
+    nav = BeautifulSoup(page, "html.parser").select_one("nav.ak-pages")
+    assert outline.anchors == ["s", "table-1"]
+    assert [a["href"] for a in nav.find_all("a", attrs={"aria-current": "page"})] == ["a.html"]
+
+
 def test_the_page_follows_a_dark_colour_scheme():
     page, _ = finish_page(_page("<p>x</p>"))
     style = BeautifulSoup(page, "html.parser").head.style.string
@@ -233,7 +248,7 @@ def test_pages_written_outside_finish_page_are_sealed_too(tmp_path):
 
 
 def _sealed_by_the_tree(html: str) -> str:
-    from accordkit.report.pages import _seal
+    from accordkit.report.pages.seal import _seal
 
     soup = BeautifulSoup(html, "html.parser")
     _seal(soup, own_scripts_only=True)   # as seal_page seals a page accordkit writes
@@ -244,6 +259,7 @@ def test_a_page_is_sealed_token_by_token_to_the_same_bytes_as_the_tree(monkeypat
     from accordkit.report import drilldown, pages
     from accordkit.report.conversation import render_conversation
     from accordkit.report.drilldown import BACK_SCRIPT, _page
+    from accordkit.report.pages import seal as sealing
     from tests.payloads import payload
     from tests.report.test_conversation import _tau2_episode
 
@@ -264,16 +280,17 @@ def test_a_page_is_sealed_token_by_token_to_the_same_bytes_as_the_tree(monkeypat
     html = html.replace("</main>", "</main><script id='d' type='application/json'>"
                                    '{"a": "<b>"}</script><script type="module">'
                                    f"{pages.PAGE_SCRIPT}</script>")
-    flat = pages._seal_flat(html)
+    flat = sealing._seal_flat(html)
     assert flat == _sealed_by_the_tree(html)
     assert "style=" not in flat and flat.count("ak-s-") > 10
     assert len(_policy(BeautifulSoup(flat, "html.parser"))["script-src"]) == 2
     raw = html.replace("<details open>", "<details open style='color:blue'>")
-    assert pages._seal_flat(raw) == _sealed_by_the_tree(raw)
+    assert sealing._seal_flat(raw) == _sealed_by_the_tree(raw)
 
 
 def test_a_page_the_tokens_do_not_cover_takes_the_tree():
     from accordkit.report import pages
+    from accordkit.report.pages import seal as sealing
 
     head = ('<!DOCTYPE html><html><head><meta charset="utf-8"><title>t</title>'
             "<style>p{color:red}</style></head><body>")
@@ -281,8 +298,8 @@ def test_a_page_the_tokens_do_not_cover_takes_the_tree():
                 "<p a=1>x</p>", "<script src='x.js'></script>",
                 "<p style='color:red' style='color:blue'>x</p>", "a < b"):
         html = head + odd + "</body></html>"
-        with pytest.raises(pages._Unusual):
-            pages._seal_flat(html)
+        with pytest.raises(sealing._Unusual):
+            sealing._seal_flat(html)
         assert pages.seal_page(html) == _sealed_by_the_tree(html)
 
 
@@ -330,3 +347,38 @@ def test_a_page_accordkit_writes_runs_only_its_own_scripts():
         policy = soup.find("meta", attrs={"http-equiv": "Content-Security-Policy"})["content"]
         assert sha(PAGE_SCRIPT) in policy and sha(BACK_SCRIPT) in policy
         assert sha(hostile) not in policy
+
+
+def _documented_passes() -> list[str]:
+    """The passes docs/report.md lists under "How a page is finished", in its order."""
+    text = (Path(__file__).parents[2] / "docs" / "report.md").read_text(encoding="utf-8")
+    section = text.split("### How a page is finished", 1)[1].split("\n#", 1)[0]
+    return re.findall(r"^\d+\. `(\w+)`:", section, flags=re.MULTILINE)
+
+
+def test_the_passes_and_their_order_are_what_the_docs_say():
+    names = [step.__name__ for step in PASSES]
+    assert names == _documented_passes()
+    assert names[:2] == ["drop_remote_scripts", "strip_body"]   # before anything is read
+    assert names[-1] == "declare_policy"   # sealing sees every script and style added
+    assert all(step.__doc__ and step.__doc__.strip() for step in PASSES)
+
+
+def test_finish_page_is_its_passes_run_in_order():
+    """A page finished pass by pass, each named, is the page finish_page writes; after
+    ``strip_body`` the notebook's script is gone, and only ``declare_policy`` adds the
+    policy."""
+    html = _page("<h1>T</h1><h2>S</h2><script>alert(1)</script><table><tbody>"
+                 f"{_rows(30)}</tbody></table>"
+                 "<div data-mime-type='application/vnd.jupyter.stderr'>careful</div>")
+    page = Draft(BeautifulSoup(html, "html.parser"), pages=[("index.html", "R")])
+    seen = {}
+    for step in PASSES:
+        step(page)
+        seen[step.__name__] = str(page.soup)
+    assert "alert(1)" in html and "alert(1)" not in seen["strip_body"]
+    assert "Content-Security-Policy" not in seen["add_style_and_script"]
+    assert "Content-Security-Policy" in seen["declare_policy"]
+    assert 'data-page-rows="25"' in seen["shape_tables"] and 'id="s"' in seen["anchor_parts"]
+    assert (str(page.soup), page.outline) == finish_page(html, pages=[("index.html", "R")])
+    assert page.outline.notes == ["careful"] and page.outline.paged_tables == 1
