@@ -4,6 +4,9 @@ action diff of every episode it can make."""
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 
 import accordkit as ak
@@ -24,10 +27,23 @@ def test_score_out_keeps_every_episode_of_a_file_with_deep_arguments(tmp_path, t
                                                r"messages\[\d+\]\.tool_calls\[0\]"):
         code = main(["score", str(path), "--out", str(out), "--quiet"])
     assert code == 0
-    assert "scored 16 episodes" in capsys.readouterr().out    # before: 0 of 16
+    printed = capsys.readouterr().out
+    assert "scored 16 episodes" in printed    # before: 0 of 16
+    # the store says which episode its action level lacks, and the summary prints it
+    assert re.search(rf"left out 1 episode\(s\) .* level action: file .*deep.json, record "
+                     rf"{record}, field messages\[\d+\]\.tool_calls\[0\]\.arguments_json: "
+                     r"nested deeper than 100 levels; not compared; see left_out_records",
+                     printed)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["left_out"] == 1 and manifest["inputs"][0]["left_out"] == 1
+    (left,) = manifest["inputs"][0]["left_out_records"]
+    assert (left["level"], left["record"], left["source"]) == ("action", record, str(path))
+    assert left["field"].endswith(".tool_calls[0].arguments_json")
     assert len(ak.read_scores(out, level="episode")) == 16
     actions = ak.read_scores(out, level="action")
     assert actions["episode_id"].nunique() == 15 and record not in set(actions["episode_id"])
+    # the note is the manifest's, not the parts': no part's metadata carries it
+    assert not any(b"left_out" in p.read_bytes() for p in (out / "actions").glob("*.parquet"))
 
 
 def test_score_out_of_a_renumbered_file_diffs_every_episode(tmp_path, tau2_dir, capsys):
