@@ -8,6 +8,7 @@ import json
 import re
 
 import pytest
+from bs4 import BeautifulSoup
 
 import accordkit as ak
 from accordkit.cli import main
@@ -60,6 +61,25 @@ def test_score_out_of_a_renumbered_file_diffs_every_episode(tmp_path, tau2_dir, 
     assert actions["agrees_with_stored"].notna().sum() == len(shapes.stored_matches(raw))
 
 
+def test_strict_report_refuses_an_episode_left_out_at_scoring(tmp_path, tau2_dir, capsys):
+    """--strict treats an episode scoring left out of a level as a skipped record: exit 2,
+    naming it, before any notebook runs and with nothing written."""
+    raw = shapes.read(tau2_dir / AIRLINE)
+    path = shapes.write(shapes.deep_arguments(raw, 9), tmp_path / "deep.json")
+    record = f"tau2/{raw['simulations'][9]['id']}"
+    out = tmp_path / "report"
+    with pytest.warns(ActionDiffWarning, match=record):
+        code = main(["report", "--source", str(path), "--out", str(out), "--strict",
+                     "--notebooks", "tau2_results"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "strict report: 1 episode(s) were left out at scoring" in err
+    assert re.search(rf"1 left out; first: level action: file .*deep.json, record {record}, "
+                     r"field messages\[\d+\]\.tool_calls\[0\]\.arguments_json: nested "
+                     r"deeper than 100 levels", err)
+    assert not out.exists()
+
+
 def public_shapes(raw):
     """One file with every shape at once: renumbered task ids, a fork's task with
     ``actions: null`` and ``acceptable_outcomes``, a simulation without a tool call, and one
@@ -72,8 +92,6 @@ def public_shapes(raw):
 
 @pytest.mark.slow
 def test_report_on_the_public_shapes_exits_0_with_the_deep_record_named(tmp_path, tau2_dir):
-    import json
-
     raw = shapes.read(tau2_dir / AIRLINE)
     path = shapes.write(public_shapes(raw), tmp_path / "public_shapes.json")
     record = f"tau2/{raw['simulations'][9]['id']}"
@@ -103,3 +121,22 @@ def test_report_on_the_public_shapes_exits_0_with_the_deep_record_named(tmp_path
     assert len(bare) == 5 and set(bare["status"]) == {"missing"}
     notes = json.loads((store / "manifest.json").read_text())["inputs"][0]["notes"]
     assert any("acceptable_outcomes" in n for n in notes)
+    # the deep record is named on the page, in results.json and provenance.json, not only
+    # on stderr; the warning stays
+    saved = json.loads((out / "results.json").read_text())
+    (entry,) = saved["left_out_at_scoring"]
+    assert entry["source"] == str(path) and entry["left_out"] == 1
+    (left,) = entry["episodes"]
+    assert (left["level"], left["record"]) == ("action", record)
+    assert re.fullmatch(r"messages\[\d+\]\.tool_calls\[0\]\.arguments_json", left["field"])
+    assert left["reason"] == "nested deeper than 100 levels; not compared"
+    assert json.loads((out / "provenance.json").read_text())["left_out_at_scoring"] == \
+        saved["left_out_at_scoring"]
+    assert saved["skipped_records"][0]["skipped"] == 0      # loaded: not a skipped record
+    soup = BeautifulSoup((out / "index.html").read_text(), "html.parser")
+    section = soup.find("h2", id="left-out-at-scoring")
+    assert section is not None and section.get_text() == "Left out at scoring"
+    row = [td.get_text() for td in section.find_next("table").select("tbody td")]
+    assert row[1:4] == ["action", record, left["field"]] and row[0].endswith("public_shapes.json")
+    assert "16 episodes · 0 bad record(s) skipped · 1 episode(s) left out at scoring" in \
+        " ".join(soup.select_one("p.sub").get_text().split())
