@@ -47,6 +47,25 @@ def test_score_out_keeps_every_episode_of_a_file_with_deep_arguments(tmp_path, t
     assert not any(b"left_out" in p.read_bytes() for p in (out / "actions").glob("*.parquet"))
 
 
+def test_a_merged_store_names_the_episode_left_out_once_under_its_input(tmp_path, tau2_dir):
+    """Two checkpoints of one run (merge=True, as the report scores): the episode is kept
+    once, so it is left out once, under the input it was kept from."""
+    from accordkit.engines import score_to_store
+
+    raw = shapes.read(tau2_dir / AIRLINE)
+    first = shapes.write(shapes.deep_arguments(raw, 9), tmp_path / "first.json")
+    again = shapes.write(shapes.deep_arguments(raw, 9), tmp_path / "again.json")
+    record = f"tau2/{raw['simulations'][9]['id']}"
+    with pytest.warns(ActionDiffWarning, match=record):
+        manifest = score_to_store([str(first), str(again)], out=tmp_path / "store",
+                                  merge=True, progress=False)
+    assert manifest["merged"] == [str(first), str(again)] and manifest["left_out"] == 1
+    kept, repeat = manifest["inputs"]
+    assert (kept["left_out"], repeat["left_out"], repeat["left_out_records"]) == (1, 0, [])
+    assert [(r["record"], r["source"]) for r in kept["left_out_records"]] == [(record,
+                                                                              str(first))]
+
+
 def test_score_out_of_a_renumbered_file_diffs_every_episode(tmp_path, tau2_dir, capsys):
     raw = shapes.read(tau2_dir / AIRLINE)
     path = shapes.write(shapes.renumbered(raw), tmp_path / "renumbered.json")
