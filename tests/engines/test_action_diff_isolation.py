@@ -13,6 +13,7 @@ from bs4 import BeautifulSoup
 import accordkit as ak
 from accordkit.cli import main
 from accordkit.metrics.action_diff import ActionDiffWarning
+from accordkit.store import PartialStoreWarning
 from tests.metrics import tau2_shapes as shapes
 
 AIRLINE = "airline_grok-3_4tasks_4trials.json"
@@ -40,8 +41,10 @@ def test_score_out_keeps_every_episode_of_a_file_with_deep_arguments(tmp_path, t
     (left,) = manifest["inputs"][0]["left_out_records"]
     assert (left["level"], left["record"], left["source"]) == ("action", record, str(path))
     assert left["field"].endswith(".tool_calls[0].arguments_json")
-    assert len(ak.read_scores(out, level="episode")) == 16
-    actions = ak.read_scores(out, level="action")
+    assert len(ak.read_scores(out, level="episode")) == 16   # every episode: no warning
+    with pytest.warns(PartialStoreWarning, match=rf"1 episode\(s\) of the score store .* left "
+                                                 rf"out of level 'action' .*record {record}"):
+        actions = ak.read_scores(out, level="action")
     assert actions["episode_id"].nunique() == 15 and record not in set(actions["episode_id"])
     # the note is the manifest's, not the parts': no part's metadata carries it
     assert not any(b"left_out" in p.read_bytes() for p in (out / "actions").glob("*.parquet"))
@@ -133,7 +136,8 @@ def test_report_on_the_public_shapes_exits_0_with_the_deep_record_named(tmp_path
     assert all((out / f"{name}.html").is_file() for name in ran)
     store = out / "scores"
     assert len(ak.read_scores(store, level="episode")) == 16
-    actions = ak.read_scores(store, level="action")
+    with pytest.warns(PartialStoreWarning, match=record):
+        actions = ak.read_scores(store, level="action")
     assert actions["episode_id"].nunique() == 15 and record not in set(actions["episode_id"])
     # the simulation without a tool call: its expected actions (stored gold) all missing
     bare = actions[actions["episode_id"] == f"tau2/{raw['simulations'][6]['id']}"]
