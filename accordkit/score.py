@@ -135,7 +135,7 @@ def score(
         (episode, preference). ``"shift"``: one row per goal shift. ``"action"``: the
         action diff, one row per expected action and per unrequested write
         (:func:`accordkit.action_diff` with ``errors="skip"``: an episode it cannot make is
-        left out and named in a warning). ``"review"`` / ``"review_error"``: the reviews
+        left out, named in a warning and in the frame's ``attrs["left_out"]``). ``"review"`` / ``"review_error"``: the reviews
         stored with the episodes and the errors they found
         (:func:`accordkit.review_tables`), with the id columns.
     shop_type_gate : bool

@@ -13,7 +13,7 @@ from .plan import WorkItem
 from .reading import ItemReading
 from .verdicts import verdict_table
 
-__all__ = ["score_item", "write_scored", "LEVELS", "MAX_PROBLEMS", "MODES_PASS_ROWS"]
+__all__ = ["score_item", "write_scored", "left_out_of", "LEVELS", "MAX_PROBLEMS", "MODES_PASS_ROWS"]
 
 LEVELS = tuple(LEVEL_DIRS)
 #: Problems kept per input in the manifest (the counts are always complete).
@@ -123,19 +123,39 @@ def _parquet_modes(item: WorkItem, *, split: str | None) -> Any:
             else pd.DataFrame(columns=COMPARE_COLUMNS))
 
 
+def left_out_of(frame: Any, level: str) -> list[dict[str, Any]]:
+    """The episodes a scored level's frame says its analysis left out (``attrs["left_out"]``
+    of :func:`accordkit.action_diff`), each with its ``level``, as the manifest lists them.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame()
+    >>> frame.attrs["left_out"] = [{"source": "a.json", "record": "tau2/1", "field": None,
+    ...                             "reason": "x"}]
+    >>> left_out_of(frame, "action")
+    [{'level': 'action', 'source': 'a.json', 'record': 'tau2/1', 'field': None, 'reason': 'x'}]
+    """
+    return [{"level": level, **dict(r)} for r in frame.attrs.get("left_out") or ()]
+
+
 def write_scored(ds: Any, out: str | Path, *, input_index: int, batch_index: int,
                  modes: Mapping[str, Any], verdicts: Any = None,
-                 with_modes: bool = True) -> int:
+                 with_modes: bool = True, left_out: list[dict[str, Any]] | None = None,
+                 ) -> int:
     """Score ``ds`` at every level into parts of the store ``out``; returns the parts written.
 
     ``with_modes`` also writes its :func:`accordkit.compare_modes` table, which is right only
     when ``ds`` holds whole source files (a results file, everything loaded at once).
+    ``left_out``, when given, gets the episodes an analysis left out (:func:`left_out_of`).
     """
     from ..score import score
 
     parts = 0
     for level in LEVELS:
         frame = score(ds, level=level, verdicts=verdicts, **dict(modes))
+        if left_out is not None:
+            left_out += left_out_of(frame, level)
         parts += write_part(out, level, frame, input_index=input_index,
                             batch_index=batch_index) is not None
     if with_modes:
@@ -164,15 +184,18 @@ def score_item(item: WorkItem | bytes | str, *, out: str, modes: Mapping[str, An
     -------
     dict
         ``input_index``, ``batch_index``, ``kind``, ``episodes``, ``skipped``, ``problems``
-        (first reasons), ``notes``, ``error`` (why the item could not be scored at all, or
-        None), ``parts`` (files written) and ``batches`` (batches of scores written).
+        (first reasons), ``notes``, ``left_out`` (episodes an analysis left out while
+        scoring) and ``left_out_records`` (the first of them, :func:`left_out_of`),
+        ``error`` (why the item could not be scored at all, or None), ``parts`` (files
+        written) and ``batches`` (batches of scores written).
     """
     if not isinstance(item, WorkItem):
         item = WorkItem.decode(item)
     result = {"input_index": item.input_index, "batch_index": item.batch_index,
               "kind": item.kind, "episodes": 0, "skipped": 0, "problems": [], "notes": [],
-              "error": None, "parts": 0, "batches": 0}
+              "error": None, "parts": 0, "batches": 0, "left_out": 0, "left_out_records": []}
     written: list[int] = []
+    left_out: list[dict[str, Any]] = []
     try:
         if item.kind == "modes":
             frame = _parquet_modes(item, split=dict(load_options or {}).get("split"))
@@ -191,7 +214,7 @@ def score_item(item: WorkItem | bytes | str, *, out: str, modes: Mapping[str, An
             written.append(batch)
             result["parts"] += write_scored(ds, out, input_index=item.input_index,
                                             batch_index=batch, modes=modes, verdicts=table,
-                                            with_modes=False)
+                                            with_modes=False, left_out=left_out)
             result["episodes"] += len(ds)
             if item.kind == "file":
                 goalshift.append(_goalshift_rows(ds))
@@ -207,6 +230,8 @@ def score_item(item: WorkItem | bytes | str, *, out: str, modes: Mapping[str, An
             return result
         result["skipped"] = len(skipped)
         result["problems"] = [str(s) for s in skipped[:MAX_PROBLEMS]]
+        result["left_out"] = len(left_out)
+        result["left_out_records"] = left_out[:MAX_PROBLEMS]
         if item.kind == "file":
             result["parts"] += _write_modes(goalshift, out, input_index=item.input_index,
                                             batch_index=item.batch_index)
@@ -219,6 +244,7 @@ def score_item(item: WorkItem | bytes | str, *, out: str, modes: Mapping[str, An
             for sub in PART_DIRS.values():
                 (Path(out) / sub / part_name(item.input_index, batch)).unlink(missing_ok=True)
         result["parts"] = result["batches"] = 0
+        result["left_out"], result["left_out_records"] = 0, []
     return result
 
 

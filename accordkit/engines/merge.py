@@ -114,8 +114,8 @@ def merge_group(group: Sequence[int], *, out: str | Path, items: Sequence[WorkIt
     for index in group:
         _remove_parts(out, index)
         rec = by_index[index]
-        rec.episodes = rec.skipped = rec.batches = rec.duplicates = 0
-        rec.error, rec.problems, rec.notes = None, [], []
+        rec.episodes = rec.skipped = rec.batches = rec.duplicates = rec.left_out = 0
+        rec.error, rec.problems, rec.notes, rec.left_out_records = None, [], [], []
     ctx = ReadContext(errors, ReadOptions(  # type: ignore[arg-type]
         split=load_options.get("split"), revision=load_options.get("revision"),
         metadata=dict(metadata) if metadata else None))
@@ -172,7 +172,8 @@ def merge_group(group: Sequence[int], *, out: str | Path, items: Sequence[WorkIt
         for index in group:
             _remove_parts(out, index)
             rec = by_index[index]
-            rec.episodes = rec.batches = 0
+            rec.episodes = rec.batches = rec.left_out = 0
+            rec.left_out_records = []
             rec.error = rec.error or f"{type(exc).__name__}: {exc}"
     finally:
         reading.finish(warn=finished)
@@ -193,6 +194,7 @@ def _write_group(ds: Any, origin: Any, group: Sequence[int], *, out: str | Path,
 
     from ..metrics.compare_modes import compare_modes
     from ..score import score
+    from .item import left_out_of
     from .verdicts import verdict_table
 
     table = verdict_table([str(v) for v in verdicts])
@@ -202,6 +204,11 @@ def _write_group(ds: Any, origin: Any, group: Sequence[int], *, out: str | Path,
         records[int(index)].batches = 1
     for level in LEVEL_DIRS:
         frame = score(ds, level=level, verdicts=table, **dict(modes))
+        for left in left_out_of(frame, level):   # each under the input it came from
+            rec = records[of_episode.get(left["record"], group[0])]
+            rec.left_out += 1
+            if len(rec.left_out_records) < MAX_PROBLEMS:
+                rec.left_out_records.append(left)
         if not len(frame):
             continue
         rows = frame["episode_id"].map(of_episode).to_numpy()

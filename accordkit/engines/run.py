@@ -306,6 +306,9 @@ def _score_to_store(sources: Sequence[str], *, out: Path, engine: str, num_proc:
             rec.problems += list(res["problems"])[:room]
         rec.notes += [n for n in res.get("notes") or ()
                       if n not in rec.notes][:max(0, MAX_PROBLEMS - len(rec.notes))]
+        rec.left_out += int(res.get("left_out", 0))
+        rec.left_out_records += list(res.get("left_out_records") or ())[
+            :max(0, MAX_PROBLEMS - len(rec.left_out_records))]
         if res["error"]:
             msg = (f"batch {res['batch_index']}: {res['error']}"
                    if int(res["input_index"]) in batched or res.get("kind") == "modes"

@@ -29,7 +29,8 @@ import pyarrow.compute as pc
 from .._internal.arrow import one_array
 from .._internal.jsontext import loads
 
-__all__ = ["MAX_DEPTH", "too_deep", "StoredChecks", "read_stored_checks", "with_gold_actions"]
+__all__ = ["MAX_DEPTH", "too_deep", "LeftOut", "StoredChecks", "read_stored_checks",
+           "with_gold_actions"]
 
 #: Deepest nesting of a JSON value (objects and lists) the action diff reads. The loader
 #: reads what Python's JSON parser reads (about 1,000 levels, its recursion limit); a real
@@ -59,6 +60,41 @@ def too_deep(text: str, bound: int = MAX_DEPTH) -> bool:
     return bool(len(step)) and int(np.cumsum(step).max()) > bound
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """An episode an analysis left out (``errors="skip"``): its file, record and field, and
+    why. ``str()`` is the line a warning names it with; :meth:`as_dict` the record a store's
+    manifest and a report keep (``field`` is None when no one field is to blame).
+
+    Examples
+    --------
+    >>> left = LeftOut("run.json", "tau2/7", "messages[3].tool_calls[0].arguments_json",
+    ...                "nested deeper than 100 levels; not compared")
+    >>> print(left)
+    file run.json, record tau2/7, field messages[3].tool_calls[0].arguments_json: nested deeper than 100 levels; not compared
+    >>> left.as_dict()["field"]
+    'messages[3].tool_calls[0].arguments_json'
+    """
+
+    source: str | None
+    record: str | None
+    field_path: str | None
+    reason: str
+
+    def __str__(self) -> str:
+        where = f", field {self.field_path}" if self.field_path else ""
+        return f"file {self.source}, record {self.record}{where}: {self.reason}"
+
+    def as_dict(self) -> dict[str, str | None]:
+        """``source``, ``record``, ``field`` and ``reason``, as plain text."""
+        return {"source": _text(self.source), "record": _text(self.record),
+                "field": self.field_path, "reason": self.reason}
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
 @dataclass
 class StoredChecks:
     """What the stored checks of a table say, by row.
@@ -73,12 +109,22 @@ class StoredChecks:
     matches: dict[int, list[bool]] = field(default_factory=dict)
     gold: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
     no_task_actions: set[int] = field(default_factory=set)
-    problems: dict[int, str] = field(default_factory=dict)
+    problems: dict[int, LeftOut] = field(default_factory=dict)
 
 
-def _where(table: pa.Table, row: int, field_name: str) -> str:
-    return (f"file {table.column('source')[row]}, record {table.column('episode_id')[row]}, "
-            f"field {field_name}")
+def left_out(table: pa.Table, row: int, field_name: str | None, reason: str) -> LeftOut:
+    """Row ``row`` of ``table`` left out, blamed on ``field_name``, for ``reason``."""
+    return LeftOut(table.column("source")[row].as_py(), table.column("episode_id")[row].as_py(),
+                   field_name, reason)
+
+
+def _checks_problem(table: pa.Table, row: int, field_name: str, text: str) -> LeftOut:
+    """A stored-checks problem whose ``text`` starts with the part of the field below
+    ``field_name`` (``"[2].action_match: ..."``, ``": ..."``); other text is the reason."""
+    if text[:1] in ("[", ":") and ": " in text:
+        below, reason = text.split(": ", 1)
+        return left_out(table, row, field_name + below, reason)
+    return left_out(table, row, field_name, text)
 
 
 def _parse_checks(text: str) -> list[tuple[Any, bool]] | None:
@@ -160,11 +206,10 @@ def read_stored_checks(table: pa.Table, use_sets: np.ndarray) -> StoredChecks:
                                  "instead")
             records = [_action_record(g, i) for i, g in enumerate(gold)]  # type: ignore[arg-type]
         except RecursionError:
-            out.problems[row] = (f"{_where(table, row, field_name)}: nested too deeply to "
-                                 "read")
+            out.problems[row] = left_out(table, row, field_name, "nested too deeply to read")
             continue
         except ValueError as exc:
-            out.problems[row] = f"{_where(table, row, field_name)}{exc}"
+            out.problems[row] = _checks_problem(table, row, field_name, str(exc))
             continue
         out.gold[row] = records
         out.matches[row] = [match for _, match in checks]

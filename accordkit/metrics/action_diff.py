@@ -93,7 +93,9 @@ from .._internal.arrow import one_array
 from .._internal.jsontext import loads
 from ._action_checks import (
     MAX_DEPTH,
+    LeftOut,
     StoredChecks,
+    left_out,
     read_stored_checks,
     too_deep,
     with_gold_actions,
@@ -348,7 +350,7 @@ class _Pairs:
         self.names = names.to_pylist()
         self.call_name = call_name
         self.alt_name = alt_name
-        self.problems: dict[int, str] = {}
+        self.problems: dict[int, LeftOut] = {}
         n_names = max(len(self.names), 1)
         alt_pos, call_pos = join_positions(exp.alt_ep * n_names + alt_name,
                                            tr.call_episode * n_names + call_name)
@@ -427,7 +429,6 @@ class _Pairs:
                        exp: _Expected, tr: Transcripts, table: pa.Table) -> None:
         """One problem per episode with a pair that could not be compared, naming the field."""
         bad = np.flatnonzero(np.isin(inverse, np.array(sorted(failed), dtype=np.int64)))
-        sources, ids = table.column("source"), table.column("episode_id")
         for p in bad.tolist():
             a, c = int(self.alt[p]), int(self.call[p])
             row = int(exp.alt_ep[a])
@@ -442,8 +443,7 @@ class _Pairs:
                 where = f"criteria.action_sets[{int(exp.unit_index[unit])}].allowed_tools"
             else:
                 where = f"criteria.actions[{int(exp.unit_index[unit])}].arguments_json"
-            self.problems[row] = (f"file {sources[row]}, record {ids[row]}, field {where}: "
-                                  f"{reason}")
+            self.problems[row] = left_out(table, row, where, reason)
 
 
 class ActionDiffWarning(UserWarning):
@@ -474,12 +474,16 @@ def action_rows(table: pa.Table, *, tool_kinds: Mapping[str, str] | None = None,
         What an episode whose diff cannot be made does (stored checks that cannot be read,
         arguments that are not JSON objects or nest deeper than ``MAX_DEPTH`` levels):
         ``"raise"`` a ``ValueError`` naming the file, record and field; ``"skip"`` leave
-        that episode out, named in one :class:`ActionDiffWarning`, and diff the others.
+        that episode out, named in one :class:`ActionDiffWarning` and in the frame's
+        ``attrs["left_out"]``, and diff the others.
 
     Returns
     -------
     pandas.DataFrame
-        ``row`` (the episode's position in ``table``) then :data:`ACTION_COLUMNS`.
+        ``row`` (the episode's position in ``table``) then :data:`ACTION_COLUMNS`. With an
+        episode left out, ``attrs["left_out"]`` lists each (in table order) as a dict:
+        ``source``, ``record`` (its episode id), ``field`` (None when no one field is to
+        blame) and ``reason``.
 
     Raises
     ------
@@ -514,24 +518,28 @@ def action_rows(table: pa.Table, *, tool_kinds: Mapping[str, str] | None = None,
     if stored.gold:
         _warn_gold(table, stored)
         table = with_gold_actions(table, stored.gold)
-    problems = dict(stored.problems)
+    problems: dict[int, LeftOut] = dict(stored.problems)
     frame, found = _isolated(table, lambda part, rows: _diff_rows(
         part, rows, stored, kinds_given, decode_json_text))
-    problems.update(found)
+    problems.update({row: _failure(table, row, p) if isinstance(p, BaseException) else p
+                     for row, p in found.items()})
     if problems:
         if errors == "raise":
-            failure = problems[min(problems)]
-            if isinstance(failure, BaseException):
-                raise ValueError(_failure_text(table, min(problems), failure)) from failure
-            raise ValueError(failure)
-        _warn_left_out(table, problems)
+            row = min(problems)
+            cause = found.get(row)
+            if isinstance(cause, BaseException):
+                raise ValueError(str(problems[row])) from cause
+            raise ValueError(str(problems[row]))
+        _warn_left_out(problems)
         frame = frame[~frame["row"].isin(list(problems))].reset_index(drop=True)
+        frame.attrs["left_out"] = [problems[r].as_dict() for r in sorted(problems)]
     return frame
 
 
-def _failure_text(table: pa.Table, row: int, exc: BaseException) -> str:
-    return (f"file {table.column('source')[row]}, record {table.column('episode_id')[row]}: "
-            f"the action diff could not be made ({type(exc).__name__}: {exc})")
+def _failure(table: pa.Table, row: int, exc: BaseException) -> LeftOut:
+    """An episode the diff failed on with an unexpected ``exc`` (no one field to blame)."""
+    return left_out(table, row, None,
+                    f"the action diff could not be made ({type(exc).__name__}: {exc})")
 
 
 def _diff_rows(table: pa.Table, rows: np.ndarray | None, stored: StoredChecks,
@@ -620,11 +628,10 @@ def _warn_gold(table: pa.Table, stored: StoredChecks) -> None:
                 ActionDiffWarning, stacklevel=4)
 
 
-def _warn_left_out(table: pa.Table, problems: dict[int, Any]) -> None:
+def _warn_left_out(problems: dict[int, LeftOut]) -> None:
     """One warning naming the episodes the diff left out, and why."""
     rows = sorted(problems)
-    named = [problems[r] if isinstance(problems[r], str) else _failure_text(table, r, problems[r])
-             for r in rows[:_NAMED]]
+    named = [str(problems[r]) for r in rows[:_NAMED]]
     more = f"; and {len(rows) - _NAMED} more" if len(rows) > _NAMED else ""
     warnings.warn(f"the action diff left out {len(rows)} episode(s) it could not make (their "
                   f"other scores stand): {'; '.join(named)}{more}", ActionDiffWarning,
@@ -1015,13 +1022,16 @@ def action_diff(ds: Any, *, tool_kinds: Mapping[str, str] | None = None,
         An episode whose diff cannot be made (unreadable stored checks, arguments that are
         not JSON objects or nest deeper than 100 levels): ``"raise"`` a ``ValueError``
         naming its file, record and field, or ``"skip"`` it, named in one
-        :class:`ActionDiffWarning`, and diff the others (:func:`accordkit.score` does).
+        :class:`ActionDiffWarning` and in ``attrs["left_out"]`` of the frame, and diff the
+        others (:func:`accordkit.score` does).
 
     Returns
     -------
     pandas.DataFrame
         The id columns (:data:`accordkit.ID_COLUMNS`) then :data:`ACTION_COLUMNS`, episodes
-        in order, expected actions in order then extra calls in conversation order.
+        in order, expected actions in order then extra calls in conversation order. When
+        episodes were left out, ``attrs["left_out"]`` lists them, one dict each:
+        ``source``, ``record`` (the episode id), ``field`` (or None) and ``reason``.
 
     Warns
     -----
@@ -1050,7 +1060,10 @@ def action_diff(ds: Any, *, tool_kinds: Mapping[str, str] | None = None,
                        errors=errors)
     ids = {name: table.column(name).to_pandas() for name in ID_COLUMNS}
     head = pd.DataFrame(ids).iloc[rows["row"].to_numpy()].reset_index(drop=True)
-    return pd.concat([head, rows.drop(columns="row").reset_index(drop=True)], axis=1)
+    frame = pd.concat([head, rows.drop(columns="row").reset_index(drop=True)], axis=1)
+    if rows.attrs.get("left_out"):
+        frame.attrs["left_out"] = list(rows.attrs["left_out"])
+    return frame
 
 
 def action_summary(diff: pd.DataFrame) -> pd.DataFrame:

@@ -27,6 +27,7 @@ def _run(args: argparse.Namespace) -> int:
         build_report,
         wanted_notebooks,
     )
+    from .skipped import left_out_line
 
     usage_error = None
     try:
@@ -110,6 +111,11 @@ def _run(args: argparse.Namespace) -> int:
         if entry["skipped"]:
             print(f"  skipped {entry['skipped']} bad record(s) in {entry['source']}; first: "
                   f"{entry['reasons'][0]}", file=sys.stderr)
+    for entry in results.left_out:
+        if entry["episodes"]:
+            print(f"  left out {entry['left_out']} episode(s) of {entry['source']} at scoring "
+                  f"(listed in index.html); first: {left_out_line(entry['episodes'][0])}",
+                  file=sys.stderr)
     print(f"report: {args.out}/index.html")
     return 0 if all(r.status != "failed" for r in results) else 1
 
@@ -150,13 +156,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "Run the parameterized notebooks with papermill (in parallel processes), "
         "export them to HTML and write tables (CSV, Markdown, LaTeX), figures (PNG, SVG) and "
         "an index.html. Notebooks whose inputs are absent are skipped with the reason; bad "
-        "records are skipped and listed in index.html, results.json and provenance.json. "
+        "records are skipped and listed in index.html, results.json and provenance.json, as "
+        "are episodes left out of one level at scoring (e.g. the action diff of arguments "
+        "nested too deep). "
         "The report is built beside --out and swapped in when complete. Exit code 0 iff "
         "every notebook that was not skipped succeeded; 1 when a notebook failed, another "
         "report is writing --out, the report could not be written (disk full), no episode "
         "could be read from the sources, or a --scores store holds an episode twice; 2 when "
         "a --source does not exist or a --verdicts file cannot be read (nothing is written), "
-        "or with --strict when a bad record was skipped; 64 on a usage error (an unknown "
+        "or with --strict when a bad record was skipped or an episode left out at scoring "
+        "(nothing is written); 64 on a usage error (an unknown "
         "parameter or notebook, a bad --set).", 79),
         epilog="parameters (--set KEY=VALUE, or a --params file):\n" + parameters_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -180,6 +189,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="notebooks run in parallel (default 2); each kernel gets its share "
                         "of the cores for BLAS threads")
     p.add_argument("--strict", action="store_true",
-                   help="fail (exit 2, nothing written) when any input record is bad")
+                   help="fail (exit 2, nothing written) when any input record is bad or an "
+                   "episode is left out at scoring")
     p.add_argument("--show-code", action="store_true", help="keep code cells in the HTML")
     p.set_defaults(func=_run)

@@ -3,7 +3,8 @@
 From top to bottom: the headline number of each benchmark per agent configuration (with its
 interval, each linking to the table it comes from), thumbnails of the main figures, the
 notebooks with their status (and the reason for any skipped or failed one), records skipped
-while loading, the inputs as the user named them (sha256 folded away) and the provenance.
+while loading, episodes left out of a level while scoring, the inputs as the user named them
+(sha256 folded away) and the provenance.
 """
 
 from __future__ import annotations
@@ -237,6 +238,38 @@ def _skipped_section(skipped: Sequence[Mapping[str, Any]] | None) -> str:
             f"<th>first reasons</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
 
 
+def _left_out_section(left_out: Sequence[Mapping[str, Any]] | None) -> str:
+    """Per source: the episodes an analysis left out of one level while scoring, each named
+    by file, record and field with the reason (every name escaped: they come from the
+    transcripts)."""
+    entries = list(left_out or ())
+    total = sum(int(e.get("left_out", 0)) for e in entries)
+    head = "<h2 id='left-out-at-scoring'>Left out at scoring</h2>"
+    if not total:
+        return head + "<p>None: every episode loaded was scored at every level.</p>"
+    rows = []
+    for entry in entries:
+        named = list(entry.get("episodes", []))
+        for e in named:
+            rows.append(
+                f"<tr><td><code>{html.escape(display_path(str(entry['source'])))}</code></td>"
+                f"<td>{html.escape(str(e.get('level', '')))}</td>"
+                f"<td><code>{html.escape(str(e.get('record', '')))}</code></td>"
+                f"<td><code>{html.escape(str(e.get('field') or '–'))}</code></td>"
+                f"<td>{html.escape(str(e.get('reason', '')))}</td></tr>")
+        more = int(entry.get("left_out", 0)) - len(named)
+        if more > 0:
+            rows.append(f"<tr><td><code>{html.escape(display_path(str(entry['source'])))}"
+                        f"</code></td><td colspan=4>… and {more} more (named in the score "
+                        "store's <code>manifest.json</code> up to 20 per input)</td></tr>")
+    return (f"{head}<p class='warn'>{total} episode(s) were loaded and scored, but one "
+            "analysis could not be made for them: each is missing from the level named "
+            "below (its tables count the others) while its other scores stand. "
+            "<code>accordkit report --strict</code> refuses such inputs.</p>"
+            "<table><thead><tr><th>source</th><th>level</th><th>record</th><th>field</th>"
+            f"<th>reason</th></tr></thead><tbody>{''.join(rows)}</tbody></table>")
+
+
 def _inputs_section(prov: Mapping[str, Any], sources: Sequence[str],
                     verdicts: Sequence[str]) -> str:
     by_source = {s.get("source"): s for s in prov.get("sources", [])}
@@ -263,6 +296,7 @@ def _inputs_section(prov: Mapping[str, Any], sources: Sequence[str],
 def write_index(out: Path, results: Sequence, *, runs: Sequence[str], sources: Sequence[str],
                 verdicts: Sequence[str], facts: InputFacts,
                 skipped: Sequence[Mapping[str, Any]] | None = None,
+                left_out: Sequence[Mapping[str, Any]] | None = None,
                 ) -> tuple[Path, list[dict[str, Any]]]:
     """Write ``out/index.html`` for a finished report.
 
@@ -281,6 +315,9 @@ def write_index(out: Path, results: Sequence, *, runs: Sequence[str], sources: S
     skipped : list of dict, optional
         Per source ``source``, ``episodes``, ``skipped`` and ``reasons`` (the runner's
         ``skipped_summary``).
+    left_out : list of dict, optional
+        Per source ``source``, ``left_out`` and ``episodes`` (the runner's
+        ``left_out_summary``): episodes left out of a level at scoring.
 
     Returns
     -------
@@ -311,6 +348,8 @@ def write_index(out: Path, results: Sequence, *, runs: Sequence[str], sources: S
     failed_note = (f"<p class='warn'>{n_failed} notebook(s) failed: see the reasons below.</p>"
                    if n_failed else "")
     n_bad = sum(int(e.get("skipped", 0)) for e in (skipped or ()))
+    n_left = sum(int(e.get("left_out", 0)) for e in (left_out or ()))
+    left_note = f" · {n_left} episode(s) left out at scoring" if n_left else ""
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="{html.escape(content_security_policy())}">
@@ -320,7 +359,7 @@ def write_index(out: Path, results: Sequence, *, runs: Sequence[str], sources: S
 {_pages_nav(results, multi=multi)}
 <h1>accordkit report</h1>
 <p class="sub">{n_ok} notebook(s) ran, {n_failed} failed, {n_skipped} skipped ·
-{facts.n_episodes} episodes · {n_bad} bad record(s) skipped · {html.escape(counts)}</p>
+{facts.n_episodes} episodes · {n_bad} bad record(s) skipped{left_note} · {html.escape(counts)}</p>
 {failed_note}
 {_headline_section(headline)}
 {_thumbnails(out, results, multi=multi)}
@@ -336,6 +375,7 @@ figure as PNG and SVG.</p>
 <tbody>{_notebook_rows(results, multi=multi)}</tbody>
 </table>
 {_skipped_section(skipped)}
+{_left_out_section(left_out)}
 {_inputs_section(prov, sources, verdicts)}
 <h2 id='provenance'>Provenance</h2>
 <p><code>{html.escape(provenance_line(prov)) if prov else ''}</code> —

@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +40,19 @@ from .grid import (
 from .notebooks import InputFacts, NotebookSpec
 from .runs import ReportResults, RunResult, run_notebooks
 from .scoring import RunStores, score_sources
-from .skipped import MAX_REASONS, SkippedRecordsError, skipped_summary, store_skipped_summary
+from .skipped import (
+    MAX_REASONS,
+    SkippedRecordsError,
+    left_out_summary,
+    skipped_summary,
+    store_skipped_summary,
+)
 
 __all__ = ["build_report", "RunResult", "ReportResults", "DEFAULT_PARAMETERS",
            "SAMPLE_SOURCES", "SAMPLE_VERDICTS", "SkippedRecordsError", "RepeatedEpisodesError",
            "StoreChangedWarning", "StoreModesError", "store_modes_conflict", "expand_grid",
-           "skipped_summary", "store_skipped_summary", "MAX_REASONS", "wanted_notebooks",
+           "skipped_summary", "store_skipped_summary", "left_out_summary", "MAX_REASONS",
+           "wanted_notebooks",
            "kernel_threads", "_BLAS_THREADS", "_execute"]
 
 #: The embedded sample (``data/sample`` of a clone, or the installed package's copy).
@@ -96,7 +103,8 @@ def build_report(
         Show a progress bar.
     strict : bool
         Raise :class:`SkippedRecordsError` (before any notebook runs or any file is
-        written) when the loader skipped a bad record.
+        written) when the loader skipped a bad record or an input failed, or when scoring
+        left an episode out of a level (the action diff of arguments nested too deep).
     scores : str or Path, optional
         A score store (``accordkit score --out``): every table is built from the stored
         scores without loading transcripts; drill-down pages read only the episodes they
@@ -111,12 +119,13 @@ def build_report(
     -------
     ReportResults
         One :class:`RunResult` per (run, notebook); failures are listed with their error and
-        do not stop the others. ``.skipped`` summarises the records left out as bad.
+        do not stop the others. ``.skipped`` summarises the records left out as bad,
+        ``.left_out`` the episodes left out of a level at scoring (:func:`left_out_summary`).
 
     Raises
     ------
     SkippedRecordsError
-        With ``strict=True`` when records were skipped.
+        With ``strict=True`` when records were skipped or episodes left out at scoring.
     accordkit.report.outdir.ReportBusyError
         When another report is writing into ``out``.
     accordkit.report.outdir.ReportIncompleteError
@@ -169,8 +178,9 @@ def build_report(
 @dataclass
 class _StoreFacts:
     """What a report needs of the store its notebooks read: its manifest, the sources and
-    verdicts, what was skipped, the facts that choose the notebooks; ``given`` when the
-    report was given the store (``--scores``) rather than writing it."""
+    verdicts, what was skipped (at load) and left out (at scoring), the facts that choose
+    the notebooks; ``given`` when the report was given the store (``--scores``) rather
+    than writing it."""
 
     path: Path
     manifest: dict[str, Any]
@@ -181,6 +191,8 @@ class _StoreFacts:
     given: bool
     #: the distinct configurations of the episodes (a baseline must name one of them)
     configurations: Any = None
+    #: the episodes scoring left out of a level, per source (:func:`left_out_summary`)
+    left_out: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def read(cls, path: Path, *, sources: Sequence[str] | None,
@@ -190,7 +202,8 @@ class _StoreFacts:
         Raises
         ------
         SkippedRecordsError
-            With ``strict``, when the store lacks records or inputs.
+            With ``strict``, when the store lacks records or inputs, or episodes of a
+            level.
         RepeatedEpisodesError
             When the store holds an episode twice (a store written without merging).
         """
@@ -202,15 +215,16 @@ class _StoreFacts:
         # a store written here counts its inputs under the sources given; a store given,
         # per input (the sources named may not be its inputs)
         skipped = store_skipped_summary(manifest, None if given else sources)
-        if strict and any(e["skipped"] or e["reasons"] for e in skipped):
-            raise SkippedRecordsError(skipped)
+        left_out = left_out_summary(manifest, None if given else sources)
+        if strict and (any(e["skipped"] or e["reasons"] for e in skipped) or left_out):
+            raise SkippedRecordsError(skipped, left_out)
         # the report says what became of the inputs (its index page, the warning below)
         episodes = read_scores(path, level="episode", columns=[], check_inputs=False)
         facts = InputFacts.from_frame(episodes, verdicts)
         config = [c for c in ("benchmark", "agent_model", "method", "user_model",
                               "user_implementation") if c in episodes]
         return cls(path, manifest, sources, verdicts, skipped, facts, given,
-                   episodes[config].drop_duplicates())
+                   episodes[config].drop_duplicates(), left_out)
 
     def check_comparisons(self, params: Mapping[str, Any]) -> None:
         """Refuse a ``baseline`` or ``pairs`` (of any run of the grid) that names no
@@ -257,7 +271,8 @@ class _StoreFacts:
             score_store = {"path": str(self.path), "modes": dict(self.manifest.get("modes", {})),
                            "inputs": scored_inputs(self.manifest)}
         return run_notebooks(stage, specs, sources=self.sources, verdicts=self.verdicts,
-                             params=params, facts=self.facts, skipped=self.skipped, jobs=jobs,
+                             params=params, facts=self.facts, skipped=self.skipped,
+                             left_out=self.left_out, jobs=jobs,
                              show_code=show_code, progress=progress, store_for=store_for,
                              hashes=manifest_hashes(self.manifest), score_store=score_store)
 

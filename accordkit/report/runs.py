@@ -39,16 +39,25 @@ class RunResult:
 
 
 class ReportResults(list):
-    """The :class:`RunResult` of every notebook run, plus what the loader skipped.
+    """The :class:`RunResult` of every notebook run, plus what the loader skipped and what
+    scoring left out.
 
     ``skipped`` is :func:`~accordkit.report.skipped.store_skipped_summary` of the store
-    (one entry per source).
+    (one entry per source); ``left_out`` is :func:`~accordkit.report.skipped.
+    left_out_summary` (one entry per source with an episode left out of a level).
     """
 
     def __init__(self, results: Sequence[RunResult] = (), *,
-                 skipped: Sequence[dict[str, Any]] = ()) -> None:
+                 skipped: Sequence[dict[str, Any]] = (),
+                 left_out: Sequence[dict[str, Any]] = ()) -> None:
         super().__init__(results)
         self.skipped = list(skipped)
+        self.left_out = list(left_out)
+
+    @property
+    def n_left_out(self) -> int:
+        """Episodes left out of a level at scoring (their other scores stand)."""
+        return sum(entry["left_out"] for entry in self.left_out)
 
     @property
     def n_skipped(self) -> int:
@@ -114,12 +123,15 @@ def run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[str
                   skipped: list[dict[str, Any]], jobs: int, show_code: bool,
                   progress: bool, store_for: Callable[[Path, Mapping[str, Any]], Path],
                   hashes: Mapping[str, str],
-                  score_store: Mapping[str, Any] | None = None) -> ReportResults:
+                  score_store: Mapping[str, Any] | None = None,
+                  left_out: Sequence[dict[str, Any]] = ()) -> ReportResults:
     """Run every (run, notebook) into the (staging) folder ``out`` and write the index.
 
     ``store_for(run_dir, parameters)`` gives the score store a run's notebooks read;
     ``hashes`` are the sources' file digests its manifest holds (provenance reads no source
-    file); ``score_store`` describes a store the report was given (its inputs as scored).
+    file); ``score_store`` describes a store the report was given (its inputs as scored);
+    ``skipped`` and ``left_out`` say what was left out at load and at scoring (the index,
+    ``results.json`` and every ``provenance.json`` list both).
     """
     from .index import write_index
     from .outdir import write_text_checked
@@ -136,6 +148,7 @@ def run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[str
                                   revision=merged.get("revision"), verdicts=verdicts,
                                   hashes=hashes, hash_files=False, judges=judges)
         prov["skipped_records"] = skipped
+        prov["left_out_at_scoring"] = list(left_out)
         if score_store is not None:   # read from a store: its inputs as they were scored
             prov["score_store"] = dict(score_store)
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -157,12 +170,13 @@ def run_notebooks(out: Path, specs: Sequence[NotebookSpec], *, sources: list[str
     order = {(r, n.name): i for i, (r, n) in
              enumerate(itertools.product([r for r, _ in runs], NOTEBOOKS))}
     results.sort(key=lambda r: order.get((r.run, r.notebook), 0))
-    report = ReportResults(results, skipped=skipped)
+    report = ReportResults(results, skipped=skipped, left_out=left_out)
     _, headline = write_index(out, results, runs=[r for r, _ in runs], sources=sources,
-                              verdicts=verdicts, facts=facts, skipped=skipped)
+                              verdicts=verdicts, facts=facts, skipped=skipped,
+                              left_out=left_out)
     write_text_checked(out / "results.json", json.dumps(
         {"notebooks": [asdict(r) for r in results], "headline": headline,
-         "skipped_records": skipped}, indent=1))
+         "skipped_records": skipped, "left_out_at_scoring": list(left_out)}, indent=1))
     return report
 
 

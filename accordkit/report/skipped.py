@@ -1,4 +1,5 @@
-"""What a report left out: the records skipped as bad and the inputs that failed, per source."""
+"""What a report left out: the records skipped as bad and the inputs that failed, per source
+(at load), and the episodes an analysis left out of one level (at scoring)."""
 
 from __future__ import annotations
 
@@ -8,21 +9,47 @@ from typing import Any
 
 from .._internal.redact import redact_sources
 
-__all__ = ["MAX_REASONS", "SkippedRecordsError", "skipped_summary", "store_skipped_summary"]
+__all__ = ["MAX_REASONS", "SkippedRecordsError", "skipped_summary", "store_skipped_summary",
+           "left_out_summary"]
 
 #: How many skip reasons per source the report lists.
 MAX_REASONS = 5
 
 
 class SkippedRecordsError(ValueError):
-    """``strict=True`` and the loader skipped records; ``.skipped`` is the summary."""
+    """``strict=True`` and the loader skipped records, or scoring left an episode out of a
+    level; ``.skipped`` and ``.left_out`` are the summaries (:func:`store_skipped_summary`,
+    :func:`left_out_summary`)."""
 
-    def __init__(self, skipped: Sequence[dict[str, Any]]) -> None:
+    def __init__(self, skipped: Sequence[dict[str, Any]],
+                 left_out: Sequence[dict[str, Any]] = ()) -> None:
         self.skipped = list(skipped)
+        self.left_out = list(left_out)
         n = sum(e["skipped"] for e in self.skipped)
         lines = [f"  {e['source']}: {e['skipped']} skipped; first: {e['reasons'][0]}"
                  for e in self.skipped if e["skipped"]]
-        super().__init__(f"strict report: {n} bad record(s) were skipped\n" + "\n".join(lines))
+        said = [f"{n} bad record(s) were skipped"] if n or not self.left_out else []
+        k = sum(e["left_out"] for e in self.left_out)
+        if k:
+            said.append(f"{k} episode(s) were left out at scoring")
+            lines += [f"  {e['source']}: {e['left_out']} left out; first: "
+                      f"{left_out_line(e['episodes'][0])}"
+                      for e in self.left_out if e["left_out"] and e["episodes"]]
+        super().__init__(f"strict report: {' and '.join(said)}\n" + "\n".join(lines))
+
+
+def left_out_line(record: Mapping[str, Any]) -> str:
+    """One line naming an episode left out at scoring (a record of :func:`left_out_summary`).
+
+    Examples
+    --------
+    >>> left_out_line({"level": "action", "source": "a.json", "record": "tau2/7",
+    ...                "field": "messages[2].tool_calls[0].arguments_json", "reason": "too deep"})
+    'level action: file a.json, record tau2/7, field messages[2].tool_calls[0].arguments_json: too deep'
+    """
+    where = f", field {record['field']}" if record.get("field") else ""
+    return (f"level {record.get('level')}: file {record.get('source')}, record "
+            f"{record.get('record')}{where}: {record.get('reason')}")
 
 
 def _owner(record_source: str | None, sources: Sequence[str]) -> str | None:
@@ -110,3 +137,43 @@ def store_skipped_summary(manifest: Mapping[str, Any],
             [f"file {r['source']}, whole input: {r['error']}"] if r["error"] else [])
         entry["reasons"] += reasons[:max(0, MAX_REASONS - len(entry["reasons"]))]
     return redact_sources(list(entries.values()))
+
+
+def left_out_summary(manifest: Mapping[str, Any],
+                     sources: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Per source: the episodes an analysis left out of one level while scoring, from a
+    store's manifest (``left_out``, ``left_out_records`` of each input).
+
+    Such an episode was loaded and keeps its other scores; only the level named lacks it
+    (the action diff of arguments nested past its depth bound, say). Sources are matched
+    as :func:`store_skipped_summary` matches them; only sources with such episodes get an
+    entry, so an empty list means every episode was scored at every level.
+
+    Returns
+    -------
+    list of dict
+        ``source``, ``left_out`` (the count) and ``episodes`` (the first ones the manifest
+        names, up to 20 per input: ``level``, ``source``, ``record``, ``field`` or None,
+        ``reason``).
+
+    Examples
+    --------
+    >>> left_out_summary({"inputs": [{"source": "a.json", "left_out": 1, "left_out_records": [
+    ...     {"level": "action", "source": "a.json", "record": "tau2/7", "field": None,
+    ...      "reason": "x"}]}, {"source": "b.json"}]})
+    [{'source': 'a.json', 'left_out': 1, 'episodes': [{'level': 'action', 'source': 'a.json', 'record': 'tau2/7', 'field': None, 'reason': 'x'}]}]
+    """
+    inputs = manifest["inputs"]
+    sources = list(sources) if sources else [r["source"] for r in inputs]
+    entries: dict[str, dict[str, Any]] = {}
+    for r in inputs:
+        n = int(r.get("left_out") or 0)
+        if not n:
+            continue
+        src = _owner(r["source"], sources) or str(r["source"])
+        entry = entries.setdefault(src, {"source": src, "left_out": 0, "episodes": []})
+        entry["left_out"] += n
+        entry["episodes"] += [dict(e) for e in r.get("left_out_records") or ()]
+    order = {src: k for k, src in enumerate(sources)}
+    listed = sorted(entries.values(), key=lambda e: order.get(e["source"], len(order)))
+    return redact_sources(listed)

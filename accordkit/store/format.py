@@ -100,6 +100,12 @@ class InputRecord:
         (checkpoints of one run), when the store was scored with ``merge=True``
         (:mod:`accordkit.engines.merge`): each episode is kept once, as
         :func:`accordkit.load` keeps it.
+    left_out : int
+        Episodes of this input an analysis left out while scoring (``errors="skip"`` of
+        :func:`accordkit.action_diff`: its other scores stand), counted in full.
+    left_out_records : list of dict
+        The first of them: ``level`` (the store level they are missing from), ``source``,
+        ``record`` (the episode id), ``field`` (or None) and ``reason``.
     """
 
     index: int
@@ -116,6 +122,8 @@ class InputRecord:
     same_as: int | None = None
     real: str | None = None
     duplicates: int = 0
+    left_out: int = 0
+    left_out_records: list[dict[str, Any]] = field(default_factory=list)
 
 
 def part_name(input_index: int, batch_index: int) -> str:
@@ -139,6 +147,7 @@ def write_part(out: str | Path, level: str, frame: Any, *, input_index: int,
         return None
     dtypes = {str(c): str(t) for c, t in frame.dtypes.items()}
     frame = frame.assign(_input=input_index, _batch=batch_index, _row=range(len(frame)))
+    frame.attrs = {}   # what an analysis noted (its episodes left out) is the manifest's
     table = pa.Table.from_pandas(frame, preserve_index=False)
     meta = dict(table.schema.metadata or {})
     meta[_DTYPES_KEY] = json.dumps(dtypes).encode("utf-8")
@@ -180,6 +189,7 @@ def write_manifest(out: str | Path, inputs: Sequence[InputRecord], *,
         "inputs": [asdict(r) for r in inputs],
         "episodes": sum(r.episodes for r in inputs),
         "skipped": sum(r.skipped for r in inputs),
+        "left_out": sum(r.left_out for r in inputs),
         "failed_inputs": sum(r.error is not None for r in inputs),
         **dict(extra or {}),
     }

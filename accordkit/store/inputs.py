@@ -69,9 +69,11 @@ def _hash_input(path: Path) -> str:
 _sha256_now = _StatMemo(_hash_input, maxsize=4096)
 
 
-def warn_about_inputs(store: Path, manifest: Mapping[str, Any]) -> None:
+def warn_about_inputs(store: Path, manifest: Mapping[str, Any],
+                      level: str | None = None) -> None:
     """Warn of the store's inputs that failed (:class:`PartialStoreWarning`) and of those
-    whose file changed since it was scored (:class:`StoreChangedWarning`)."""
+    whose file changed since it was scored (:class:`StoreChangedWarning`); with ``level``,
+    also of episodes left out of that level while scoring (:class:`PartialStoreWarning`)."""
     import warnings
 
     failed = [r for r in manifest["inputs"] if r.get("error")]
@@ -82,6 +84,8 @@ def warn_about_inputs(store: Path, manifest: Mapping[str, Any]) -> None:
             f"{store} could not be read or scored in full, and what failed is absent (first: "
             f"{first.get('source')}: {first.get('error')}); see its manifest.json"),
             stacklevel=3)
+    if level is not None:
+        _warn_left_out(store, manifest, level)
     changed = [r["source"] for r in scored_inputs(manifest) if r.get("changed")]
     if changed:
         warnings.warn(StoreChangedWarning(
@@ -90,6 +94,24 @@ def warn_about_inputs(store: Path, manifest: Mapping[str, Any]) -> None:
             "scores are those of the files as scored; score them again for scores of the "
             "files as they are"), stacklevel=3)
 
+
+def _warn_left_out(store: Path, manifest: Mapping[str, Any], level: str) -> None:
+    """One :class:`PartialStoreWarning` when scoring left episodes out of ``level`` (their
+    other levels hold them), naming the first."""
+    import warnings
+
+    inputs = [r for r in manifest["inputs"]
+              if any(e.get("level") == level for e in r.get("left_out_records") or ())]
+    if not inputs:
+        return
+    first = next(e for e in inputs[0]["left_out_records"] if e.get("level") == level)
+    where = f", field {first['field']}" if first.get("field") else ""
+    n = sum(int(r.get("left_out") or 0) for r in inputs)
+    warnings.warn(PartialStoreWarning(
+        f"{n} episode(s) of the score store {store} were left out of level {level!r} while "
+        f"scoring (their other scores stand; first: file {first.get('source')}, record "
+        f"{first.get('record')}{where}: {first.get('reason')}); see left_out_records in its "
+        "manifest.json"), stacklevel=4)
 
 
 def warn_if_changed(store: Path, manifest: Mapping[str, Any], indexes: Sequence[int]) -> None:

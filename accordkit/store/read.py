@@ -105,7 +105,8 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     -----
     PartialStoreWarning
         With ``check_inputs``, when inputs of the store could not be read or scored: their
-        episodes are absent.
+        episodes are absent; or when scoring left episodes out of ``level`` (the action
+        diff of arguments nested too deep): they are absent from it alone.
     StoreChangedWarning
         With ``check_inputs``, when an input changed since it was scored.
 
@@ -141,7 +142,7 @@ def read_scores(store: str | Path, *, level: str | None = "episode",
     manifest = read_manifest(store)
     parts = _parts(store, level, manifest)
     if check_inputs:
-        warn_about_inputs(store, manifest)
+        warn_about_inputs(store, manifest, level)
     if not parts:
         from ..schema.arrow import empty_dataset
         from ..score import score

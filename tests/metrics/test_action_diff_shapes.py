@@ -9,6 +9,7 @@ arguments. Then a fuzz of the diff over random episodes of those shapes.
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -167,8 +168,15 @@ def test_deep_arguments_name_their_record_and_the_others_are_diffed(raw, origina
         out = action_diff(ds, errors="skip")
     others = [e for e in original["episode_id"].unique() if e != record]
     pd.testing.assert_frame_equal(_rows(out), _rows(original, others))
+    # the episode left out is data too, not only a warning: file, record, field, reason
+    (left,) = out.attrs["left_out"]
+    assert left["source"].endswith("deep.json") and left["record"] == record
+    assert re.fullmatch(r"messages\[\d+\]\.tool_calls\[0\]\.arguments_json", left["field"])
+    assert left["reason"] == f"nested deeper than {MAX_DEPTH} levels; not compared"
     with pytest.warns(ActionDiffWarning, match=record):
-        assert ak.score(ds, level="action")["episode_id"].nunique() == 15
+        scored = ak.score(ds, level="action")
+    assert scored["episode_id"].nunique() == 15 and scored.attrs["left_out"] == [left]
+    assert "left_out" not in original.attrs         # nothing left out, no list
     assert len(ak.score(ds)) == 16
 
 
@@ -204,6 +212,12 @@ def test_deep_stored_checks_and_expected_arguments_are_named():
                                                r"checks: nested too deeply to read"):
         out = action_rows(episode_table(rec, fine, expected, parser), errors="skip")
     assert out["row"].tolist() == [1] and out["status"].tolist() == ["matched"]
+    assert [(r["record"], r["field"], r["reason"]) for r in out.attrs["left_out"]] == [
+        ("tau2/deep-checks", "reward_info.action_checks[0].action.arguments",
+         "nested deeper than 100 levels; not read"),
+        ("tau2/deep-task", "criteria.actions[0].arguments_json",
+         "nested deeper than 100 levels; not compared"),
+        ("tau2/deep-info", "reward_info.action_checks", "nested too deeply to read")]
 
 
 def test_depth_is_measured_without_recursion():
@@ -238,6 +252,9 @@ def test_an_unexpected_failure_of_one_episode_leaves_the_others(monkeypatch):
     with pytest.warns(ActionDiffWarning, match="tau2/explode"):
         out = action_rows(episode_table(*recs), errors="skip")
     assert out["row"].tolist() == [0, 2] and set(out["status"]) == {"matched"}
+    assert out.attrs["left_out"] == [{
+        "source": "test", "record": "tau2/explode", "field": None,
+        "reason": "the action diff could not be made (RuntimeError: boom)"}]
     with pytest.warns(ActionDiffWarning, match="tau2/explode"):     # alone in its data set
         out = action_rows(episode_table(recs[1]), errors="skip")
     assert out.empty and list(out.columns) == ["row", *ACTION_COLUMNS]
