@@ -97,26 +97,13 @@ def load_input(input: Input, *, errors: str = "skip", options: Any = None,
     """
     from ..schema.arrow import episode_dataset
     from .context import ReadOptions
-    from .merge import drop_duplicates
-    from .report import LoadReport
+    from .intake import reported, take_in
 
-    report = LoadReport()
-    ctx = ReadContext(errors, options or ReadOptions(), skipped=report.skipped,  # type: ignore[arg-type]
-                      notes=report.notes)
+    ctx, report = reported(errors, options or ReadOptions())
     reading = Reading(ctx, cache=cache)
     finished = False
     try:
-        parts = reading.parts(input)
-        where = []
-        for part in parts:
-            name = part.name or input.name
-            where.extend((name, label) for label in part.labels)
-            read = report.files.setdefault(name, FileRead())
-            read.episodes += len(part)
-            if part.simulations is not None:
-                read.simulations = (read.simulations or 0) + part.simulations
-        table = drop_duplicates(joined(parts), where, ctx, report.duplicates)
-        report.counts[input.source or input.name] = table.num_rows
+        table = take_in(reading, [(input.source or input.name, [input])], report)
         ds = episode_dataset(table)
         finished = True
     finally:
@@ -136,11 +123,9 @@ def load_table(table: pa.Table, *, source: str, errors: str = "raise",
     from ..schema.arrow import episode_dataset
     from .check import table_part
     from .context import ReadOptions
-    from .report import LoadReport
+    from .intake import reported
 
-    report = LoadReport()
-    ctx = ReadContext(errors, ReadOptions(config=config, split=split),  # type: ignore[arg-type]
-                      skipped=report.skipped, notes=report.notes)
+    ctx, report = reported(errors, ReadOptions(config=config, split=split))
     part = table_part(table, ctx, source=source, origin=origin)
     return episode_dataset(part.table), report
 
