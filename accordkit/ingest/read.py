@@ -110,7 +110,7 @@ class Reading:
     def __init__(self, ctx: ReadContext, *, cache: bool = True) -> None:
         self.ctx, self.cache = ctx, cache
         #: the episode cache's policy for this load, and the files read ahead
-        self.episodes = EpisodeCache(ctx.options)
+        self.episode_cache = EpisodeCache(ctx.options)
         self.ahead = ReadAhead(cache=cache)
         #: set while a read is captured for the cache: a reader that reads its file itself
         #: (not the bytes the key was made of) may have read other bytes: ``changed`` says so
@@ -196,7 +196,7 @@ class Reading:
 
         entry = capture(under, self.ctx, name)
         if self.changed:
-            self.episodes.unkept.add(name)
+            self.episode_cache.unkept.add(name)
         return entry
 
     # ----------------------------------------------------------------- files
@@ -227,7 +227,7 @@ class Reading:
         if not self.cache:
             return self._text(input.with_data(Path(str(input.path)).read_bytes()
                                               if fetched is None else fetched.data))
-        entry = self.episodes.file_entry(
+        entry = self.episode_cache.file_entry(
             input, fetched, lambda read: self._capture(lambda: self._text(read), name))
         return replay(entry, name, self.ctx)
 
@@ -238,7 +238,7 @@ class Reading:
 
         if not self.cache:
             return list(self.stream(input))
-        entry = self.episodes.run_entry(
+        entry = self.episode_cache.run_entry(
             input, run_files, lambda: self._capture(lambda: list(self.stream(input)),
                                                     input.name))
         return replay(entry, input.name, self.ctx)
@@ -260,16 +260,16 @@ class Reading:
     def remembered(self, inputs: Sequence[Input], report: Any) -> pa.Table | None:
         """The rows of a load of these same files, when one was stored through the cache;
         fills ``report`` (:meth:`~accordkit.ingest.cache_policy.EpisodeCache.remembered`)."""
-        return self.episodes.remembered(inputs, report) if self.cache else None
+        return self.episode_cache.remembered(inputs, report) if self.cache else None
 
     def remember(self, inputs: Sequence[Input], report: Any, rows: int) -> None:
         """Keep a clean load of several files as one cache file
         (:meth:`~accordkit.ingest.cache_policy.EpisodeCache.remember`)."""
         if self.cache:
-            self.episodes.remember(inputs, report, rows)
+            self.episode_cache.remember(inputs, report, rows)
 
     def finish(self, *, warn: bool = True) -> None:
         """Stop reading ahead, write what the cache is to keep, and say what went wrong
         writing it (:meth:`~accordkit.ingest.cache_policy.EpisodeCache.finish`)."""
         self.ahead.close()
-        self.episodes.finish(warn=warn)
+        self.episode_cache.finish(warn=warn)
