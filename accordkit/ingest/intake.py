@@ -96,8 +96,11 @@ class Intake:
         """``part`` without the episodes streamed before from this read (each a problem of
         its record), noted."""
         ids = part.table.column("episode_id").to_pylist()
-        repeated = [i for i, eid in enumerate(ids) if eid in self.seen]
-        self.seen.update(ids)
+        repeated = []
+        for i, eid in enumerate(ids):  # a copy within the part too
+            if eid in self.seen:
+                repeated.append(i)
+            self.seen.add(eid)
         if repeated:
             for i in repeated:
                 self.ctx.problem(EpisodeValidationError(

@@ -48,6 +48,16 @@ def test_streamed_parts_keep_the_first_copy_and_count_what_they_keep():
     assert report.duplicates == {} and report.counts == {}
 
 
+def test_a_copy_within_one_streamed_part_is_named_too():
+    """Two copies in one part (a reader's part holds up to a thousand records) were both
+    kept, and the episode scored twice."""
+    ctx, report = reported("skip", ReadOptions())
+    kept = Intake(ctx, report).first_copies(_part(["a", "b", "a"]), "big.jsonl")
+    assert kept.table["episode_id"].to_pylist() == ["a", "b"]
+    assert [(s.source, s.record) for s in report.skipped] == [("big.jsonl", "a (line 3)")]
+    assert report.files == {"big.jsonl": FileRead(episodes=2)}
+
+
 def test_a_streamed_copy_is_an_error_when_asked_to_raise():
     ctx, report = reported("raise", ReadOptions())
     intake = Intake(ctx, report)
