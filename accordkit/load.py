@@ -21,8 +21,8 @@ listed instead, so that nothing is dropped silently.
 
 The way is the loading corridor's (:mod:`accordkit.ingest`): the sources are planned into
 inputs (:func:`accordkit.ingest.plan.plan`), each input is read by its reader through the
-episode cache (:class:`accordkit.ingest.read.Reading`), and the parts are joined, each episode
-once (:mod:`accordkit.ingest.merge`). This module is the public face: the options, their
+episode cache (:class:`accordkit.ingest.read.Reading`), and the parts are taken in: the report
+filled and the rows joined, each episode once (:mod:`accordkit.ingest.intake`). This module is the public face: the options, their
 checks and the warnings.
 """
 
@@ -34,18 +34,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 import datasets
-import pyarrow as pa
 
 from ._internal.gc import gc_paused
-from .ingest.check import concat, joined
-from .ingest.context import ReadContext, ReadOptions
+from .ingest.context import ReadOptions
 from .ingest.formats import hub as _hub  # noqa: F401 - the built-in readers, imported with the loader
 from .ingest.formats import json_text as _json_text  # noqa: F401
 from .ingest.formats import parquet as _parquet  # noqa: F401
 from .ingest.formats.folder import FolderRule as _FolderRule  # noqa: F401
 from .ingest.formats.hub import is_hub_id
-from .ingest.inputs import Input
-from .ingest.merge import drop_duplicates
+from .ingest.intake import reported, take_in
 from .ingest.plan import plan_sources
 from .ingest.read import Reading
 from .ingest.report import (
@@ -92,10 +89,8 @@ def load_with_report(
     for src in sources:
         if not isinstance(src, str | Path):
             raise TypeError(f"a source is a path or hub id, got {type(src).__name__}")
-    report = LoadReport()
-    ctx = ReadContext(errors, ReadOptions(config=config, split=split, revision=revision,
-                                          metadata=metadata),
-                      skipped=report.skipped, notes=report.notes)
+    ctx, report = reported(errors, ReadOptions(config=config, split=split, revision=revision,
+                                               metadata=metadata))
     reading = Reading(ctx, cache=cache)
     finished = False
     try:
@@ -104,38 +99,13 @@ def load_with_report(
             inputs = [i for _, found in planned for i in found]
             table = reading.remembered(inputs, report)
             if table is None:
-                table = _read(planned, reading, report)
+                table = take_in(reading, planned, report)
                 reading.remember(inputs, report, table.num_rows)
             ds = episode_dataset(table)
         finished = True
     finally:
         reading.finish(warn=finished)
     return ds, report
-
-
-def _read(planned: list[tuple[str, list[Input]]], reading: Reading,
-          report: LoadReport) -> pa.Table:
-    """Read every input in order: its parts, where each row came from (for the names of
-    duplicates), what each file gave and each source; then one table, each episode once."""
-    reading.read_ahead([i for _, found in planned for i in found])
-    tables: list[pa.Table] = []
-    where: list[tuple[str, str]] = []
-    for source, inputs in planned:
-        rows = 0
-        for input in inputs:
-            parts = reading.parts(input)
-            for part in parts:
-                name = part.name or input.name
-                where.extend((name, label) for label in part.labels)
-                read = report.files.setdefault(name, FileRead())
-                read.episodes += len(part)
-                if part.simulations is not None:
-                    read.simulations = (read.simulations or 0) + part.simulations
-            table = joined(parts)
-            rows += table.num_rows
-            tables.append(table)
-        report.counts[source] = rows
-    return drop_duplicates(concat(tables), where, reading.ctx, report.duplicates)
 
 
 def load(

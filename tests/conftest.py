@@ -67,7 +67,7 @@ def read_ahead_done(monkeypatch: pytest.MonkeyPatch):
     import importlib
     import threading
 
-    load_mod = importlib.import_module("accordkit.ingest.read")
+    load_mod = importlib.import_module("accordkit.ingest.prefetch")
     real = load_mod._read_and_hash
     done = threading.Event()
 

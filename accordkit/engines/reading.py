@@ -13,15 +13,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import pyarrow as pa
-
 from ..ingest.check import Part, concat
-from ..ingest.context import ReadContext, ReadOptions
+from ..ingest.context import ReadOptions
 from ..ingest.formats.parquet import open_parquet, read_parquet
-from ..ingest.merge import drop_duplicates
+from ..ingest.intake import Intake, reported, take_in
 from ..ingest.read import Reading
-from ..ingest.report import FileRead, LoadReport
-from ..schema import EpisodeValidationError
 from ..schema.arrow import episode_dataset
 from .plan import WorkItem
 
@@ -56,12 +52,10 @@ class ItemReading:
                  batch_size: int = 20_000) -> None:
         options = dict(load_options or {})
         self.item, self.batch_size = item, max(1, batch_size)
-        self.report = LoadReport()
-        self.ctx = ReadContext(errors, ReadOptions(  # type: ignore[arg-type]
+        self.ctx, self.report = reported(errors, ReadOptions(
             split=options.get("split"), revision=options.get("revision"),
             metadata=dict(metadata) if metadata else None,
-            batch_rows=min(PART_ROWS, self.batch_size)),
-            skipped=self.report.skipped, notes=self.report.notes)
+            batch_rows=min(PART_ROWS, self.batch_size)))
 
     def batches(self) -> Iterator[Any]:
         """The item's episodes as ``datasets.Dataset`` s, in order, each of at most about
@@ -70,19 +64,14 @@ class ItemReading:
         if self.item.kind == "parquet":
             table = open_parquet(input).read_row_groups(list(self.item.row_groups))
             part = read_parquet(input, self.ctx, table=table)
-            self._noted(input.name, part)
+            Intake(self.ctx, self.report).noted(part, input.name)
             yield episode_dataset(part.table)
             return
         reading = Reading(self.ctx, cache=_cached(input))
         finished = False
         try:
             if reading.cache:
-                parts = reading.parts(input)
-                where = [(p.name or input.name, label) for p in parts for label in p.labels]
-                for part in parts:
-                    self._noted(input.name, part)
-                table = drop_duplicates(concat(p.table for p in parts), where, self.ctx,
-                                        self.report.duplicates)
+                table = take_in(reading, [(input.source or input.name, [input])], self.report)
                 for start in range(0, max(table.num_rows, 1), self.batch_size):
                     yield episode_dataset(table.slice(start, self.batch_size))
             else:
@@ -94,41 +83,17 @@ class ItemReading:
     def _streamed(self, reading: Reading, input: Any) -> Iterator[Any]:
         """An input read in parts: batches of about ``batch_size`` episodes, each episode id
         once (a later copy is a problem of its record)."""
-        seen: set[str] = set()
+        intake = Intake(self.ctx, self.report)
         held: list[Part] = []
         rows, given = 0, False
         for part in reading.stream(input):
-            part = self._first_copies(part, seen, input.name)
-            self._noted(input.name, part)
-            held.append(part)
-            rows += len(part)
+            held.append(intake.first_copies(part, input.name))
+            rows += len(held[-1])
             if rows >= self.batch_size:
                 yield episode_dataset(concat(p.table for p in held))
                 held, rows, given = [], 0, True
         if held or not given:
             yield episode_dataset(concat(p.table for p in held))
-
-    def _first_copies(self, part: Part, seen: set[str], name: str) -> Part:
-        """``part`` without the episodes read before in this input (each a problem)."""
-        ids = part.table.column("episode_id").to_pylist()
-        repeated = [i for i, eid in enumerate(ids) if eid in seen]
-        seen.update(ids)
-        if not repeated:
-            return part
-        for i in repeated:
-            self.ctx.problem(EpisodeValidationError(
-                "episode id read before from this input (the first copy was kept)",
-                source=part.name or name, record=part.labels[i], field="episode_id"))
-        keep = [i not in set(repeated) for i in range(len(ids))]
-        return Part(part.table.filter(pa.array(keep)),
-                    [label for label, k in zip(part.labels, keep, strict=True) if k],
-                    part.name, part.simulations)
-
-    def _noted(self, name: str, part: Part) -> None:
-        read = self.report.files.setdefault(part.name or name, FileRead())
-        read.episodes += len(part)
-        if part.simulations is not None:
-            read.simulations = (read.simulations or 0) + part.simulations
 
 
 def _cached(input: Any) -> bool:

@@ -82,3 +82,16 @@ def test_an_episode_repeated_across_batches_is_scored_once_and_named(tmp_path, s
     assert rec["episodes"] == 30 and rec["skipped"] == 1
     assert "line 31), field episode_id: episode id read before" in rec["problems"][0]
     assert read_manifest(tmp_path / "s")["episodes"] == 30
+
+
+def test_an_episode_repeated_within_one_part_is_scored_once_and_named(tmp_path, sample_dir,
+                                                                      large):
+    """Both copies fall in one part the reader gives (up to a thousand records)."""
+    records = _records(sample_dir, 5)
+    path = tmp_path / "episodes.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in records + records[:1]) + "\n")
+    manifest = score_to_store([str(path)], out=tmp_path / "s", batch_size=100, progress=False)
+    (rec,) = manifest["inputs"]
+    assert rec["episodes"] == 5 and rec["skipped"] == 1
+    assert "line 6), field episode_id: episode id read before" in rec["problems"][0]
+    assert read_manifest(tmp_path / "s")["episodes"] == 5

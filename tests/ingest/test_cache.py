@@ -277,7 +277,7 @@ def test_the_digests_of_a_folders_files_are_one_memo_written_once(tmp_path, cach
         _age(path)
     writes = []
     real = cache_mod.write_digests
-    monkeypatch.setattr(sys.modules["accordkit.ingest.read"], "write_digests",
+    monkeypatch.setattr(sys.modules["accordkit.ingest.cache_policy"], "write_digests",
                         lambda memos: writes.append(len(memos)) or real(memos))
     _load(paths)
     assert writes == [6], "three digests and where each entry is, written once at the end"
@@ -516,7 +516,7 @@ def test_a_load_of_several_files_is_served_by_one_entry(tmp_path, cache_dir, fil
     assert len(_entries(cache_dir)) == 1, "one cache file: both files' entries and the load's"
     opened: list[str] = []
     real = cache_mod.read_file
-    monkeypatch.setattr(sys.modules["accordkit.ingest.read"], "read_file",
+    monkeypatch.setattr(sys.modules["accordkit.ingest.cache_policy"], "read_file",
                         lambda key: opened.append(key) or real(key))
     second, report2, caught2 = _load([a, b])
     assert sorted(file_reads) == ["a.json", "b.json"], "the second load reads neither file"
@@ -643,7 +643,7 @@ def test_a_file_that_fails_to_read_ahead_is_read_where_it_is_used(tmp_path, cach
     def fail(path, cache):
         raise OSError("the disk hiccupped")
 
-    monkeypatch.setattr(sys.modules["accordkit.ingest.read"], "_read_and_hash", fail)
+    monkeypatch.setattr(sys.modules["accordkit.ingest.prefetch"], "_read_and_hash", fail)
     got, report2, _ = _load([a, b])
     assert arrow_table(got).equals(arrow_table(expected)) and report2 == report1
     b.unlink()  # a file gone: its problem is the loader's own, naming it
