@@ -28,6 +28,7 @@ from numbers import Integral
 from pathlib import Path
 from typing import Any, TypeVar
 
+from .calls import JudgeSpec
 from .pricing import Price, check_prices, resolve_price
 from .registry import JUDGES, get_judge
 
@@ -277,6 +278,11 @@ class JudgeOptions:
     # ------------------------------------------------------------------ derived values
 
     @property
+    def spec(self) -> JudgeSpec:
+        """The judge's :class:`~accordkit.judges.calls.JudgeSpec`."""
+        return get_judge(self.judge)
+
+    @property
     def request_params(self) -> dict[str, Any]:
         """The parameters every request sends besides the model and the messages:
         :data:`DEFAULT_PARAMS` updated by ``completion_kwargs``. They are part of each
@@ -362,11 +368,6 @@ class JudgeOptions:
                 "changes one)")
         return options
 
-    @property
-    def spec(self) -> Any:
-        """The judge's :class:`~accordkit.judges.calls.JudgeSpec`."""
-        return get_judge(self.judge)
-
 
 _FIELDS = dataclasses.fields(JudgeOptions)
 _NAMES = frozenset(f.name for f in _FIELDS)
@@ -426,7 +427,7 @@ def _check_storable(params: Mapping[str, Any]) -> None:
 
 # --------------------------------------------------------------------------- signatures
 
-F = TypeVar("F", bound=Callable[..., Any])
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 #: The line of a docstring that :func:`takes_options` replaces by the fields' entries.
 OPTIONS_DOC_LINE = "    .. the fields of JudgeOptions go here"
@@ -439,7 +440,7 @@ def _fields_doc() -> str:
     return "\n".join(("    " + line) if line else "" for line in body.splitlines())
 
 
-def takes_options(fn: F) -> F:
+def takes_options(fn: _F) -> _F:
     """Give ``fn(ds, *, ..., options=None, **keywords)`` the fields of
     :class:`JudgeOptions` as its keyword parameters: in its signature (what ``help``,
     Jupyter and :func:`inspect.signature` show) and in its docstring, where the line

@@ -158,6 +158,24 @@ def test_a_bad_option_is_refused_with_the_same_words_everywhere(kwargs, message,
     assert not any(tmp_path.iterdir())      # nothing was sent, nothing was stored
 
 
+@pytest.mark.parametrize("flags, message", [
+    (["--concurrency", "0"], "concurrency must be a positive integer, got 0"),
+    (["--max-cost", "-1"], "max_cost must be a non-negative number of USD, got -1.0"),
+    (["--shard", "1-2"], "shard must look like i/n (e.g. 1/4), got '1-2'"),
+    (["--price-in", "1"], "give both price_in and price_out (USD per million tokens), or "
+                          "neither"),
+])
+def test_the_command_line_refuses_a_bad_option_before_loading_anything(flags, message,
+                                                                        tmp_path, capsys):
+    from accordkit.judges.cli import run
+
+    argv = [str(tmp_path / "not-there.json"), "--judge", "gsrt", "--model", "m",
+            "--cache", str(tmp_path / "cache"), "-o", str(tmp_path / "v.parquet"), *flags]
+    assert run(_judge_parser().parse_args(argv)) == 1
+    assert capsys.readouterr().err == f"accordkit judge: error: {message}\n"
+    assert not any(tmp_path.iterdir())
+
+
 def test_the_checks_keep_their_order():
     """Several bad options: the first of the old order is named, as before."""
     with pytest.raises(ValueError, match="^shard must look like"):
