@@ -9,6 +9,7 @@ detection), ``review`` (conversation review: fault source, type, severity). See
 from ..verdicts.parse import gsrt_struct
 from .cache import CacheNotWritableError
 from .merge import IncompleteMergeError, MergeConflictError, merge_caches, merge_verdicts
+from .options import JudgeOptions
 from .pricing import UnknownPriceWarning
 from .registry import JUDGES, get_judge
 from .reliability import agreement, pass_rates
@@ -28,6 +29,7 @@ __all__ = [
     "CacheNotWritableError",
     "JudgeCacheWarning",
     "VERDICT_COLUMNS",
+    "JudgeOptions",
     "JudgeRun",
     "MergeConflictError",
     "IncompleteMergeError",

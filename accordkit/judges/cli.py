@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import sys
+from typing import Any
 
-__all__ = ["register", "run"]
+from .options import Flag, JudgeOptions
+
+__all__ = ["register", "run", "add_option_flags", "options_from_args"]
 
 DESCRIPTION = """\
 Judge episodes with an LLM through litellm and write one verdict row per judged item.
@@ -55,13 +59,9 @@ def run(args: argparse.Namespace) -> int:
         from .ray_judge import run_judge_on_ray as runner
         on_ray = {"shards": args.shards}
     try:
+        options = options_from_args(args)       # checked before anything is loaded
         ds = load(args.sources, errors=args.errors)
-        result = runner(
-            ds, judge=args.judge, model=args.model, api_base=args.api_base,
-            concurrency=args.concurrency, cache_dir=args.cache, max_cost=args.max_cost,
-            price_in=args.price_in, price_out=args.price_out, timeout=args.timeout,
-            max_attempts=args.max_attempts, progress=not args.no_progress,
-            skip_stored=not args.rejudge, shard=args.shard, **on_ray)
+        result = runner(ds, options=options, **on_ray)
     except (ValueError, CacheNotWritableError, RayUnreachableError) as exc:
         print(f"accordkit judge: error: {exc}", file=sys.stderr)
         return 1
@@ -92,40 +92,44 @@ def run(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
+def add_option_flags(parser: argparse.ArgumentParser) -> None:
+    """Add a flag for every field of :class:`JudgeOptions` that has one (its :class:`Flag`),
+    with the field's name as ``dest`` and its default."""
+    for f in dataclasses.fields(JudgeOptions):
+        flag: Flag | None = f.metadata["flag"]
+        if flag is None:                # an option of Python only
+            continue
+        kwargs: dict[str, Any] = {"dest": f.name, "help": flag.help}
+        if f.default is dataclasses.MISSING:
+            kwargs["required"] = True
+        else:
+            kwargs["default"] = f.default
+        if flag.action is not None:
+            kwargs["action"] = flag.action
+        for name in ("type", "metavar"):
+            if getattr(flag, name) is not None:
+                kwargs[name] = getattr(flag, name)
+        if flag.choices is not None:
+            kwargs["choices"] = flag.choices()
+        parser.add_argument(*flag.names, **kwargs)
+
+
+def options_from_args(args: argparse.Namespace) -> JudgeOptions:
+    """The :class:`JudgeOptions` of parsed ``accordkit judge`` arguments (checked)."""
+    return JudgeOptions(**{f.name: getattr(args, f.name) for f in dataclasses.fields(JudgeOptions)
+                           if f.metadata["flag"] is not None})
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``judge`` subcommand to ``accordkit``'s parser."""
-    from .registry import JUDGES
-
     p = subparsers.add_parser(
         "judge", help="LLM-judge episodes (cached, resumable) -> verdict table",
         description=DESCRIPTION, epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("sources", nargs="+", metavar="SOURCE", help="episodes (any loadable source)")
-    p.add_argument("--judge", "--task", dest="judge", required=True, choices=sorted(JUDGES),
-                   help="which judge")
-    p.add_argument("--model", required=True,
-                   help="litellm model name (gpt-4o-mini, anthropic/..., openai/<served>)")
-    p.add_argument("--api-base", help="base URL of an OpenAI-compatible server (e.g. vLLM)")
-    p.add_argument("--concurrency", type=int, default=8, help="requests in flight (default 8)")
-    p.add_argument("--cache", metavar="DIR",
-                   help="reply cache (default $ACCORDKIT_JUDGE_CACHE or ./.cache/judges)")
-    p.add_argument("--max-cost", type=float, metavar="USD",
-                   help="stop requesting once this run would spend more (needs a price)")
-    p.add_argument("--price-in", type=float, metavar="USD_PER_MTOK",
-                   help="input price, USD per million tokens (with --price-out)")
-    p.add_argument("--price-out", type=float, metavar="USD_PER_MTOK",
-                   help="output price, USD per million tokens (with --price-in)")
-    p.add_argument("--timeout", type=float, default=60, help="seconds per attempt (default 60)")
-    p.add_argument("--max-attempts", type=int, default=10,
-                   help="attempts per request on 429/5xx/timeouts (default 10)")
-    p.add_argument("--rejudge", action="store_true",
-                   help="also judge episodes that already hold this judge's stored output")
+    add_option_flags(p)
     p.add_argument("--errors", choices=("raise", "skip"), default="raise",
                    help="stop at the first bad record, or skip bad records")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--shard", metavar="I/N",
-                   help="judge only share I of N of the requests (fixed by request hash); "
-                   "run 1/N ... N/N in parallel, then `accordkit judge merge`")
     p.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="ray: the requests in shards, each a Ray task on the cluster at "
                    "RAY_ADDRESS (else a local Ray), one cache and one --max-cost for all")

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ._litellm import get_litellm
 
-__all__ = ["Price", "UnknownPriceWarning", "resolve_price", "call_cost"]
+__all__ = ["Price", "UnknownPriceWarning", "resolve_price", "check_prices", "call_cost"]
 
 
 class UnknownPriceWarning(UserWarning):
@@ -50,6 +50,15 @@ def _check(value: float | None, name: str) -> None:
                          f"got {value!r}")
 
 
+def check_prices(price_in: float | None, price_out: float | None) -> None:
+    """``ValueError`` unless both prices are None, or both are finite numbers >= 0 (USD
+    per million tokens)."""
+    _check(price_in, "price_in")
+    _check(price_out, "price_out")
+    if (price_in is None) != (price_out is None):
+        raise ValueError("give both price_in and price_out (USD per million tokens), or neither")
+
+
 def resolve_price(model: str, *, price_in: float | None = None,
                   price_out: float | None = None, warn: bool = True) -> Price | None:
     """The price of ``model``: the explicit prices when given, else litellm's price list.
@@ -73,10 +82,7 @@ def resolve_price(model: str, *, price_in: float | None = None,
     >>> resolve_price("my-local-model", price_in=0.5, price_out=1.5).output_per_token
     1.5e-06
     """
-    _check(price_in, "price_in")
-    _check(price_out, "price_out")
-    if (price_in is None) != (price_out is None):
-        raise ValueError("give both price_in and price_out (USD per million tokens), or neither")
+    check_prices(price_in, price_out)
     if price_in is not None and price_out is not None:
         return Price(price_in / 1e6, price_out / 1e6, "given")
     try:

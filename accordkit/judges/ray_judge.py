@@ -27,12 +27,12 @@ from __future__ import annotations
 import functools
 import math
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .dispatch import _Budget
+from .options import JudgeOptions, takes_options
 
 __all__ = ["run_judge_on_ray", "SharedBudget", "drop_claims", "DEFAULT_MAX_RETRIES"]
 
@@ -97,22 +97,23 @@ class SharedBudget(_Budget):
         self.ledger.charge.remote(usd)
 
 
-def _judge_shard(episodes: list[dict[str, Any]], *, shard: tuple[int, int],
-                 options: Mapping[str, Any], ledger: Any) -> dict[str, Any]:
-    """One shard's judge run (a Ray task); returns its verdicts, counts and node."""
+def _judge_shard(episodes: list[dict[str, Any]], *, options: JudgeOptions,
+                 ledger: Any) -> dict[str, Any]:
+    """One shard's judge run (a Ray task; ``options.shard`` names the shard); returns its
+    verdicts, counts and node."""
     import socket
 
     import ray
 
     from .runner import run_judge
 
+    shard = options.shard
     lost = ray.get(ledger.attempt.remote(f"{shard[0]}/{shard[1]}", socket.gethostname(),
                                          os.getpid()))
     if lost:
-        drop_claims(options["cache_dir"], holders=lost)
-    run = run_judge(episodes, shard=shard, progress=False,
-                    _budget_factory=functools.partial(SharedBudget, ledger=ledger),
-                    **options)
+        drop_claims(options.cache_dir, holders=lost)
+    run = run_judge(episodes, options=options,
+                    _budget_factory=functools.partial(SharedBudget, ledger=ledger))
     # a caller's calls to an actor run in order: once this returns, the ledger has every
     # charge this shard sent (the driver reads its total when all shards are done)
     ray.get(ledger.totals.remote())
@@ -170,31 +171,28 @@ def _driver_node_affinity() -> Any:
         return "DEFAULT"
 
 
-def run_judge_on_ray(ds: Any, *, judge: str, model: str, shards: int | None = None,
-                     cache_dir: str | Path | None = None, max_cost: float | None = None,
-                     progress: bool = True, max_retries: int = DEFAULT_MAX_RETRIES,
-                     shard: Any = None, **options: Any) -> Any:
+@takes_options
+def run_judge_on_ray(ds: Any, *, shards: int | None = None,
+                     max_retries: int = DEFAULT_MAX_RETRIES,
+                     options: JudgeOptions | None = None, **keywords: Any) -> Any:
     """Judge ``ds`` in ``shards`` Ray tasks and return one :class:`JudgeRun`.
 
     Parameters
     ----------
     ds : datasets.Dataset or iterable of episode dicts
         Canonical episodes; sent to the tasks through Ray's object store.
-    judge, model, cache_dir, max_cost :
-        As :func:`~accordkit.judges.run_judge`; ``max_cost`` caps the whole run.
     shards : int, optional
-        Ray tasks; default the cluster's CPUs (a local Ray: this machine's). Each runs with ``concurrency`` requests in
-        flight, so the run has up to ``shards * concurrency``.
-    progress : bool
-        A bar of finished shards.
+        Ray tasks; default the cluster's CPUs (a local Ray: this machine's). Each runs
+        with ``concurrency`` requests in flight, so the run has up to
+        ``shards * concurrency``.
     max_retries : int
         Times a shard is run again after its node (or worker) is lost.
-    shard : None
-        Refused: the run splits itself (``--shard`` is for runs split by hand).
-    **options :
-        The other options of :func:`~accordkit.judges.run_judge` (``api_base``,
-        ``concurrency``, ``price_in``, ``price_out``, ``timeout``, ``max_attempts``,
-        ``skip_stored``, ``completion_kwargs``, ``backoff``, ``seed``).
+    options : JudgeOptions, optional
+        The run's options in one object, or each as a keyword (the same as
+        :func:`~accordkit.judges.run_judge`'s, see
+        :class:`~accordkit.judges.JudgeOptions`). Here ``max_cost`` caps the whole run,
+        ``progress`` is a bar of finished shards (the shards show none), and ``shard``
+        is refused: the run splits itself (``--shard`` is for runs split by hand).
 
     Returns
     -------
@@ -226,42 +224,35 @@ def run_judge_on_ray(ds: Any, *, judge: str, model: str, shards: int | None = No
     from .._internal.ray_cluster import cluster_nodes, ray_session
     from .cache import JudgeCache, default_cache_dir
     from .merge import merge_verdicts
-    from .pricing import resolve_price
-    from .runner import JudgeRun, _episodes, _judge_iv
+    from .runner import JudgeRun, _episodes
 
-    if shard is not None:
+    if keywords.get("shard") is not None or (options is not None and options.shard is not None):
         raise ValueError("shard and the ray engine do not go together: a run on Ray splits "
                          "itself (see shards)")
     if shards is not None and (not isinstance(shards, int) or isinstance(shards, bool)
                                or shards < 1):
         raise ValueError(f"shards must be a positive integer, got {shards!r}")
-    _judge_iv(judge=judge, model=model, concurrency=options.get("concurrency", 8),
-              timeout=options.get("timeout", 60), max_attempts=options.get("max_attempts", 10),
-              max_cost=max_cost, completion_kwargs=options.get("completion_kwargs"))
-    price = resolve_price(model, price_in=options.get("price_in"),
-                          price_out=options.get("price_out"), warn=False)
-    if max_cost is not None and price is None:
-        raise ValueError(f"max_cost needs a price, and judge model {model!r} has none in "
-                         "litellm's price list: give price_in and price_out "
-                         "(--price-in/--price-out, USD per million tokens)")
-    cache = JudgeCache(Path(cache_dir if cache_dir is not None else default_cache_dir())
-                       .resolve())     # the tasks' working folder is not this one
+    opts = JudgeOptions.from_call("run_judge_on_ray", options, keywords)
+    judge, model = opts.judge, opts.model
+    price = opts.price(warn=False)
+    cache = JudgeCache(Path(opts.cache_dir if opts.cache_dir is not None
+                            else default_cache_dir()).resolve())   # not the tasks' folder
     cache.check_writable()
     episodes = _episodes(ds)
     with ray_session(num_cpus=shards or os.cpu_count() or 1):
         n = shards or max(1, sum(node["cpus"] for node in cluster_nodes() if node["alive"]))
         ledger = ray.remote(_Ledger).options(
             num_cpus=0, max_restarts=0, scheduling_strategy=_driver_node_affinity(),
-        ).remote(max_cost)
+        ).remote(opts.max_cost)
         task = ray.remote(_judge_shard).options(num_cpus=1, max_retries=max_retries,
                                                 retry_exceptions=False,
                                                 scheduling_strategy="SPREAD")
         shared = ray.put(episodes)
-        opts = {**options, "judge": judge, "model": model, "cache_dir": str(cache.root),
-                "max_cost": max_cost}
-        pending = [task.remote(shared, shard=(i, n), options=opts, ledger=ledger)
+        each = opts.replace(cache_dir=str(cache.root), progress=False)
+        pending = [task.remote(shared, options=each.replace(shard=(i, n)), ledger=ledger)
                    for i in range(1, n + 1)]
-        results = _gather(pending, progress=progress, label=f"judge {judge} · {model} on Ray")
+        results = _gather(pending, progress=opts.progress,
+                          label=f"judge {judge} · {model} on Ray")
         spent = ray.get(ledger.totals.remote())["spent"]
     summaries = [r["summary"] for r in results]
     verdicts = merge_verdicts([r["verdicts"] for r in results])

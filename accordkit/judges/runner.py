@@ -28,14 +28,11 @@ it) -> replies stored as they arrive -> parsed into the verdict table.
 from __future__ import annotations
 
 import asyncio
-import json
 import math
-import re
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -44,29 +41,17 @@ from ._litellm import get_litellm
 from .cache import JudgeCache, cache_key, default_cache_dir
 from .calls import JudgeCall, JudgeSpec
 from .dispatch import DispatchStats, execute
-from .pricing import Price, resolve_price
-from .registry import get_judge
+from .options import DEFAULT_PARAMS, JudgeOptions, check_shard, takes_options
+from .pricing import Price
 from .retry import RetryPolicy
 from .verdicts import VERDICT_COLUMNS, judge_costs, judge_job, verdict_frame
 
-__all__ = ["judge", "run_judge", "arun_judge", "JudgeRun", "build_calls",
-           "DEFAULT_PARAMS", "JudgeCacheWarning"]
+__all__ = ["judge", "run_judge", "arun_judge", "JudgeRun", "JudgeOptions", "build_calls",
+           "DEFAULT_PARAMS", "JudgeCacheWarning", "check_shard", "in_shard"]
 
 
 class JudgeCacheWarning(UserWarning):
     """Some paid answers could not be stored in the cache (they are in the verdict table)."""
-
-#: Request parameters sent with every call (part of the cache key); temperature 0 as in
-#: both papers' judges. ``completion_kwargs`` adds to or overrides them.
-DEFAULT_PARAMS: dict[str, Any] = {"temperature": 0}
-
-#: litellm parameters that carry credentials (``aws_secret_access_key``, ``azure_ad_token``,
-#: ``vertex_credentials``, ...); ``max_tokens`` and the like are fine.
-_SECRET_KWARG = re.compile(r"(^|_)(api_?key|key|secret|password|token|credentials?)$|secret",
-                           re.IGNORECASE)
-_FORBIDDEN_KWARGS = ("api_key", "api_base", "base_url", "timeout", "num_retries",
-                     "max_retries", "messages", "model")
-
 
 @dataclass(frozen=True)
 class JudgeRun:
@@ -189,69 +174,6 @@ def build_calls(episodes: Iterable[Mapping[str, Any]], spec: JudgeSpec, *,
     return calls, n, skipped
 
 
-def _judge_iv(*, judge: str, model: str, concurrency: int, timeout: float, max_attempts: int,
-              max_cost: float | None, completion_kwargs: Mapping[str, Any] | None) -> JudgeSpec:
-    spec = get_judge(judge)
-    if not isinstance(model, str) or not model.strip():
-        raise ValueError(f"model must be a litellm model name, got {model!r}")
-    if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
-        raise ValueError(f"concurrency must be a positive integer, got {concurrency!r}")
-    if not isinstance(max_attempts, int) or isinstance(max_attempts, bool) or max_attempts < 1:
-        raise ValueError(f"max_attempts must be a positive integer, got {max_attempts!r}")
-    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or not timeout > 0:
-        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    if max_cost is not None and (not isinstance(max_cost, int | float) or isinstance(max_cost, bool)
-                                 or not math.isfinite(max_cost) or max_cost < 0):
-        raise ValueError(f"max_cost must be a non-negative number of USD, got {max_cost!r}")
-    for name in completion_kwargs or {}:
-        if name in _FORBIDDEN_KWARGS or _SECRET_KWARG.search(name):
-            raise ValueError(f"completion_kwargs may not set {name!r}: API keys come only from "
-                             "the environment, and the runner sets the others itself")
-    where = _credential_inside(completion_kwargs or {})
-    if where is not None:
-        raise ValueError(f"completion_kwargs may not carry a credential ({where}): request "
-                         "parameters are stored with every cached reply; API keys come only "
-                         "from the environment")
-    return spec
-
-
-#: Header names (and nested keys) that carry credentials: ``Authorization``,
-#: ``Proxy-Authorization``, ``Authentication``, ``X-Auth``, ``X-Auth-Token``,
-#: ``X-Authenticate``, ``api-key`` (Azure), ``x-api-key``, ``Ocp-Apim-Subscription-Key``,
-#: cookies (not ``author`` or ``authority``).
-_SECRET_HEADER = re.compile(
-    r"(^|_)auth(orization|entication|enticate|n|z)?($|_)|api_?key|subscription_key|cookie",
-    re.IGNORECASE)
-#: Values that are credentials whatever their key is called: an HTTP authorization value,
-#: or a provider key (``sk-...``, as OpenAI's, Anthropic's and many proxies' keys begin).
-_SECRET_VALUE = re.compile(r"^\s*((bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}"
-                           r"|sk-[A-Za-z0-9_-]{8,})\s*$", re.IGNORECASE)
-
-
-def _credential_inside(value: Any, path: str = "") -> str | None:
-    """Where a credential sits inside nested request parameters (``extra_headers``,
-    ``headers``, ``extra_body``, ...), as ``"extra_headers.Authorization"``, or None."""
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            name = str(key)
-            here = f"{path}.{name}" if path else name
-            normal = name.replace("-", "_")
-            if path and (_SECRET_KWARG.search(normal) or _SECRET_HEADER.search(normal)) \
-                    and not isinstance(item, Mapping | list | tuple):
-                return here  # (a mapping is looked into: {"auth": {"token": ...}})
-            found = _credential_inside(item, here)
-            if found is not None:
-                return found
-    elif isinstance(value, list | tuple):
-        for i, item in enumerate(value):
-            found = _credential_inside(item, f"{path}[{i}]")
-            if found is not None:
-                return found
-    elif isinstance(value, str) and _SECRET_VALUE.search(value):
-        return path or "a value"
-    return None
-
-
 class MissingCredentialsError(ValueError):
     """The provider of the judge model needs a key that the environment does not hold."""
 
@@ -363,27 +285,6 @@ def _rows(calls: Sequence[JudgeCall], keys: Sequence[str], outcomes: Mapping[str
 # --------------------------------------------------------------------------- sharding
 
 
-def check_shard(shard: tuple[int, int] | str | None) -> tuple[int, int] | None:
-    """``(i, n)`` from ``(i, n)`` or ``"i/n"`` (1 <= i <= n), or None.
-
-    Examples
-    --------
-    >>> check_shard("2/3")
-    (2, 3)
-    """
-    if shard is None:
-        return None
-    if isinstance(shard, str):
-        part, _, total = shard.partition("/")
-        if not (part.strip().isdigit() and total.strip().isdigit()):
-            raise ValueError(f"shard must look like i/n (e.g. 1/4), got {shard!r}")
-        shard = (int(part), int(total))
-    i, n = shard
-    if not (1 <= i <= n):
-        raise ValueError(f"shard {i}/{n}: need 1 <= i <= n")
-    return int(i), int(n)
-
-
 def in_shard(key: str, shard: tuple[int, int]) -> bool:
     """Whether the request with cache key ``key`` belongs to shard ``i`` of ``n``.
 
@@ -397,47 +298,28 @@ def in_shard(key: str, shard: tuple[int, int]) -> bool:
 # --------------------------------------------------------------------------- public API
 
 
+@takes_options
 async def arun_judge(
     ds: Any,
     *,
-    judge: str,
-    model: str,
-    api_base: str | None = None,
-    concurrency: int = 8,
-    cache_dir: str | Path | None = None,
-    max_cost: float | None = None,
-    price_in: float | None = None,
-    price_out: float | None = None,
-    timeout: float = 60,
-    max_attempts: int = 10,
-    progress: bool = True,
-    skip_stored: bool = True,
-    completion_kwargs: Mapping[str, Any] | None = None,
-    backoff: tuple[float, float] = (1.0, 60.0),
-    seed: int | None = None,
-    shard: tuple[int, int] | None = None,
+    options: JudgeOptions | None = None,
     _completion: Callable[..., Any] | None = None,
     _budget_factory: Callable[..., Any] | None = None,
+    **keywords: Any,
 ) -> JudgeRun:
     """Async form of :func:`run_judge` (same parameters), for code that has a loop.
 
     ``_budget_factory`` makes the run's spending ledger (shared by the shards of a run on
     Ray, :mod:`accordkit.judges.ray_judge`)."""
-    shard = check_shard(shard)
-    spec = _judge_iv(judge=judge, model=model, concurrency=concurrency, timeout=timeout,
-                     max_attempts=max_attempts, max_cost=max_cost,
-                     completion_kwargs=completion_kwargs)
+    opts = JudgeOptions.from_call("arun_judge", options, keywords)
+    judge, model, shard = opts.judge, opts.model, opts.shard
+    spec = opts.spec
     with warnings.catch_warnings():
         warnings.simplefilter("always")
-        price = resolve_price(model, price_in=price_in, price_out=price_out,
-                              warn=max_cost is None)
-    if max_cost is not None and price is None:
-        raise ValueError(f"max_cost needs a price, and judge model {model!r} has none in "
-                         "litellm's price list: give price_in and price_out "
-                         "(--price-in/--price-out, USD per million tokens)")
-    params = {**DEFAULT_PARAMS, **dict(completion_kwargs or {})}
-    cache = JudgeCache(cache_dir if cache_dir is not None else default_cache_dir())
-    calls, n_episodes, skipped = build_calls(_episodes(ds), spec, skip_stored=skip_stored)
+        price = opts.price(warn=opts.max_cost is None)
+    params = opts.request_params
+    cache = JudgeCache(opts.cache_dir if opts.cache_dir is not None else default_cache_dir())
+    calls, n_episodes, skipped = build_calls(_episodes(ds), spec, skip_stored=opts.skip_stored)
     keys = [cache_key(c, model=model, params=params) for c in calls]
     job = judge_job(judge=judge, model=model, keys=keys, shard=shard)
     if shard is not None:
@@ -459,18 +341,21 @@ async def arun_judge(
     stats = DispatchStats()
     if pending:
         cache.check_writable()          # before any paid request
-        _check_storable(params)         # the same: an answer that cannot be stored is lost
+        opts.check_storable()           # the same: an answer that cannot be stored is lost
         if _completion is None and "mock_response" not in params:
-            _check_credentials(model, api_base, n_pending=len(pending),
+            _check_credentials(model, opts.api_base, n_pending=len(pending),
                                n_cached=len(unique) - len(pending))
+        base, cap = opts.backoff
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             results, stats = await execute(
-                pending, model=model, api_base=api_base, params=params, timeout=timeout,
-                retry=RetryPolicy(max_attempts=max_attempts, base=backoff[0], cap=backoff[1]),
-                concurrency=concurrency, cache=cache, price=price, max_cost=max_cost,
-                progress=progress, label=f"judge {judge} · {model}", completion=_completion,
-                seed=seed, budget_factory=_budget_factory)
+                pending, model=model, api_base=opts.api_base, params=params,
+                timeout=opts.timeout,
+                retry=RetryPolicy(max_attempts=opts.max_attempts, base=base, cap=cap),
+                concurrency=opts.concurrency, cache=cache, price=price,
+                max_cost=opts.max_cost, progress=opts.progress,
+                label=f"judge {judge} · {model}", completion=_completion, seed=opts.seed,
+                budget_factory=_budget_factory)
         _warn_again_redacted(caught)
         outcomes.update(results)
     if stats.n_unstored:
@@ -494,7 +379,15 @@ async def arun_judge(
     return run
 
 
-def run_judge(ds: Any, *, judge: str, model: str, **options: Any) -> JudgeRun:
+@takes_options
+def run_judge(
+    ds: Any,
+    *,
+    options: JudgeOptions | None = None,
+    _completion: Callable[..., Any] | None = None,
+    _budget_factory: Callable[..., Any] | None = None,
+    **keywords: Any,
+) -> JudgeRun:
     """Judge episodes and return the verdicts with the run's counts and cost.
 
     Same parameters as :func:`judge`; returns a :class:`JudgeRun` (``.verdicts``,
@@ -507,29 +400,13 @@ def run_judge(ds: Any, *, judge: str, model: str, **options: Any) -> JudgeRun:
     >>> run.exit_code, run.n_calls, run.cost_usd                    # doctest: +SKIP
     (0, 13, 0.0042)
     """
-    return _run_coroutine(arun_judge(ds, judge=judge, model=model, **options))
+    opts = JudgeOptions.from_call("run_judge", options, keywords)
+    return _run_coroutine(arun_judge(ds, options=opts, _completion=_completion,
+                                     _budget_factory=_budget_factory))
 
 
-def judge(
-    ds: Any,
-    *,
-    judge: str,
-    model: str,
-    api_base: str | None = None,
-    concurrency: int = 8,
-    cache_dir: str | Path | None = None,
-    max_cost: float | None = None,
-    price_in: float | None = None,
-    price_out: float | None = None,
-    timeout: float = 60,
-    max_attempts: int = 10,
-    progress: bool = True,
-    skip_stored: bool = True,
-    completion_kwargs: Mapping[str, Any] | None = None,
-    backoff: tuple[float, float] = (1.0, 60.0),
-    seed: int | None = None,
-    shard: tuple[int, int] | str | None = None,
-) -> pd.DataFrame:
+@takes_options
+def judge(ds: Any, *, options: JudgeOptions | None = None, **keywords: Any) -> pd.DataFrame:
     """Judge episodes with an LLM through litellm and return the verdict table.
 
     Parameters
@@ -537,43 +414,11 @@ def judge(
     ds : datasets.Dataset or iterable of episode dicts
         Canonical episodes (:func:`accordkit.load`). Episodes of other benchmarks than the
         judge's are skipped.
-    judge : {"usersim_tests", "outcome", "nl_assertions", "gsrt"}
-        Which judge (see ``docs/judges.md``).
-    model : str
-        litellm model name, e.g. ``"gpt-4o-mini"``, ``"anthropic/claude-sonnet-4-5"``,
-        ``"openai/<served name>"`` with ``api_base`` for an OpenAI-compatible server (vLLM).
-    api_base : str, optional
-        Base URL of an OpenAI-compatible server.
-    concurrency : int
-        Requests in flight at once.
-    cache_dir : str or Path, optional
-        Reply cache; default ``$ACCORDKIT_JUDGE_CACHE`` or ``./.cache/judges``.
-    max_cost : float, optional
-        USD cap for this run; needs a known price. Requests that would pass it are not
-        sent (their items get an error; exit code 2).
-    price_in, price_out : float, optional
-        USD per million input / output tokens (overrides litellm's price list).
-    timeout : float
-        Seconds per attempt.
-    max_attempts : int
-        Attempts per request on 429 / 5xx / timeouts / connection errors.
-    progress : bool
-        Show a tqdm bar with the live cost.
-    skip_stored : bool
-        Skip episodes that already hold this judge's output (stored NL verdicts, goal-shift
-        judge output, preference judgments). ``False`` judges them again.
-    completion_kwargs : mapping, optional
-        Extra litellm parameters (part of the cache key), e.g. ``{"max_tokens": 400}`` or
-        ``{"mock_response": "yes"}`` for offline tests. API keys are refused.
-    backoff : (float, float)
-        Base and cap, in seconds, of the exponential backoff between attempts.
-    seed : int, optional
-        Seed of the backoff jitter (the same option as :func:`arun_judge`'s); it does not
-        change any request, so it is not part of the cache key.
-    shard : (int, int) or "i/n", optional
-        Judge only shard ``i`` of ``n`` (a fixed share of the requests by their hash), to
-        split one job over processes or machines; combine the verdict files with
-        :func:`merge_verdicts` (``accordkit judge merge``).
+    .. the fields of JudgeOptions go here
+    options : JudgeOptions, optional
+        All of the above in one object (:class:`~accordkit.judges.JudgeOptions`), instead
+        of keywords. A keyword given beside it must equal the object's value (else
+        ``TypeError``).
 
     Returns
     -------
@@ -587,6 +432,9 @@ def judge(
     ------
     ValueError
         Bad options, or ``max_cost`` without a known price (before any request).
+    TypeError
+        An unknown keyword, ``judge`` or ``model`` missing, or a keyword that differs from
+        ``options``.
     CacheNotWritableError
         The cache folder cannot take a file (checked before any request).
 
@@ -603,14 +451,12 @@ def judge(
     ...              skip_stored=False)                                      # doctest: +SKIP
     >>> v.attrs["judge_run"]["exit_code"]                                    # doctest: +SKIP
     0
+    >>> from accordkit.judges import JudgeOptions
+    >>> opts = JudgeOptions(judge="gsrt", model="gpt-4o-mini", max_cost=5)
+    >>> v = ak.judge(ds, options=opts)                                       # doctest: +SKIP
     """
-    run = run_judge(ds, judge=judge, model=model, api_base=api_base, concurrency=concurrency,
-                    cache_dir=cache_dir, max_cost=max_cost, price_in=price_in,
-                    price_out=price_out, timeout=timeout, max_attempts=max_attempts,
-                    progress=progress, skip_stored=skip_stored,
-                    completion_kwargs=completion_kwargs, backoff=backoff, seed=seed,
-                    shard=shard)
-    return run.verdicts
+    opts = JudgeOptions.from_call("judge", options, keywords)
+    return run_judge(ds, options=opts).verdicts
 
 
 def _warn_again_redacted(caught: list[warnings.WarningMessage]) -> None:
@@ -630,27 +476,3 @@ def _warn_again_redacted(caught: list[warnings.WarningMessage]) -> None:
             continue
         seen.add((w.category, text))
         warnings.warn(text, category=w.category, stacklevel=3)
-
-
-def _check_storable(params: Mapping[str, Any]) -> None:
-    """``ValueError`` naming a request parameter that cannot be written as JSON.
-
-    Cache entries are JSON: an answer to such a request would be paid for on every run and
-    never kept. Checked before any request is sent.
-
-    Examples
-    --------
-    >>> _check_storable({"temperature": 0, "response_format": {"type": "json_object"}})
-    >>> _check_storable({"response_format": object})
-    Traceback (most recent call last):
-    ...
-    ValueError: request parameter 'response_format' cannot be stored in the judge cache (a type, not JSON data); pass JSON data (e.g. a JSON schema as a dict)
-    """
-    for name, value in params.items():
-        try:
-            json.dumps(value)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"request parameter {name!r} cannot be stored in the judge cache (a "
-                f"{type(value).__name__}, not JSON data); pass JSON data (e.g. a JSON "
-                "schema as a dict)") from None
