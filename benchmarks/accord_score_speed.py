@@ -73,7 +73,7 @@ def main() -> None:
     ep = pd.concat([ids, score_episodes(table)], axis=1)
     pr = score_preferences(table)
     pr = pd.concat([ids.iloc[pr["row"]].reset_index(drop=True), pr.drop(columns="row")], axis=1)
-    t_tab = best_of(lambda: accord_table(ep, pr), args.repeat)
+    t_tab = best_of(lambda: accord_table(ep, preferences=pr), args.repeat)
     # One stored outcome verdict per preference (the join path of ``verdicts=``).
     eids = table.column("episode_id").to_numpy(zero_copy_only=False)
     rows = score_preferences(table)

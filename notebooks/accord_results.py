@@ -66,7 +66,7 @@ episodes.groupby(["domain", *group]).size().rename("episodes").to_frame()
 # Table 3, the cost and Table 4, pooled and per domain, are cuts of the same scenarios: their
 # cells draw one set of resamples instead of one each (same estimates; intervals within
 # Monte Carlo error of per-cell draws; docs/statistics.md, "Shared draws")
-tables = accord_tables(episodes, prefs, by=group, **nb.boot)
+tables = accord_tables(episodes, preferences=prefs, by=group, **nb.boot)
 
 # %% [markdown]
 # ## Table 3 — main results
@@ -93,7 +93,7 @@ if labels:
     from accordkit.tables import judge_tables
 
     outcome = None if nb.verdicts is None else nb.verdicts[nb.verdicts["judge"] == "outcome"]
-    judged = judge_tables(outcome, labels, episodes, by=group, cluster=cluster,
+    judged = judge_tables(outcome, labels=labels, episodes=episodes, by=group, cluster=cluster,
                           confidence=confidence, n_resamples=min(n_resamples, 2000), seed=seed)
     for note in judged.notes:
         print(note)
@@ -139,7 +139,7 @@ out.table(cost, "table4_cost", rows=group, columns="metric",
 # score equals completion × outcome exactly.
 
 # %%
-paper = ak.accord_table(episodes, prefs, by=tuple(group), agg="episode")
+paper = ak.accord_table(episodes, preferences=prefs, by=tuple(group), agg="episode")
 wide = paper.pivot_table(index=group, columns="metric", values="estimate", sort=False)
 out.frame(wide.reset_index(), "paper_point_estimates",
           caption="Point estimates pooled over episodes (long form in the CSV).")

@@ -61,7 +61,7 @@ nb = NotebookContext.from_parameters("compare_models", globals())
 out = nb.out
 episodes = with_configuration(nb.scores())
 results, plan = benchmark_comparisons(
-    episodes, metrics, between="configuration", task=cluster, baseline=baseline,
+    episodes, metrics=metrics, between="configuration", cluster=cluster, baseline=baseline,
     pairs=pairs, method=ci_method, confidence=confidence, n_resamples=n_resamples,
     seed=seed)
 out.frame(plan, "comparison_plan",

@@ -175,7 +175,7 @@ if "configuration" in taxonomy:
     out.figure(plot_failure_shares(shares, rows=by, group=[c for c in by if c != "domain"]),
                "failure_shares", data=shares)
     configured = _with_configuration(tool_use)
-    turns = divergence_turns(actions, configured, by="configuration")
+    turns = divergence_turns(actions, episodes=configured, by="configuration")
     out.figure(plot_divergence_turns(turns), "divergence_turns", data=turns)
     if configured.get("agent_cost") is not None and configured["agent_cost"].notna().any():
         with warnings.catch_warnings():
@@ -225,9 +225,8 @@ else:
 prefs = (nb.scores("preference", columns=["dynamic", "satisfied"], ids=["episode_id"])
          if "accord" in set(episodes["benchmark"]) else None)
 shifts = nb.scores("shift")
-flags = failure_flags(episodes, prefs, shifts)
-table = episodes[["episode_id", "benchmark", "domain", "agent_model", "method", "persona",
-                  "scenario_id"]].merge(flags, on="episode_id")
+table = failure_flags(episodes, by=["benchmark", "domain", "agent_model", "method", "persona",
+                                   "scenario_id"], preferences=prefs, shifts=shifts)
 # an agent or method the run does not name is "?", not a group left out; a flag its
 # benchmark cannot show is blank, not 0
 counts = failure_rates(table, by=["benchmark", "agent_model", "method"])

@@ -110,7 +110,7 @@ if labels:
     from accordkit.tables import judge_tables
 
     nl = None if nb.verdicts is None else nb.verdicts[nb.verdicts["judge"] == "nl_assertions"]
-    judged = judge_tables(nl, labels, episodes, by=group, cluster=cluster,
+    judged = judge_tables(nl, labels=labels, episodes=episodes, by=group, cluster=cluster,
                           confidence=confidence, n_resamples=min(n_resamples, 2000), seed=seed)
     for note in judged.notes:
         print(note)

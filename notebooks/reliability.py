@@ -76,7 +76,7 @@ print(f"{len(episodes)} episodes; the metric of each benchmark: "
 # α = 0.05. `flag` says why a value is missing.
 
 # %%
-floors = rv.noise_floor_table(episodes, chosen, cluster=cluster)
+floors = rv.noise_floor_table(episodes, chosen=chosen, cluster=cluster)
 out.frame(floors, "noise_floor",
           caption="Noise floor per benchmark, domain and configuration.")
 
@@ -97,7 +97,7 @@ if single:
 # could not be planned (the reason is printed; see also the noise-floor flags).
 
 # %%
-plans, notes = rv.plan_trials_table(episodes, chosen, cluster=cluster)
+plans, notes = rv.plan_trials_table(episodes, chosen=chosen, cluster=cluster)
 for note in notes:
     print(note)
 if len(plans):   # no empty table: the notes say why nothing was planned
@@ -136,7 +136,7 @@ else:
 # success rate).
 
 # %%
-for (bench, domain), disc in rv.discrimination_tables(episodes, chosen,
+for (bench, domain), disc in rv.discrimination_tables(episodes, chosen=chosen,
                                                       cluster=cluster).items():
     if isinstance(disc, str):
         print(f"{bench} / {domain}: {disc}")
@@ -159,7 +159,7 @@ for (bench, domain), disc in rv.discrimination_tables(episodes, chosen,
 
 # %%
 diff_resamples = min(n_resamples, 2000)
-diffs, plan = rv.differences_vs_noise(episodes, chosen, floors, cluster=cluster,
+diffs, plan = rv.differences_vs_noise(episodes, floors=floors, chosen=chosen, cluster=cluster,
                                       baseline=baseline, pairs=pairs,
                                       method=ci_method, confidence=confidence,
                                       n_resamples=diff_resamples, seed=seed)
@@ -194,7 +194,7 @@ if labels:
     from accordkit.tables import judge_tables
 
     judge_resamples = min(n_resamples, 2000)
-    judged = judge_tables(nb.verdicts, labels, episodes, cluster=cluster,
+    judged = judge_tables(nb.verdicts, labels=labels, episodes=episodes, cluster=cluster,
                           confidence=confidence, n_resamples=judge_resamples, seed=seed)
     for note in judged.notes:
         print(note)

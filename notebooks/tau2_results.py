@@ -94,7 +94,7 @@ out.figure(plot_intervals(reward, x="domain", hue="configuration", col="metric",
 passk = pass_k_table(episodes, by=group, n_resamples=n_resamples, seed=seed,
                      method=ci_method, confidence=confidence)
 # rewards of 0 and 1 on equal trials: mean reward and pass^1 are one number, one interval
-passk = one_interval(passk, reward, episodes, by=group)
+passk = one_interval(passk, reward=reward, frame=episodes, by=group)
 same = passk["interval_of"].notna()
 out.frame(passk, "pass_k",
           caption=f"pass^k and pass@k by domain and configuration (pass^1 = success rate; "
@@ -154,9 +154,8 @@ out.frame(cost_per_task(episodes, by=group), "cost_per_task",
 
 # %%
 options = dict(method=ci_method, confidence=confidence, n_resamples=n_resamples, seed=seed)
-diffs, plan = paired_comparisons(episodes, ["reward"], within=("benchmark", "domain"),
-                                 between="configuration", baseline=baseline,
-                                 shared_tasks=shared_tasks, **options)
+diffs, plan = paired_comparisons(episodes, metrics=["reward"], by=("benchmark", "domain"),
+                                 between="configuration", baseline=baseline, **options)
 out.frame(plan, "comparison_plan", caption="Which configurations were compared, and why not.")
 
 # %%

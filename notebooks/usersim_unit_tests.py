@@ -66,7 +66,7 @@ out.frame(rates, "table6_pass_rates",
 if labels:
     from accordkit.tables import judge_tables
 
-    judged = judge_tables(table, labels, cluster="episode_id", confidence=confidence,
+    judged = judge_tables(table, labels=labels, cluster="episode_id", confidence=confidence,
                           n_resamples=min(n_resamples, 2000), seed=seed)
     for note in judged.notes:
         print(note)

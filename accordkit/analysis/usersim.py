@@ -185,7 +185,7 @@ def without_user_errors(episodes: pd.DataFrame, reviews: ReviewTables, *,
                 warnings.simplefilter("ignore", UserWarning)  # trial counts, said in n_rows
                 p = pass_hat_k(part, ks, by=by_cols, task=cluster, ci=True, **opts)
             if s is not None:   # 0/1 rewards, equal trials: one number, one interval
-                p = one_interval(p, s, part, by=by_cols)
+                p = one_interval(p, reward=s, frame=part, by=by_cols)
             rows.append(pd.DataFrame({
                 **{c: p[c] for c in by_cols}, "metric": "pass^" + p["k"].astype(str),
                 "estimate": p["pass_hat_k"], "ci_low": p["ci_low"], "ci_high": p["ci_high"],

@@ -89,7 +89,7 @@ def _in_dynamic_order(table: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
                              kind="stable").reset_index(drop=True)
 
 
-def accord_tables(episodes: pd.DataFrame, preferences: pd.DataFrame, *,
+def accord_tables(episodes: pd.DataFrame, *, preferences: pd.DataFrame,
                   by: Sequence[str] = ("agent_model", "method"),
                   include_incomplete: bool = False, cluster: str | None = "scenario_id",
                   method: str = "bca", confidence: float = 0.95, n_resamples: int = 10_000,
@@ -136,7 +136,7 @@ def accord_tables(episodes: pd.DataFrame, preferences: pd.DataFrame, *,
     ...                       "dynamic": ["hard"] * 4 + ["soft"] * 4,
     ...                       "satisfied": [True, False, True, True, False, True, True, True],
     ...                       "completed": True})
-    >>> tables = accord_tables(ep, prefs, n_resamples=200, method="percentile")
+    >>> tables = accord_tables(ep, preferences=prefs, n_resamples=200, method="percentile")
     >>> sorted(tables)
     ['cost', 'dynamics', 'dynamics_by_domain', 'main', 'main_by_domain']
     >>> tables["main"].set_index("metric")["estimate"]["task score"]

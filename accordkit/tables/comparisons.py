@@ -50,8 +50,8 @@ class UnknownBaselineError(ValueError):
     usage error (``accordkit report`` exits 64 before any notebook runs)."""
 
 
-def _within(frame: pd.DataFrame, within: Sequence[str]) -> list[str]:
-    cols = [c for c in within if c in frame]
+def _groups(frame: pd.DataFrame, by: Sequence[str]) -> list[str]:
+    cols = [c for c in by if c in frame]
     if "task_set" in frame and "task_set" not in cols and frame["task_set"].notna().any():
         cols.append("task_set")
     return cols
@@ -190,31 +190,31 @@ def _group_pairs(values: list[Any], names: dict[Any, set[str]], baseline: Hashab
     return [(a, b) for i, a in enumerate(values) for b in values[i + 1:]]
 
 
-def comparison_plan(frame: pd.DataFrame, *, within: Sequence[str] = ("benchmark", "domain"),
-                    between: str = "configuration", task: str = "scenario_id",
+def comparison_plan(frame: pd.DataFrame, *, by: Sequence[str] = ("benchmark", "domain"),
+                    between: str = "configuration", cluster: str = "scenario_id",
                     baseline: Hashable | None = None,
                     pairs: Sequence[Sequence[Hashable]] | None = None,
-                    shared_tasks: bool = True, check: bool = True) -> pd.DataFrame:
+                    check: bool = True) -> pd.DataFrame:
     """Which pairs of configurations are compared, on how many tasks, and why not otherwise.
 
     Parameters
     ----------
     frame : pandas.DataFrame
-        Episode scores with the ``within`` columns, ``between`` and ``task``. A
-        ``task_set`` column is added to ``within`` when it holds values.
-    within : sequence of str
-        Columns that must match for a comparison (never pooled).
+        Episode scores with the ``by`` columns, ``between`` and ``cluster``. A
+        ``task_set`` column is added to ``by`` when it holds values.
+    by : sequence of str
+        The groups within which configurations are compared: columns that must match for
+        a comparison (never pooled).
     between : str
-        The column whose values are compared.
-    task : str
+        The column whose values are compared (the one keyword beyond the house's
+        ``by`` and interval options).
+    cluster : str
         The task column: a pair is compared on the tasks both ran.
     baseline : optional
         Compare this configuration with each other one of its group (groups it is not in:
         every pair). Any spelling of the module docstring.
     pairs : sequence of (baseline, other), optional
         Compare only these pairs (where both are in a group).
-    shared_tasks : bool, default True
-        Kept for old parameter files: every pair is compared on the tasks it shares.
     check : bool, default True
         Refuse a ``baseline`` or pair member naming nothing in ``frame``
         (:func:`check_baseline`); a caller that splits the episodes checks them whole.
@@ -222,7 +222,7 @@ def comparison_plan(frame: pd.DataFrame, *, within: Sequence[str] = ("benchmark"
     Returns
     -------
     pandas.DataFrame
-        One row per group and pair: the ``within`` columns, ``between_value``,
+        One row per group and pair: the ``by`` columns, ``between_value``,
         ``baseline``, ``n_tasks`` and ``n_baseline_tasks`` (tasks each ran),
         ``n_shared``, ``comparable``, ``reason`` (empty when both ran the same tasks) and
         ``n_compared`` (tasks the comparison uses; 0 when not compared). A configuration
@@ -238,23 +238,22 @@ def comparison_plan(frame: pd.DataFrame, *, within: Sequence[str] = ("benchmark"
     --------
     >>> frame = pd.DataFrame({"domain": "d", "configuration": ["A"] * 3 + ["B"] * 2,
     ...                       "scenario_id": ["t1", "t2", "t3", "t1", "t2"]})
-    >>> plan = comparison_plan(frame, within=["domain"])
+    >>> plan = comparison_plan(frame, by=["domain"])
     >>> plan[["between_value", "baseline", "comparable", "n_compared"]].values.tolist()
     [['B', 'A', True, 2]]
     >>> print(plan["reason"].iloc[0])
     compared on the 2 tasks both ran (3 and 2 ran)
     """
-    del shared_tasks   # every pair is compared on its shared tasks
     if check:
         check_names(frame, baseline=baseline, pairs=pairs, between=between)
-    cols = _within(frame, within)
+    cols = _groups(frame, by)
     rows: list[dict[str, Any]] = []
     groups = frame.groupby(cols, dropna=False, sort=True) if cols else [((), frame)]
     for key, part in groups:
         key = key if isinstance(key, tuple) else (key,)
         keys = dict(zip(cols, key, strict=True))
         # each distinct task once (a million episodes have tens of thousands of tasks)
-        tasks = {v: set(p[task].drop_duplicates().astype(str))
+        tasks = {v: set(p[cluster].drop_duplicates().astype(str))
                  for v, p in part.groupby(between, sort=True)}
         if not tasks:
             continue
@@ -291,12 +290,12 @@ def comparison_plan(frame: pd.DataFrame, *, within: Sequence[str] = ("benchmark"
     return plan
 
 
-def paired_comparisons(frame: pd.DataFrame, metrics: Sequence[Any], *,
-                       within: Sequence[str] = ("benchmark", "domain"),
-                       between: str = "configuration", task: str = "scenario_id",
+def paired_comparisons(frame: pd.DataFrame, *, metrics: Sequence[Any],
+                       by: Sequence[str] = ("benchmark", "domain"),
+                       between: str = "configuration", cluster: str = "scenario_id",
                        baseline: Hashable | None = None,
                        pairs: Sequence[Sequence[Hashable]] | None = None,
-                       shared_tasks: bool = True, check: bool = True,
+                       check: bool = True,
                        **options: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Paired differences of every comparable pair of :func:`comparison_plan`, each on the
     tasks the pair shares.
@@ -307,17 +306,18 @@ def paired_comparisons(frame: pd.DataFrame, metrics: Sequence[Any], *,
         Episode scores.
     metrics : sequence
         Metrics in any form :func:`accordkit.compare` accepts.
-    within, between, task, baseline, pairs, shared_tasks, check
-        As in :func:`comparison_plan`.
+    by, between, cluster, baseline, pairs, check
+        As in :func:`comparison_plan`; ``cluster`` (the task column) is both the pairing
+        column and the resampled cluster.
     **options
         Passed to :func:`accordkit.compare` (``method``, ``confidence``, ``n_resamples``,
-        ``seed``, ``adjust`` ...); the pairing column is always ``task``.
+        ``seed``, ``adjust`` ...).
 
     Returns
     -------
     results : pandas.DataFrame
         The rows of :func:`accordkit.compare` for every comparable pair, with the
-        ``within`` columns in front; every row is paired, ``n_pairs`` is the number of
+        ``by`` columns in front; every row is paired, ``n_pairs`` is the number of
         shared tasks, ``p_adjusted`` is adjusted over the group's comparisons of a metric,
         and ``tie_group`` is NA where the group's comparisons use different tasks.
     plan : pandas.DataFrame
@@ -325,7 +325,7 @@ def paired_comparisons(frame: pd.DataFrame, metrics: Sequence[Any], *,
     """
     from ..stats import adjust_pvalues
 
-    plan = comparison_plan(frame, within=within, between=between, task=task,
+    plan = comparison_plan(frame, by=by, between=between, cluster=cluster,
                            baseline=baseline, pairs=pairs, check=check)
     cols = [c for c in plan.columns if c not in _PLAN_COLUMNS]
     wanted_metrics = [tuple(m) if isinstance(m, list) else m for m in metrics]
@@ -340,7 +340,7 @@ def paired_comparisons(frame: pd.DataFrame, metrics: Sequence[Any], *,
         for col, value in zip(cols, key, strict=True):
             mask &= (frame[col].isna() if pd.isna(value) else frame[col] == value).to_numpy()
         group = frame[mask]
-        task_text = group[task].astype(str)
+        task_text = group[cluster].astype(str)
         tasks = {v: set(task_text[group[between] == v]) for v in
                  set(ok["between_value"]) | set(ok["baseline"])}
         # pairs on the same shared tasks are compared in one call (one draw of resamples)
@@ -354,10 +354,10 @@ def paired_comparisons(frame: pd.DataFrame, metrics: Sequence[Any], *,
             # one call per bucket: its one baseline, or every pair (compare orients a pair
             # as sorted); a pair it did not orient as asked is compared on its own
             rows = _compare_pairs(part, bucket, next(iter(bases)) if len(bases) == 1
-                                  else None, wanted_metrics, between, task, options)
+                                  else None, wanted_metrics, between, cluster, options)
             if rows is None:
                 rows = pd.concat([_compare_pairs(part, [pair], pair[0], wanted_metrics,
-                                                 between, task, options)
+                                                 between, cluster, options)
                                   for pair in bucket], ignore_index=True)
             group_rows.append(rows)
         res = pd.concat(group_rows, ignore_index=True)
@@ -379,7 +379,7 @@ def paired_comparisons(frame: pd.DataFrame, metrics: Sequence[Any], *,
 
 
 def _compare_pairs(part: pd.DataFrame, pairs: list[tuple[Any, Any]], baseline: Any,
-                   metrics: list[Any], between: str, task: str,
+                   metrics: list[Any], between: str, cluster: str,
                    options: dict[str, Any]) -> pd.DataFrame | None:
     """The :func:`accordkit.compare_metrics` rows of these (baseline, other) pairs, from one
     call; None when the call did not give every pair as asked."""
@@ -387,7 +387,7 @@ def _compare_pairs(part: pd.DataFrame, pairs: list[tuple[Any, Any]], baseline: A
 
     members = {m for pair in pairs for m in pair}
     res = compare_metrics(part[part[between].isin(members)], metrics, between=between,
-                          baseline=baseline, cluster=task, **options)
+                          baseline=baseline, cluster=cluster, **options)
     keep = set(pairs)
     hit = np.array([(b, v) in keep for b, v in zip(res["baseline"], res[between],
                                                    strict=True)], dtype=bool)
@@ -396,11 +396,11 @@ def _compare_pairs(part: pd.DataFrame, pairs: list[tuple[Any, Any]], baseline: A
     return res[hit]
 
 
-def benchmark_comparisons(frame: pd.DataFrame, metrics: Sequence[Any] | None = None, *,
-                          between: str = "configuration", task: str = "scenario_id",
+def benchmark_comparisons(frame: pd.DataFrame, *, metrics: Sequence[Any] | None = None,
+                          by: Sequence[str] = ("benchmark", "domain"),
+                          between: str = "configuration", cluster: str = "scenario_id",
                           baseline: Hashable | None = None,
                           pairs: Sequence[Sequence[Hashable]] | None = None,
-                          shared_tasks: bool = True,
                           **options: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
     """:func:`paired_comparisons` within each benchmark and domain, with per-benchmark metrics.
 
@@ -411,7 +411,10 @@ def benchmark_comparisons(frame: pd.DataFrame, metrics: Sequence[Any] | None = N
     metrics : sequence, optional
         The same metrics for every benchmark; default :data:`DEFAULT_COMPARISON_METRICS`
         (``["success"]`` for other benchmarks).
-    between, task, baseline, pairs, shared_tasks, **options
+    by : sequence of str, default ("benchmark", "domain")
+        The groups within which configurations are compared; ``benchmark`` must be one
+        (the metrics are chosen per benchmark).
+    between, cluster, baseline, pairs, **options
         As in :func:`paired_comparisons` (``baseline`` and ``pairs`` are checked against
         every benchmark's episodes at once).
 
@@ -420,6 +423,10 @@ def benchmark_comparisons(frame: pd.DataFrame, metrics: Sequence[Any] | None = N
     results, plan : pandas.DataFrame
         Concatenated over benchmarks (both have a ``benchmark`` column).
     """
+    by = list(by)
+    if "benchmark" not in by:
+        raise ValueError(f"benchmark_comparisons needs 'benchmark' among `by` (the metrics "
+                         f"are chosen per benchmark), got {by}")
     check_names(frame, baseline=baseline, pairs=pairs, between=between)
     results, plans = [], []
     for bench, part in frame.groupby("benchmark", sort=True):
@@ -427,13 +434,14 @@ def benchmark_comparisons(frame: pd.DataFrame, metrics: Sequence[Any] | None = N
             str(bench), ["success"])
         if "success" in wanted and "success" in part:
             part = part.assign(success=part["success"].astype(float))
-        res, plan = paired_comparisons(part, wanted, within=("benchmark", "domain"),
-                                       between=between, task=task, baseline=baseline,
-                                       pairs=pairs, check=False, **options)
+        res, plan = paired_comparisons(part, metrics=wanted, by=by, between=between,
+                                       cluster=cluster, baseline=baseline, pairs=pairs,
+                                       check=False, **options)
         results.append(res)
         plans.append(plan)
     if not plans:
-        return paired_comparisons(frame, [], between=between, task=task, check=False)
+        return paired_comparisons(frame, metrics=[], by=by, between=between,
+                                  cluster=cluster, check=False)
     nonempty = [r for r in results if len(r)]
     res = pd.concat(nonempty, ignore_index=True) if nonempty else results[0]
     return res, pd.concat(plans, ignore_index=True)

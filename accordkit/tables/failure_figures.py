@@ -20,7 +20,7 @@ __all__ = ["divergence_turns", "cost_per_success", "cost_frontier", "COST_COLUMN
 COST_COLUMN = "agent_cost"
 
 
-def divergence_turns(actions: pd.DataFrame, episodes: pd.DataFrame, *,
+def divergence_turns(actions: pd.DataFrame, *, episodes: pd.DataFrame,
                      by: str | Sequence[str] = "configuration",
                      bins: Sequence[int] | None = None) -> pd.DataFrame:
     """How many episodes first left the expected path at each turn, per group.
@@ -52,7 +52,7 @@ def divergence_turns(actions: pd.DataFrame, episodes: pd.DataFrame, *,
     >>> diff = pd.DataFrame({"episode_id": ["a", "b", "c"],
     ...                      "first_divergence_turn": pd.array([2, None, 2], "Int64"),
     ...                      "divergence_reason": ["missing", None, "extra"]})
-    >>> t = divergence_turns(diff, eps)
+    >>> t = divergence_turns(diff, episodes=eps)
     >>> t["turn"].tolist(), t["episodes"].tolist(), t["share"].round(3).tolist()
     ([0, 1, 2], [0, 0, 2], [0.0, 0.0, 0.667])
     """

@@ -99,13 +99,47 @@ def failure_rates(flags: pd.DataFrame, *,
     return out[[*by, "episodes", *keep]]
 
 
-def failure_flags(episodes: pd.DataFrame, preferences: pd.DataFrame | None = None,
+def failure_flags(episodes: pd.DataFrame, *, by: Sequence[str] = (),
+                  preferences: pd.DataFrame | None = None,
                   shifts: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per episode, one boolean column per failure type in :data:`FAILURES`.
 
     A flag is False (not missing) when the failure cannot occur for the episode's benchmark.
+
+    Parameters
+    ----------
+    episodes : pandas.DataFrame
+        Episode scores (``episode_id``, ``benchmark``, ``completed``,
+        ``n_redundant_calls``, and the ``by`` columns).
+    by : sequence of str, default ()
+        Episode columns kept beside the flags: the groups :func:`failure_rates` (or a
+        drill-down) takes them by.
+    preferences : pandas.DataFrame, optional
+        Preference scores (``episode_id``, ``dynamic``, ``satisfied``) for
+        ``unsatisfied_triggered``.
+    shifts : pandas.DataFrame, optional
+        Shift scores (``episode_id``, ``recovered``, ``transferred``) for
+        ``unrecovered_shift`` and ``transfer``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``episode_id``, the ``by`` columns, then one boolean column per failure type.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> ep = pd.DataFrame({"episode_id": ["e1", "e2"], "benchmark": "accord",
+    ...                    "agent_model": "m", "completed": [True, False]})
+    >>> failure_flags(ep, by=["agent_model"])[["episode_id", "agent_model",
+    ...                                         "not_completed"]].values.tolist()
+    [['e1', 'm', False], ['e2', 'm', True]]
     """
-    out = episodes[["episode_id"]].copy()
+    by = [by] if isinstance(by, str) else list(by)
+    missing = [c for c in by if c not in episodes.columns]
+    if missing:
+        raise ValueError(f"failure_flags by {missing}: the episodes have no such column")
+    out = episodes[["episode_id", *(c for c in by if c != "episode_id")]].copy()
     ids = out["episode_id"]
 
     def col(name: str) -> pd.Series:

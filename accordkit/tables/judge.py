@@ -77,10 +77,10 @@ def judged_items(verdicts: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
-def judge_tables(verdicts: pd.DataFrame | None, labels: str | Path,
-                 episodes: pd.DataFrame | None = None, *, by: str | Sequence[str] = (), cluster: str | None = "scenario_id",
-                 confidence: float = 0.95, n_resamples: int = 2000,
-                 seed: int = 0) -> JudgeTables:
+def judge_tables(verdicts: pd.DataFrame | None, *, labels: str | Path,
+                 episodes: pd.DataFrame | None = None, by: str | Sequence[str] = (),
+                 cluster: str | None = "scenario_id", confidence: float = 0.95,
+                 n_resamples: int = 2000, seed: int = 0) -> JudgeTables:
     """Calibration and raw-beside-corrected rates per judge and judge model.
 
     ``episodes`` gives each episode's ``cluster`` (its scenario) and the ``by`` columns

@@ -92,7 +92,7 @@ def _estimates(ep: pd.DataFrame, pr: pd.DataFrame, keys: list[str],
         n_rows=lambda f: f["n_events"].astype(np.int64))
 
 
-def accord_table(episodes: pd.DataFrame, preferences: pd.DataFrame, *,
+def accord_table(episodes: pd.DataFrame, *, preferences: pd.DataFrame,
                  by: str | Sequence[str] = ("agent_model", "method"), agg: str = "episode",
                  include_incomplete: bool = False) -> pd.DataFrame:
     """AcCoRD point estimates per group: Table 3 (completion, outcome, perfect, task) and
@@ -142,7 +142,7 @@ def accord_table(episodes: pd.DataFrame, preferences: pd.DataFrame, *,
     ...                    "n_user_utterances": [2, 2]})
     >>> pr = pd.DataFrame({"agent_model": ["m"], "scenario_id": ["s1"],
     ...                    "dynamic": ["triggered"], "satisfied": [True], "completed": [True]})
-    >>> t = accord_table(ep, pr, by="agent_model")
+    >>> t = accord_table(ep, preferences=pr, by="agent_model")
     >>> t.set_index("metric").loc[["task_completion_rate", "task_score", "score_triggered"],
     ...                           "estimate"].tolist()
     [0.5, 0.25, 1.0]

@@ -93,7 +93,7 @@ def pass_hat_k(frame: pd.DataFrame, ks: Sequence[int] | int | None = None, *,
     return out
 
 
-def one_interval(passk: pd.DataFrame, reward: pd.DataFrame, frame: pd.DataFrame, *,
+def one_interval(passk: pd.DataFrame, *, reward: pd.DataFrame, frame: pd.DataFrame,
                  by: Sequence[str], reward_column: str = "reward",
                  label: str = "mean reward") -> pd.DataFrame:
     """pass^1 with the mean reward's interval where the two are one number.
@@ -133,7 +133,7 @@ def one_interval(passk: pd.DataFrame, reward: pd.DataFrame, frame: pd.DataFrame,
     ...                       "ci_low": [0.5, 0.0], "ci_high": [1.0, 1.0]})
     >>> reward = pd.DataFrame({"g": ["a"], "estimate": [0.75], "ci_low": [0.45],
     ...                        "ci_high": [0.95]})
-    >>> one_interval(passk, reward, frame, by=["g"])[["k", "ci_low", "interval_of"]]
+    >>> one_interval(passk, reward=reward, frame=frame, by=["g"])[["k", "ci_low", "interval_of"]]
        k  ci_low  interval_of
     0  1    0.45  mean reward
     1  2    0.00         None

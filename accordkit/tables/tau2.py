@@ -213,20 +213,32 @@ def termination_table(frame: pd.DataFrame, *,
 
 
 def cost_per_task(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configuration"),
-                  task: str = "scenario_id") -> pd.DataFrame:
+                  cluster: str = "scenario_id") -> pd.DataFrame:
     """Mean agent and user cost of one run of each task, per group.
+
+    No interval: a row per task is its mean over the task's runs.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Episode scores with the ``by`` columns, ``cluster``, ``agent_cost`` and
+        ``user_cost``.
+    by : sequence of str
+        The groups.
+    cluster : str, default "scenario_id"
+        The task column (the clusters the other tables resample).
 
     Returns
     -------
     pandas.DataFrame
-        The ``by`` columns, ``task``, ``episodes``, ``agent_cost`` and ``user_cost`` (means
-        over the task's episodes that recorded a cost; NaN when none did).
+        The ``by`` columns, ``cluster``, ``episodes``, ``agent_cost`` and ``user_cost``
+        (means over the task's episodes that recorded a cost; NaN when none did).
     """
-    cols = [*by, task, "episodes", "agent_cost", "user_cost"]
+    cols = [*by, cluster, "episodes", "agent_cost", "user_cost"]
     if not len(frame):
         return pd.DataFrame(columns=cols)
-    grouped = frame.groupby([*by, task], dropna=False, sort=True)
-    out = grouped.agg(episodes=(task, "size"), agent_cost=("agent_cost", "mean"),
+    grouped = frame.groupby([*by, cluster], dropna=False, sort=True)
+    out = grouped.agg(episodes=(cluster, "size"), agent_cost=("agent_cost", "mean"),
                       user_cost=("user_cost", "mean")).reset_index()
     return out[cols]
 
@@ -238,13 +250,14 @@ def cost_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configura
 
 
 def pass_k_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configuration"),
-                 n_resamples: int = 10_000, seed: int = 0, method: str = "bca",
-                 confidence: float = 0.95) -> pd.DataFrame:
+                 cluster: str = "scenario_id", method: str = "bca", confidence: float = 0.95,
+                 n_resamples: int = 10_000, seed: int = 0) -> pd.DataFrame:
     """pass^k and pass@k curves per group, with task-resampled intervals.
 
-    The interval options are the page's (:func:`accordkit.summarize`'s ``method``,
-    ``confidence``, ``n_resamples``, ``seed``), so that every interval of a page is made
-    the same way. pass^1 is the success rate (reward = 1), averaged over tasks.
+    The interval options are the page's (:func:`accordkit.summarize`'s ``cluster``, the
+    task column, ``method``, ``confidence``, ``n_resamples``, ``seed``), so that every
+    interval of a page is made the same way. pass^1 is the success rate (reward = 1),
+    averaged over tasks.
 
     The one place the report calls :func:`accordkit.pass_hat_k`, so that a change of its
     interface touches only this function.
@@ -255,5 +268,5 @@ def pass_k_table(frame: pd.DataFrame, *, by: Sequence[str] = ("domain", "configu
             "ci_low", "ci_high", "small_cell"]
     if not len(frame):
         return pd.DataFrame(columns=cols)
-    return pass_hat_k(frame, by=list(by), ci=True, method=method, confidence=confidence,
-                      n_resamples=n_resamples, seed=seed)
+    return pass_hat_k(frame, by=list(by), task=cluster, ci=True, method=method,
+                      confidence=confidence, n_resamples=n_resamples, seed=seed)

@@ -89,14 +89,15 @@ def test_pure_functions_equal_the_dispatcher(sample, dispatched):
 
 
 def test_dynamics_handling_agent_scores_higher(dispatched):
-    t = accord_table(*dispatched)
+    t = accord_table(dispatched[0], preferences=dispatched[1])
     est = t.set_index(["agent_model", "method", "metric"])["estimate"]
     careful = est.loc[("sim-careful-1", "uncreact")]
     never_asks = est.loc[("sim-basic-1", "react")]
     for dyn in ("unachievable", "triggered"):
         assert careful[f"score_{dyn}"] >= never_asks[f"score_{dyn}"] + 0.3, dyn
     # Agent models differ visibly overall, and UncReAct makes the agents talk more.
-    by_model = accord_table(*dispatched, by="agent_model").set_index(["agent_model", "metric"])
+    by_model = accord_table(dispatched[0], preferences=dispatched[1],
+                            by="agent_model").set_index(["agent_model", "metric"])
     assert by_model.loc[("sim-careful-1", "task_score"), "estimate"] >= \
         by_model.loc[("sim-basic-1", "task_score"), "estimate"] + 0.2
     for model in ("sim-basic-1", "sim-careful-1"):
@@ -105,7 +106,8 @@ def test_dynamics_handling_agent_scores_higher(dispatched):
 
 
 def test_table3_identity_on_the_sample(dispatched):
-    t = accord_table(*dispatched, by=("domain", "agent_model", "method"))
+    t = accord_table(dispatched[0], preferences=dispatched[1],
+                     by=("domain", "agent_model", "method"))
     wide = t.pivot(index=["domain", "agent_model", "method"], columns="metric",
                    values="estimate")
     np.testing.assert_allclose(wide["task_score"],

@@ -42,7 +42,7 @@ def test_divergence_turns_one_panel_per_configuration_with_bars_at_the_shares():
                             "first_divergence_turn": pd.array([2, 2, 1], "Int64"),
                             "divergence_reason": ["missing", "extra", "missing"]})
     eps = pd.DataFrame({"episode_id": ["a", "b", "c"], "configuration": ["x", "x", "y"]})
-    turns = divergence_turns(actions, eps)
+    turns = divergence_turns(actions, episodes=eps)
     fig = plot_divergence_turns(turns)
     assert len(fig.axes) == 2
     heights = [[round(p.get_height(), 3) for p in ax.patches] for ax in fig.axes]

@@ -56,7 +56,8 @@ def compute() -> dict[str, dict]:
                                [*ggroup, "metric"]),
             "goalshift_gsrt": (views.goalshift_gsrt(gsh, by=ggroup, median="observed", **BOOT),
                                [*ggroup, "metric"]),
-            "accord_table": (ak.accord_table(ep, pr, by=tuple(group)), [*group, "metric"]),
+            "accord_table": (ak.accord_table(ep, preferences=pr, by=tuple(group)),
+                             [*group, "metric"]),
         }
     return {name: _records(frame, keys) for name, (frame, keys) in tables.items()}
 

@@ -143,7 +143,7 @@ def test_failure_flags(episodes):
                           "satisfied": [False, False]})
     shifts = pd.DataFrame({"episode_id": ["e5", "e6"], "recovered": [False, True],
                            "transferred": [True, None]})
-    f = failure_flags(episodes, prefs, shifts).set_index("episode_id")
+    f = failure_flags(episodes, preferences=prefs, shifts=shifts).set_index("episode_id")
     assert f.index[f["not_completed"]].tolist() == ["e3"]
     assert f.index[f["unsatisfied_triggered"]].tolist() == ["e0"]
     assert f.index[f["unrecovered_shift"]].tolist() == ["e5"]
@@ -214,7 +214,7 @@ def test_accord_tables_pooled_equal_the_shared_draw_builders_to_the_bit(sample_s
 
     episodes, prefs = sample_scores
     options = {"n_resamples": 400, "seed": 4, "method": "bca"}
-    tables = accord_tables(episodes, prefs, by=["agent_model", "method"], **options)
+    tables = accord_tables(episodes, preferences=prefs, by=["agent_model", "method"], **options)
     main, cost = accord_main_and_cost(episodes, by=["agent_model", "method"],
                                       share_draws=True, **options)
     pd.testing.assert_frame_equal(tables["main"], main, check_exact=True)
@@ -228,7 +228,8 @@ def test_accord_tables_pooled_equal_the_shared_draw_builders_to_the_bit(sample_s
     np.testing.assert_array_equal(tables["dynamics_by_domain"]["estimate"],
                                   dyn_domain["estimate"])
     # drawn per cell, every table is its own builder's
-    apart = accord_tables(episodes, prefs, by=["agent_model", "method"], share_draws=False,
+    apart = accord_tables(episodes, preferences=prefs, by=["agent_model", "method"],
+                          share_draws=False,
                           **options)
     main, cost = accord_main_and_cost(episodes, by=["agent_model", "method"], **options)
     builders = {"main": main, "cost": cost, "main_by_domain": by_domain,

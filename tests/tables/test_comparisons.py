@@ -55,7 +55,7 @@ def test_without_a_baseline_every_pair_that_shares_tasks_is_compared():
 
 
 def test_paired_comparisons_on_the_shared_tasks_of_each_pair():
-    results, _ = paired_comparisons(_frame(), ["reward"], baseline="A", **OPTS)
+    results, _ = paired_comparisons(_frame(), metrics=["reward"], baseline="A", **OPTS)
     got = results.set_index("configuration")
     assert sorted(got.index) == ["B", "C"] and got["paired"].all()
     assert got.loc["B", "n_pairs"] == 3 and got.loc["C", "n_pairs"] == 2
@@ -70,7 +70,8 @@ def test_paired_comparisons_on_the_shared_tasks_of_each_pair():
 
 def test_nothing_comparable_gives_an_empty_frame():
     frame = _frame()
-    results, plan = paired_comparisons(frame[frame["domain"] == "retail"], ["reward"], **OPTS)
+    results, plan = paired_comparisons(frame[frame["domain"] == "retail"], metrics=["reward"],
+                                       **OPTS)
     assert results.empty and len(plan) == 1
 
 
@@ -98,7 +99,7 @@ def _three_configurations() -> pd.DataFrame:
 
 def test_three_configurations_give_every_shared_task_comparison():
     frame = _three_configurations()
-    results, plan = benchmark_comparisons(frame, ["reward"], **OPTS)
+    results, plan = benchmark_comparisons(frame, metrics=["reward"], **OPTS)
     assert len(results) == 3 and plan["comparable"].all()
     assert set(plan["n_compared"]) == {20} and set(results["n_pairs"]) == {20}
     labels = set(frame["configuration"])
@@ -112,7 +113,7 @@ def test_three_configurations_give_every_shared_task_comparison():
 @pytest.mark.parametrize("spelling", ["gpt-4.1", "gpt-4.1 (llm_agent) | user: gpt-4.1 "
                                                  "(user_simulator)"])
 def test_a_baseline_may_be_the_model_or_the_full_label(spelling):
-    results, plan = benchmark_comparisons(_three_configurations(), ["reward"],
+    results, plan = benchmark_comparisons(_three_configurations(), metrics=["reward"],
                                           baseline=spelling, **OPTS)
     assert set(results["baseline"]) == {"gpt-4.1 (llm_agent) | user: gpt-4.1 "
                                         "(user_simulator)"}
@@ -123,14 +124,14 @@ def test_an_unknown_baseline_is_refused_with_the_choices():
     with pytest.raises(ValueError, match=r"baseline 'gpt-4' names no configuration; choose "
                                          r"an agent model \(claude-sonnet-4-5, "
                                          r"ft:gpt-4.1:org::x1, gpt-4.1\) or a full label"):
-        benchmark_comparisons(_three_configurations(), ["reward"], baseline="gpt-4", **OPTS)
+        benchmark_comparisons(_three_configurations(), metrics=["reward"], baseline="gpt-4", **OPTS)
     with pytest.raises(ValueError, match="pairs: 'x' names no configuration"):
-        benchmark_comparisons(_three_configurations(), ["reward"],
+        benchmark_comparisons(_three_configurations(), metrics=["reward"],
                               pairs=[["gpt-4.1", "x"]], **OPTS)
 
 
 def test_named_pairs_only():
-    results, plan = benchmark_comparisons(_three_configurations(), ["reward"],
+    results, plan = benchmark_comparisons(_three_configurations(), metrics=["reward"],
                                           pairs=[["gpt-4.1", "ft:gpt-4.1:org::x1"]], **OPTS)
     assert len(results) == 1 and results["configuration"].iloc[0].startswith("ft:gpt-4.1")
     assert results["baseline"].iloc[0].startswith("gpt-4.1")
@@ -145,3 +146,10 @@ def test_two_configurations_of_one_model_need_the_full_label():
     frame = with_configuration(pd.concat([frame, other_user]).drop(columns="configuration"))
     with pytest.raises(ValueError, match="'gpt-4.1' names 2 configurations of one group"):
         comparison_plan(frame, baseline="gpt-4.1")
+
+
+def test_benchmark_comparisons_need_the_benchmark_among_by():
+    """``by`` names the groups within which configurations are compared; the metrics are
+    chosen per benchmark, so ``benchmark`` must be one of them."""
+    with pytest.raises(ValueError, match="needs 'benchmark' among `by`"):
+        benchmark_comparisons(_three_configurations(), by=("domain",), **OPTS)

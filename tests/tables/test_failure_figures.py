@@ -21,7 +21,7 @@ def _actions():
 def test_divergence_turns_count_each_groups_episodes_at_their_turn():
     eps = pd.DataFrame({"episode_id": ["a", "b", "c", "d", "e"],
                         "configuration": ["x", "x", "x", "y", "y"]})   # e: no expected action
-    t = divergence_turns(_actions(), eps)
+    t = divergence_turns(_actions(), episodes=eps)
     x = t[t["configuration"] == "x"].set_index("turn")
     y = t[t["configuration"] == "y"].set_index("turn")
     assert x["episodes"].to_dict() == {0: 0, 1: 1, 2: 0, 3: 1}
@@ -30,10 +30,10 @@ def test_divergence_turns_count_each_groups_episodes_at_their_turn():
     assert x["n_episodes"].unique().tolist() == [3] and y["n_episodes"].unique().tolist() == [1]
     assert x.loc[3, "share"] == pytest.approx(1 / 3) and y.loc[3, "share"] == 1.0
     # bins: turns 0-1 and 2 on
-    binned = divergence_turns(_actions(), eps, bins=[0, 2])
+    binned = divergence_turns(_actions(), episodes=eps, bins=[0, 2])
     assert binned[binned["configuration"] == "x"]["episodes"].tolist() == [1, 1]
     with pytest.raises(KeyError, match="persona"):
-        divergence_turns(_actions(), eps, by="persona")
+        divergence_turns(_actions(), episodes=eps, by="persona")
 
 
 def test_cost_per_success_is_total_cost_over_successes_with_intervals():

@@ -32,8 +32,7 @@ def test_flags_apply_by_benchmark_from_the_catalogue():
 def test_tau2_rows_show_no_zero_for_goal_shift_flags():
     scores = _scores()
     shifts = pd.DataFrame({"episode_id": ["g1"], "recovered": [False], "transferred": [True]})
-    flags = failure_flags(scores, shifts=shifts)
-    table = scores[["episode_id", "benchmark", "agent_model", "method"]].merge(flags)
+    table = failure_flags(scores, by=["benchmark", "agent_model", "method"], shifts=shifts)
     t = failure_rates(table).set_index("benchmark")
     assert t.loc["tau2", "redundant_calls"] == pytest.approx(0.25)
     # a tau2 configuration cannot miss a goal shift or be incomplete-as-failed: blank
@@ -56,3 +55,16 @@ def test_a_tau2_only_run_has_only_the_flags_that_apply():
                                   "redundant_calls"]
     with pytest.raises(ValueError, match="needs 'benchmark'"):
         failure_rates(table, by=["agent_model"])
+
+
+def test_flags_keep_the_by_columns_beside_each_episode():
+    """``by`` carries episode columns into the flags: the same frame as joining them on."""
+    scores = _scores()
+    shifts = pd.DataFrame({"episode_id": ["g1"], "recovered": [False], "transferred": [True]})
+    kept = failure_flags(scores, by=["benchmark", "agent_model"], shifts=shifts)
+    joined = scores[["episode_id", "benchmark", "agent_model"]].merge(
+        failure_flags(scores, shifts=shifts), on="episode_id")
+    pd.testing.assert_frame_equal(kept.reset_index(drop=True), joined)
+    assert failure_flags(scores).columns.tolist() == ["episode_id", *FAILURES]
+    with pytest.raises(ValueError, match=r"failure_flags by \['persona'\]"):
+        failure_flags(scores, by=["persona"])

@@ -43,7 +43,7 @@ def test_tables_per_judge_model(tmp_path):
     labels.loc[len(labels)] = ["ep99", "usersim_tests", "t0", True]   # no such verdict
     path = tmp_path / "labels.csv"
     labels.to_csv(path, index=False)
-    tables = judge_tables(_verdicts(), path, _episodes(), n_resamples=200)
+    tables = judge_tables(_verdicts(), labels=path, episodes=_episodes(), n_resamples=200)
     assert tables.notes == ("1 of 11 labels name no judged pass or fail of the verdict files "
                             "and were left out",)
     cal = tables.calibration.set_index(["judge_model", "measure"])
@@ -66,13 +66,13 @@ def test_bad_labels_file_is_named(tmp_path):
     path = tmp_path / "labels.csv"
     path.write_text("episode_id,item,label\nep0,t0,true\n")
     with pytest.raises(ValueError, match=r"labels\.csv.*lacks the columns \['judge'\]"):
-        judge_tables(_verdicts(), path, _episodes())
+        judge_tables(_verdicts(), labels=path, episodes=_episodes())
     path.write_text("episode_id,judge,item,label\nep0,usersim_tests,t0,perhaps\n")
     with pytest.raises(ValueError, match=r"'perhaps'"):
-        judge_tables(_verdicts(), path, _episodes())
+        judge_tables(_verdicts(), labels=path, episodes=_episodes())
     with pytest.raises(FileNotFoundError):
-        judge_tables(_verdicts(), tmp_path / "none.csv", _episodes())
-    tables = judge_tables(None, tmp_path / "labels.csv", _episodes())
+        judge_tables(_verdicts(), labels=tmp_path / "none.csv", episodes=_episodes())
+    tables = judge_tables(None, labels=tmp_path / "labels.csv", episodes=_episodes())
     assert tables.notes == ("no verdict files: nothing to calibrate against the labels",)
 
 
@@ -88,8 +88,8 @@ def test_same_input_same_tables(tmp_path):
     pd.DataFrame({"episode_id": ["ep1", "ep2", "ep4", "ep5", "ep8", "ep9"],
                   "judge": "usersim_tests", "item": "t1", "judge_model": "judge-a",
                   "label": [True, False, True, True, False, True]}).to_csv(path, index=False)
-    a = judge_tables(_verdicts(), path, _episodes(), n_resamples=100, seed=4)
-    b = judge_tables(_verdicts(), path, _episodes(), n_resamples=100, seed=4)
+    a = judge_tables(_verdicts(), labels=path, episodes=_episodes(), n_resamples=100, seed=4)
+    b = judge_tables(_verdicts(), labels=path, episodes=_episodes(), n_resamples=100, seed=4)
     pd.testing.assert_frame_equal(a.calibration, b.calibration)
     pd.testing.assert_frame_equal(a.rates, b.rates)
     # the file names judge-a: judge-b has no label, and its row says so
@@ -106,7 +106,8 @@ def test_tables_per_configuration_calibrate_each_on_its_own_labels(tmp_path):
     pd.DataFrame({"episode_id": [f"ep{e}" for e in (0, 1, 2, 3, 4, 5)], "judge": "usersim_tests",
                   "item": "t0", "judge_model": "judge-a",
                   "label": [False, True, True, True, False, True]}).to_csv(path, index=False)
-    tables = judge_tables(_verdicts(), path, episodes, by="configuration", n_resamples=100)
+    tables = judge_tables(_verdicts(), labels=path, episodes=episodes, by="configuration",
+                          n_resamples=100)
     rates = tables.rates.set_index(["configuration", "judge_model"])
     assert list(tables.rates.columns[:4]) == ["configuration", "judge", "judge_model",
                                               "judged_rate"]
@@ -118,11 +119,11 @@ def test_tables_per_configuration_calibrate_each_on_its_own_labels(tmp_path):
     b = items[(items.configuration == "B") & (items.judge_model == "judge-a")]
     assert rates.loc[("B", "judge-a"), "judged_rate"] == pytest.approx(b.verdict.mean())
     # a page's judge absent from the verdict files (e.g. no outcome verdicts): said, no rows
-    none = judge_tables(_verdicts().iloc[:0], path, episodes, by="configuration")
+    none = judge_tables(_verdicts().iloc[:0], labels=path, episodes=episodes, by="configuration")
     assert none.notes == ("the verdict files hold no verdict of this judge: nothing to "
                           "calibrate against the labels",) and none.rates.empty
     with pytest.raises(ValueError, match=r"by \['persona'\]"):
-        judge_tables(_verdicts(), path, episodes, by="persona")
+        judge_tables(_verdicts(), labels=path, episodes=episodes, by="persona")
 
 
 def test_items_of_one_episode_resampled_together_without_episodes(tmp_path):
@@ -131,11 +132,12 @@ def test_items_of_one_episode_resampled_together_without_episodes(tmp_path):
     pd.DataFrame({"episode_id": [f"ep{e}" for e in range(12)], "judge": "usersim_tests",
                   "item": "t0", "label": [(e % 4) != 0 for e in range(12)]}).to_csv(
         path, index=False)
-    tables = judge_tables(_verdicts(), path, pd.DataFrame(), cluster="episode_id",
+    tables = judge_tables(_verdicts(), labels=path, episodes=pd.DataFrame(), cluster="episode_id",
                           n_resamples=100)
     assert tables.notes == ()
     assert set(tables.calibration.ci_method) == {"cluster bootstrap percentile"}
-    iid = judge_tables(_verdicts(), path, pd.DataFrame(), cluster=None, n_resamples=100)
+    iid = judge_tables(_verdicts(), labels=path, episodes=pd.DataFrame(), cluster=None,
+                       n_resamples=100)
     assert set(iid.calibration.ci_method) != {"cluster bootstrap percentile"}
     assert tables.rates.n_test.tolist() == iid.rates.n_test.tolist()
     # the raw rate's own interval: Agresti–Coull on n_test (design effect 1 without clusters)

@@ -59,7 +59,7 @@ def estimates(t: pd.DataFrame, model: str) -> pd.Series:
 
 
 def test_pooled_estimates(frames):
-    t = accord_table(*frames)
+    t = accord_table(frames[0], preferences=frames[1])
     assert list(t.columns) == ["agent_model", "method", "metric", "estimate", "n_rows",
                                "n_scenarios"]
     assert t["metric"].tolist() == list(ACCORD_TABLE_METRICS) * 2
@@ -83,7 +83,7 @@ def test_pooled_estimates(frames):
 
 
 def test_missing_judgments_and_absent_dynamics(frames):
-    t = accord_table(*frames)
+    t = accord_table(frames[0], preferences=frames[1])
     m2 = estimates(t, "m2")
     assert m2["task_completion_rate"] == 1.0
     assert m2["outcome_score"] == 0.0   # f2 has nothing judged: left out, not counted as 0
@@ -94,7 +94,7 @@ def test_missing_judgments_and_absent_dynamics(frames):
 
 
 def test_include_incomplete_counts_them_as_zero(frames):
-    m1 = estimates(accord_table(*frames, include_incomplete=True), "m1")
+    m1 = estimates(accord_table(frames[0], preferences=frames[1], include_incomplete=True), "m1")
     assert m1["score_hard_underspec"] == pytest.approx(3 / 5)
     assert m1["score_soft_underspec"] == pytest.approx(1 / 2)
     assert m1["score_triggered"] == 0.0
@@ -104,7 +104,7 @@ def test_include_incomplete_counts_them_as_zero(frames):
 
 
 def test_scenario_aggregation(frames):
-    m1 = estimates(accord_table(*frames, agg="scenario"), "m1")
+    m1 = estimates(accord_table(frames[0], preferences=frames[1], agg="scenario"), "m1")
     # s1: TCR 1, outcome .75, task .75; s2: .5, .25, .125; s3: 1, 1, 1.
     assert m1["task_completion_rate"] == pytest.approx(2.5 / 3)
     assert m1["outcome_score"] == pytest.approx(2 / 3)
@@ -117,7 +117,7 @@ def test_scenario_aggregation(frames):
 
 
 def test_domain_macro_aggregation(frames):
-    m1 = estimates(accord_table(*frames, agg="domain_macro"), "m1")
+    m1 = estimates(accord_table(frames[0], preferences=frames[1], agg="domain_macro"), "m1")
     # shop: TCR 1, outcome 2.5/3, task 2.5/3, POR 2/3; travel: .5, .25, .125, 0.
     assert m1["task_completion_rate"] == pytest.approx(0.75)
     assert m1["outcome_score"] == pytest.approx((2.5 / 3 + 0.25) / 2)
@@ -131,11 +131,11 @@ def test_domain_macro_aggregation(frames):
 
 def test_grouping_options(frames):
     ep, pr = frames
-    overall = accord_table(ep, pr, by=())
+    overall = accord_table(ep, preferences=pr, by=())
     assert list(overall.columns) == ["metric", "estimate", "n_rows", "n_scenarios"]
     assert overall.set_index("metric").loc["task_completion_rate", "estimate"] == \
         pytest.approx(6 / 7)
-    by_domain = accord_table(ep, pr, by="domain", agg="domain_macro")
+    by_domain = accord_table(ep, preferences=pr, by="domain", agg="domain_macro")
     travel = by_domain.loc[by_domain["domain"] == "travel"].set_index("metric")["estimate"]
     assert travel["task_completion_rate"] == 0.5
     assert by_domain.attrs == {"agg": "domain_macro", "include_incomplete": False,
@@ -145,31 +145,31 @@ def test_grouping_options(frames):
 def test_other_benchmarks_are_ignored(frames):
     ep, pr = frames
     other = ep.iloc[:1].assign(benchmark="tau2", agent_model="m9")
-    t = accord_table(pd.concat([ep, other], ignore_index=True), pr)
+    t = accord_table(pd.concat([ep, other], ignore_index=True), preferences=pr)
     assert set(t["agent_model"]) == {"m1", "m2"}
 
 
 def test_input_errors(frames):
     ep, pr = frames
     with pytest.raises(ValueError, match="agg must be one of"):
-        accord_table(ep, pr, agg="pooled")
+        accord_table(ep, preferences=pr, agg="pooled")
     with pytest.raises(ValueError, match=r"episodes frame lacks the columns \['task_score'\]"):
-        accord_table(ep.drop(columns="task_score"), pr)
+        accord_table(ep.drop(columns="task_score"), preferences=pr)
     with pytest.raises(ValueError, match=r"preferences frame lacks the columns \['dynamic'\]"):
-        accord_table(ep, pr.drop(columns="dynamic"))
+        accord_table(ep, preferences=pr.drop(columns="dynamic"))
     with pytest.raises(ValueError, match="output column names"):
-        accord_table(ep, pr, by=("metric",))
+        accord_table(ep, preferences=pr, by=("metric",))
     with pytest.raises(TypeError, match="by must be"):
-        accord_table(ep, pr, by=(1,))
+        accord_table(ep, preferences=pr, by=(1,))
     with pytest.raises(TypeError, match="include_incomplete"):
-        accord_table(ep, pr, include_incomplete=1)
+        accord_table(ep, preferences=pr, include_incomplete=1)
     with pytest.raises(TypeError, match="pandas DataFrame"):
-        accord_table(ep.to_dict(), pr)
+        accord_table(ep.to_dict(), preferences=pr)
 
 
 def test_empty_frames(frames):
     ep, pr = frames
-    t = accord_table(ep.iloc[:0], pr.iloc[:0])
+    t = accord_table(ep.iloc[:0], preferences=pr.iloc[:0])
     assert t.empty and list(t.columns) == ["agent_model", "method", "metric", "estimate",
                                            "n_rows", "n_scenarios"]
 
@@ -206,7 +206,7 @@ def _table3(recs: list[dict]) -> pd.Series:
     pr = score_preferences(table)
     pr = pd.concat([ids.iloc[pr["row"]].reset_index(drop=True), pr.drop(columns="row")],
                    axis=1)
-    return accord_table(ep, pr).set_index("metric")["estimate"]
+    return accord_table(ep, preferences=pr).set_index("metric")["estimate"]
 
 
 # Llama3.1-70B ReAct: 72.0% | 0.644 | 17.0% | 0.464 -> 28 failures; 17 perfect (5/5),
@@ -248,7 +248,7 @@ def test_gpt41_row_is_not_a_pooled_product():
 def test_identity_holds_exactly_on_pooled_groups(frames):
     ep, pr = frames
     ep = ep.loc[ep["episode_id"] != "f2"]  # every completed episode has an outcome
-    t = accord_table(ep, pr)
+    t = accord_table(ep, preferences=pr)
     for model in ("m1", "m2"):
         e = estimates(t, model)
         assert e["task_score"] == pytest.approx(

@@ -318,7 +318,7 @@ def test_one_interval_for_mean_reward_and_pass1():
             reward = reward_table(frame, by=group, cluster="scenario_id", **opts)
             passk = pass_k_table(frame, by=group, **opts)
         reward = reward[reward["metric"] == "mean reward"]
-        return reward, one_interval(passk, reward, frame, by=group)
+        return reward, one_interval(passk, reward=reward, frame=frame, by=group)
 
     # 12 tasks x 2 trials, rewards 0/1: mean = pass^1 = 13/24
     frame = _binary_runs({f"t{i}": ([1, 1] if i < 5 else [1, 0] if i < 8 else [0, 0])
@@ -344,4 +344,4 @@ def test_one_interval_for_mean_reward_and_pass1():
                        "pass_hat_k": [0.5], "ci_low": [0.0], "ci_high": [1.0]})
     rw = pd.DataFrame({"domain": ["airline"], "configuration": ["c"],
                        "estimate": [4 / 6], "ci_low": [0.3], "ci_high": [0.9]})
-    assert raw(pk, rw, uneven, by=group)["interval_of"].isna().all()
+    assert raw(pk, reward=rw, frame=uneven, by=group)["interval_of"].isna().all()
