@@ -212,14 +212,67 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         rest = [i for i in items if i not in shared]
         rest[first:first] = users
         items[:] = rest
+    if config.pluginmanager.hasplugin("xdist"):
+        for item, group in worker_groups(items).items():
+            item.add_marker(pytest.mark.xdist_group(group))
     if _fast(config):
-        keep, drop = [], []
-        for item in items:
-            (drop if any(item.get_closest_marker(m) for m in SLOW_MARKERS) else keep).append(item)
+        keep, drop = leave_out_slow(items)
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
         config.stash[_LEFT_OUT] = len(drop)
+
+
+def leave_out_slow(items: list[pytest.Item]) -> tuple[list[pytest.Item], list[pytest.Item]]:
+    """The tests the fast default keeps and those it leaves out (a marker of
+    :data:`SLOW_MARKERS`), each in the order given."""
+    keep, drop = [], []
+    for item in items:
+        (drop if any(item.get_closest_marker(m) for m in SLOW_MARKERS) else keep).append(item)
+    return keep, drop
+
+
+#: Fixtures built once per session (or per module, with everything they start) that their
+#: users share: under ``make test-all``'s two workers (pytest-xdist ``--dist loadgroup``) all
+#: the users of one run in one worker, so that it is built once.
+SHARED_BUILDS = frozenset({"sample_report", "fixture_report", "hostile_report", "tau2_report",
+                           "lab"})
+
+
+def worker_groups(items: list[pytest.Item]) -> dict[pytest.Item, str]:
+    """The worker group (pytest-xdist's ``xdist_group``) of each test that must share a
+    worker; the other tests go to whichever worker is free.
+
+    Tests sharing a fixture of :data:`SHARED_BUILDS` share a worker; so do every test that
+    starts Ray (one Ray at a time on the machine: the session's 3-node cluster, a local Ray,
+    a node-killing test) and the examples of one document (tests/test_docs_examples.py: they
+    share a working folder and run in the document's order). A test in two such sets joins
+    them into one group, named after the first set met.
+    """
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while parent[key] != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
+
+    keys_of: dict[pytest.Item, list[str]] = {}
+    for item in items:
+        keys = sorted(SHARED_BUILDS & set(getattr(item, "fixturenames", ())))
+        if item.get_closest_marker("ray"):
+            keys.append("ray")
+        example = getattr(getattr(item, "callspec", None), "params", {}).get("ex")
+        if item.nodeid.startswith("tests/test_docs_examples.py::") and example is not None:
+            keys.append(f"docs_{Path(example.doc).stem}")
+        if not keys:
+            continue
+        keys_of[item] = keys
+        for key in keys:
+            parent.setdefault(key, key)
+        for key in keys[1:]:
+            parent[root(key)] = root(keys[0])
+    return {item: root(keys[0]) for item, keys in keys_of.items()}
 
 
 _LEFT_OUT = pytest.StashKey[int]()
