@@ -191,9 +191,13 @@ def _fast(config: pytest.Config) -> bool:
         config.args_source is not pytest.Config.ArgsSource.ARGS
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark every test by the machinery it starts; in the fast default, leave those out;
-    run the tests sharing the Ray cluster one after the other (it lives only meanwhile)."""
+    run the tests sharing the Ray cluster one after the other (it lives only meanwhile);
+    under pytest-xdist, mark the tests that must share a worker (:func:`worker_groups`).
+    First of every plugin's: pytest-xdist reads the groups in its own (a worker's
+    conftest registers before pytest-xdist's plugin, so it would come after)."""
     from tests.machinery import known_calls, machinery_of
 
     known = known_calls()
@@ -275,6 +279,51 @@ def worker_groups(items: list[pytest.Item]) -> dict[pytest.Item, str]:
     return {item: root(keys[0]) for item, keys in keys_of.items()}
 
 
+#: The file through which the workers of `make test-all` tell pytest-xdist's controller the
+#: group of each test: ``{test id: group}`` (JSON). The controller sets it for its workers.
+GROUPS_FILE = "ACCORDKIT_TEST_GROUPS"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In pytest-xdist's controller with ``--dist loadgroup``: name the file the workers
+    write the groups to (they inherit the environment)."""
+    import tempfile
+
+    if getattr(config.option, "dist", "no") == "loadgroup" and \
+            not hasattr(config, "workerinput"):
+        folder = Path(tempfile.mkdtemp(prefix="ak-test-groups-"))
+        os.environ[GROUPS_FILE] = str(folder / "groups.json")
+        config.add_cleanup(lambda: (Path(os.environ.pop(GROUPS_FILE)).unlink(missing_ok=True),
+                                    folder.rmdir()))
+
+
+def _write_groups(session: pytest.Session) -> None:
+    """In a worker of `make test-all`: write each grouped test's group for the controller
+    (before pytest-xdist sends it the collected ids, with which it schedules)."""
+    import json
+
+    target = os.environ.get(GROUPS_FILE)
+    if target is None or not hasattr(session.config, "workerinput"):
+        return
+    groups = {i.nodeid: g for i, g in worker_groups(session.items).items()}
+    part = Path(f"{target}.{session.config.workerinput['workerid']}")
+    part.write_text(json.dumps(groups, sort_keys=True), encoding="utf-8")
+    os.replace(part, target)          # every worker writes the same: the last one stays
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadgroup`` with the groups of :func:`worker_groups`, read from the file the
+    workers wrote. pytest-xdist 3.8 reads ``xdist_group`` marks through a test id that
+    pytest 9.2 no longer lets a plugin change (pytest-xdist issue 1386): its own loadgroup
+    would spread every group over the workers."""
+    if config.getvalue("dist") != "loadgroup" or GROUPS_FILE not in os.environ:
+        return None
+    from tests.workers import GroupScheduling
+
+    return GroupScheduling(config, log, groups_file=Path(os.environ[GROUPS_FILE]))
+
+
 _LEFT_OUT = pytest.StashKey[int]()
 _RAY_USERS = pytest.StashKey[int]()
 
@@ -322,7 +371,9 @@ def _watch_processes() -> None:
     concurrent.futures.ProcessPoolExecutor.submit = watched_submit
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
+    _write_groups(session)
     session.config.stash[_RAY_USERS] = sum(
         "ray_cluster" in getattr(i, "fixturenames", ()) for i in session.items)
     if _fast(session.config):

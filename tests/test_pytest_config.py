@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -116,6 +117,33 @@ def test_the_tests_sharing_a_build_or_ray_or_a_document_share_one_worker(request
     assert set(groups) == {i for users in sets.values() for i in users}
     if request.config.pluginmanager.hasplugin("xdist"):
         assert all(i.get_closest_marker("xdist_group").args[0] == g for i, g in groups.items())
+    if hasattr(request.config, "workerinput") and \
+            getattr(request.config.option, "loadgroup", False):
+        # in a worker of `make test-all`: the controller's scheduler reads these groups
+        import json
+        import os
+
+        from .conftest import GROUPS_FILE
+
+        told = json.loads(Path(os.environ[GROUPS_FILE]).read_text(encoding="utf-8"))
+        assert told == {i.nodeid: g for i, g in groups.items()}
+
+
+def test_the_scheduler_sends_each_group_as_one_unit_and_other_tests_alone(tmp_path):
+    """The controller's side: a test of a group is scheduled with its group, any other test
+    on its own (tests/workers.py)."""
+    import json
+
+    from .workers import GroupScheduling
+
+    groups = tmp_path / "groups.json"
+    groups.write_text(json.dumps({"tests/a.py::t1": "ray", "tests/b.py::t2[x]": "ray",
+                                  "tests/c.py::t3": "sample_report"}))
+    config = pytest.Config.fromdictargs({"dist": "loadgroup", "tx": ["2*popen"]}, [])
+    sched = GroupScheduling(config, groups_file=groups)
+    assert sched._split_scope("tests/a.py::t1") == sched._split_scope("tests/b.py::t2[x]")
+    assert sched._split_scope("tests/a.py::t1") != sched._split_scope("tests/c.py::t3")
+    assert sched._split_scope("tests/a.py::t4") == "tests/a.py::t4"
 
 
 def _uses_browser(browser):
