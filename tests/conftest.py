@@ -196,8 +196,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Mark every test by the machinery it starts; in the fast default, leave those out;
     run the tests sharing the Ray cluster one after the other (it lives only meanwhile);
     under pytest-xdist, mark the tests that must share a worker (:func:`worker_groups`).
-    First of every plugin's: pytest-xdist reads the groups in its own (a worker's
-    conftest registers before pytest-xdist's plugin, so it would come after)."""
+    First of every plugin's, so that pytest-xdist's own hook sees the ``xdist_group`` marks
+    (in a worker this conftest registers before pytest-xdist's plugin, whose hook would
+    otherwise come first)."""
     from tests.machinery import known_calls, machinery_of
 
     known = known_calls()
@@ -311,7 +312,7 @@ def _write_groups(session: pytest.Session) -> None:
     os.replace(part, target)          # every worker writes the same: the last one stays
 
 
-@pytest.hookimpl(tryfirst=True)
+@pytest.hookimpl(tryfirst=True, optionalhook=True)    # a hook of pytest-xdist's, if installed
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """``--dist loadgroup`` with the groups of :func:`worker_groups`, read from the file the
     workers wrote. pytest-xdist 3.8 reads ``xdist_group`` marks through a test id that

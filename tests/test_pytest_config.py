@@ -134,6 +134,7 @@ def test_the_scheduler_sends_each_group_as_one_unit_and_other_tests_alone(tmp_pa
     on its own (tests/workers.py)."""
     import json
 
+    pytest.importorskip("xdist", reason="pytest-xdist is not installed (the dev extra has it)")
     from .workers import GroupScheduling
 
     groups = tmp_path / "groups.json"
