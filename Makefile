@@ -44,12 +44,15 @@ endif
 
 # make test: the fast default (unit tests, doctests): no papermill kernel, Ray, Chromium or
 # new process (markers notebook, ray, browser, cli, slow; tests/conftest.py adds them from
-# what a test uses). Test paths named in PYTEST_ARGS run whole. make test-all: everything (CI).
+# what a test uses). Test paths named in PYTEST_ARGS run whole. make test-all: everything (CI),
+# on TEST_WORKERS pytest-xdist workers (--dist loadgroup: the tests sharing a report built once
+# per session, Ray, or one document's examples share a worker; tests/conftest.py groups them).
+TEST_WORKERS ?= 2
 test: setup  ## the fast default: unit tests and doctests, no kernel/Ray/browser/process (offline)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest -m "not install" --fast $(PYTEST_ARGS)
 
 test-all: setup  ## the whole suite, what CI runs (offline; the install test is its own target)
-	HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest -m "not install" $(PYTEST_ARGS)
+	HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest -m "not install" -n $(TEST_WORKERS) --dist loadgroup $(PYTEST_ARGS)
 
 test-install: setup  ## build the wheel, pip-install it in a fresh venv, report from it (offline)
 	HF_HUB_OFFLINE=1 $(VENV)/bin/python -m pytest -m install tests/test_install.py $(PYTEST_ARGS)

@@ -60,6 +60,16 @@ def run(target: str) -> dict:
             "tail": done.stdout[-4000:] + done.stderr[-2000:]}
 
 
+def _workers(target: str) -> str:
+    """How many pytest-xdist workers the target runs on (the Makefile's TEST_WORKERS)."""
+    make = (REPO / "Makefile").read_text(encoding="utf-8")
+    line = re.search(rf"^{re.escape(target)}: .*\n\t(.*)$", make, re.M)
+    workers = re.search(r"^TEST_WORKERS \?= (\d+)$", make, re.M)
+    if line and "-n $(TEST_WORKERS)" in line.group(1) and workers:
+        return f"{workers.group(1)} pytest-xdist workers (`--dist loadgroup`)"
+    return "one process"
+
+
 def section(r: dict) -> str:
     minutes, secs = divmod(round(r["seconds"]), 60)
     lines = [
@@ -67,7 +77,8 @@ def section(r: dict) -> str:
         "",
         f"Date: {dt.datetime.now(dt.UTC):%Y-%m-%d %H:%M} UTC. Machine: "
         f"{os.cpu_count()} cores, {platform.machine()}, Python {platform.python_version()}. "
-        f"Command: `make {r['target']} PYTEST_ARGS=\"-q -p no:cacheprovider\"`. Machine speed: "
+        f"Command: `make {r['target']} PYTEST_ARGS=\"-q -p no:cacheprovider\"` "
+        f"({_workers(r['target'])}). Machine speed: "
         f"a fixed Python loop took {r['speed'][0]:.2f} s before and {r['speed'][1]:.2f} s after "
         f"({QUIET_SPEED_SECONDS} s when this VM is quiet). Load average (1 min, 2 cores): "
         f"{r['load'][0]:.1f} at the start, {r['load'][2]:.1f} on average and "

@@ -191,9 +191,14 @@ def _fast(config: pytest.Config) -> bool:
         config.args_source is not pytest.Config.ArgsSource.ARGS
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark every test by the machinery it starts; in the fast default, leave those out;
-    run the tests sharing the Ray cluster one after the other (it lives only meanwhile)."""
+    run the tests sharing the Ray cluster one after the other (it lives only meanwhile);
+    under pytest-xdist, mark the tests that must share a worker (:func:`worker_groups`).
+    First of every plugin's, so that pytest-xdist's own hook sees the ``xdist_group`` marks
+    (in a worker this conftest registers before pytest-xdist's plugin, whose hook would
+    otherwise come first)."""
     from tests.machinery import known_calls, machinery_of
 
     known = known_calls()
@@ -212,14 +217,112 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         rest = [i for i in items if i not in shared]
         rest[first:first] = users
         items[:] = rest
+    if config.pluginmanager.hasplugin("xdist"):
+        for item, group in worker_groups(items).items():
+            item.add_marker(pytest.mark.xdist_group(group))
     if _fast(config):
-        keep, drop = [], []
-        for item in items:
-            (drop if any(item.get_closest_marker(m) for m in SLOW_MARKERS) else keep).append(item)
+        keep, drop = leave_out_slow(items)
         if drop:
             config.hook.pytest_deselected(items=drop)
             items[:] = keep
         config.stash[_LEFT_OUT] = len(drop)
+
+
+def leave_out_slow(items: list[pytest.Item]) -> tuple[list[pytest.Item], list[pytest.Item]]:
+    """The tests the fast default keeps and those it leaves out (a marker of
+    :data:`SLOW_MARKERS`), each in the order given."""
+    keep, drop = [], []
+    for item in items:
+        (drop if any(item.get_closest_marker(m) for m in SLOW_MARKERS) else keep).append(item)
+    return keep, drop
+
+
+#: Fixtures built once per session (or per module, with everything they start) that their
+#: users share: under ``make test-all``'s two workers (pytest-xdist ``--dist loadgroup``) all
+#: the users of one run in one worker, so that it is built once.
+SHARED_BUILDS = frozenset({"sample_report", "fixture_report", "hostile_report", "tau2_report",
+                           "lab"})
+
+
+def worker_groups(items: list[pytest.Item]) -> dict[pytest.Item, str]:
+    """The worker group (pytest-xdist's ``xdist_group``) of each test that must share a
+    worker; the other tests go to whichever worker is free.
+
+    Tests sharing a fixture of :data:`SHARED_BUILDS` share a worker; so do every test that
+    starts Ray (one Ray at a time on the machine: the session's 3-node cluster, a local Ray,
+    a node-killing test) and the examples of one document (tests/test_docs_examples.py: they
+    share a working folder and run in the document's order). A test in two such sets joins
+    them into one group, named after the first set met.
+    """
+    parent: dict[str, str] = {}
+
+    def root(key: str) -> str:
+        while parent[key] != key:
+            parent[key] = parent[parent[key]]
+            key = parent[key]
+        return key
+
+    keys_of: dict[pytest.Item, list[str]] = {}
+    for item in items:
+        keys = sorted(SHARED_BUILDS & set(getattr(item, "fixturenames", ())))
+        if item.get_closest_marker("ray"):
+            keys.append("ray")
+        example = getattr(getattr(item, "callspec", None), "params", {}).get("ex")
+        if item.nodeid.startswith("tests/test_docs_examples.py::") and example is not None:
+            keys.append(f"docs_{Path(example.doc).stem}")
+        if not keys:
+            continue
+        keys_of[item] = keys
+        for key in keys:
+            parent.setdefault(key, key)
+        for key in keys[1:]:
+            parent[root(key)] = root(keys[0])
+    return {item: root(keys[0]) for item, keys in keys_of.items()}
+
+
+#: The file through which the workers of `make test-all` tell pytest-xdist's controller the
+#: group of each test: ``{test id: group}`` (JSON). The controller sets it for its workers.
+GROUPS_FILE = "ACCORDKIT_TEST_GROUPS"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """In pytest-xdist's controller with ``--dist loadgroup``: name the file the workers
+    write the groups to (they inherit the environment)."""
+    import tempfile
+
+    if getattr(config.option, "dist", "no") == "loadgroup" and \
+            not hasattr(config, "workerinput"):
+        folder = Path(tempfile.mkdtemp(prefix="ak-test-groups-"))
+        os.environ[GROUPS_FILE] = str(folder / "groups.json")
+        config.add_cleanup(lambda: (Path(os.environ.pop(GROUPS_FILE)).unlink(missing_ok=True),
+                                    folder.rmdir()))
+
+
+def _write_groups(session: pytest.Session) -> None:
+    """In a worker of `make test-all`: write each grouped test's group for the controller
+    (before pytest-xdist sends it the collected ids, with which it schedules)."""
+    import json
+
+    target = os.environ.get(GROUPS_FILE)
+    if target is None or not hasattr(session.config, "workerinput"):
+        return
+    groups = {i.nodeid: g for i, g in worker_groups(session.items).items()}
+    part = Path(f"{target}.{session.config.workerinput['workerid']}")
+    part.write_text(json.dumps(groups, sort_keys=True), encoding="utf-8")
+    os.replace(part, target)          # every worker writes the same: the last one stays
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)    # a hook of pytest-xdist's, if installed
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadgroup`` with the groups of :func:`worker_groups`, read from the file the
+    workers wrote. pytest-xdist 3.8 reads ``xdist_group`` marks through a test id that
+    pytest 9.2 no longer lets a plugin change (pytest-xdist issue 1386): its own loadgroup
+    would spread every group over the workers."""
+    if config.getvalue("dist") != "loadgroup" or GROUPS_FILE not in os.environ:
+        return None
+    from tests.workers import GroupScheduling
+
+    return GroupScheduling(config, log, groups_file=Path(os.environ[GROUPS_FILE]))
 
 
 _LEFT_OUT = pytest.StashKey[int]()
@@ -269,7 +372,9 @@ def _watch_processes() -> None:
     concurrent.futures.ProcessPoolExecutor.submit = watched_submit
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
+    _write_groups(session)
     session.config.stash[_RAY_USERS] = sum(
         "ray_cluster" in getattr(i, "fixturenames", ()) for i in session.items)
     if _fast(session.config):

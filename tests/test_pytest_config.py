@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import tomllib
+from pathlib import Path
 
 import pytest
 
@@ -91,6 +92,59 @@ def test_make_test_is_the_fast_default_and_test_all_runs_everything():
     assert not re.search(r"make test ", ci)
     readme = (REPO / "README.md").read_text()
     assert "make test-all" in readme and "`make test`" in readme
+    # the whole suite on two workers, the tests sharing a build kept in one (tests/conftest.py)
+    assert re.search(r"-n \$\(TEST_WORKERS\) --dist loadgroup", every)
+    assert re.search(r"^TEST_WORKERS \?= 2$", make, re.M)
+
+
+def test_the_tests_sharing_a_build_or_ray_or_a_document_share_one_worker(request):
+    """Under `make test-all`'s workers, each report built once per session is built in one
+    worker, one Ray runs at a time, and one document's examples run in order in one worker."""
+    from .conftest import SHARED_BUILDS, worker_groups
+
+    items = request.session.items
+    groups = worker_groups(items)
+    sets = {name: [i for i in items if name in getattr(i, "fixturenames", ())]
+            for name in SHARED_BUILDS}
+    sets["ray"] = [i for i in items if i.get_closest_marker("ray")]
+    for item in items:
+        example = getattr(getattr(item, "callspec", None), "params", {}).get("ex")
+        if item.nodeid.startswith("tests/test_docs_examples.py::") and example is not None:
+            sets.setdefault(example.id.split(":")[0], []).append(item)
+    for name, users in sets.items():
+        assert len({groups.get(i) for i in users}) <= 1, name
+        assert None not in {groups.get(i) for i in users}, name
+    assert set(groups) == {i for users in sets.values() for i in users}
+    if request.config.pluginmanager.hasplugin("xdist"):
+        assert all(i.get_closest_marker("xdist_group").args[0] == g for i, g in groups.items())
+    if hasattr(request.config, "workerinput") and \
+            getattr(request.config.option, "loadgroup", False):
+        # in a worker of `make test-all`: the controller's scheduler reads these groups
+        import json
+        import os
+
+        from .conftest import GROUPS_FILE
+
+        told = json.loads(Path(os.environ[GROUPS_FILE]).read_text(encoding="utf-8"))
+        assert told == {i.nodeid: g for i, g in groups.items()}
+
+
+def test_the_scheduler_sends_each_group_as_one_unit_and_other_tests_alone(tmp_path):
+    """The controller's side: a test of a group is scheduled with its group, any other test
+    on its own (tests/workers.py)."""
+    import json
+
+    pytest.importorskip("xdist", reason="pytest-xdist is not installed (the dev extra has it)")
+    from .workers import GroupScheduling
+
+    groups = tmp_path / "groups.json"
+    groups.write_text(json.dumps({"tests/a.py::t1": "ray", "tests/b.py::t2[x]": "ray",
+                                  "tests/c.py::t3": "sample_report"}))
+    config = pytest.Config.fromdictargs({"dist": "loadgroup", "tx": ["2*popen"]}, [])
+    sched = GroupScheduling(config, groups_file=groups)
+    assert sched._split_scope("tests/a.py::t1") == sched._split_scope("tests/b.py::t2[x]")
+    assert sched._split_scope("tests/a.py::t1") != sched._split_scope("tests/c.py::t3")
+    assert sched._split_scope("tests/a.py::t4") == "tests/a.py::t4"
 
 
 def _uses_browser(browser):
@@ -217,32 +271,70 @@ def pytest_collection_finish(session):
                    for i in session.items], fh)
 '''
 
+def _plain_id(nodeid: str) -> str:
+    """A test's id without the ``@group`` pytest-xdist adds to it in a worker."""
+    at = nodeid.rfind("@")
+    return nodeid[:at] if at > nodeid.rfind("]") else nodeid
 
-def test_the_whole_suite_is_marked_and_the_fast_default_leaves_out_every_marked_test(
-        tmp_path):
-    """Collected as `make test` and `make test-all` collect it: every test that uses a
-    machinery fixture carries the marker, the known heavy modules are marked, and the
-    fast default selects none of them."""
+
+def _described(items) -> dict[str, dict]:
+    """Each test's id, fixtures and markers, as the collecting plugin above writes them."""
+    from .conftest import SLOW_MARKERS
+
+    return {_plain_id(i.nodeid): {"id": _plain_id(i.nodeid),
+                                  "fixtures": sorted(getattr(i, "fixturenames", [])),
+                                  "markers": [m for m in SLOW_MARKERS if i.get_closest_marker(m)]}
+            for i in items}
+
+
+def _collected_the_whole_suite(config: pytest.Config) -> bool:
+    """Whether this session collected what `make test-all` collects: pyproject's test
+    paths with ``-m "not install"``, nothing else chosen or left out."""
+    return (config.args_source is pytest.Config.ArgsSource.TESTPATHS
+            and not config.getoption("--fast")
+            and config.getoption("markexpr") == "not install"
+            and not config.getoption("keyword") and not config.getoption("deselect")
+            and not config.getoption("ignore") and not config.getoption("ignore_glob")
+            and not config.getoption("lf", False) and not config.getoption("stepwise", False))
+
+
+def _collect(tmp_path, extra: list[str]) -> dict[str, dict]:
+    """The suite collected in a new process as `make test` (``--fast``) or `make test-all`
+    collects it."""
     import json
     import os
     import subprocess
     import sys
 
+    (tmp_path / "ak_collected.py").write_text(_COLLECT_PLUGIN)
+    out = tmp_path / f"collected{len(extra)}.json"
+    env = {**os.environ, "AK_COLLECTED": str(out),
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only",
+                           "-p", "no:cacheprovider", "-p", "ak_collected",
+                           "-m", "not install", *extra], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return {i["id"]: i for i in json.loads(out.read_text())}
+
+
+def test_the_whole_suite_is_marked_and_the_fast_default_leaves_out_every_marked_test(
+        tmp_path, request):
+    """Collected as `make test` and `make test-all` collect it: every test that uses a
+    machinery fixture carries the marker, the known heavy modules are marked, and the
+    fast default selects none of them.
+
+    When this session is `make test-all` (it collected the whole suite, on each worker),
+    its own tests are checked, and the fast default's choice among them; else the suite is
+    collected twice in new processes, as the two targets collect it (about 30 s)."""
+    from .conftest import leave_out_slow
     from .machinery import FIXTURES
 
-    (tmp_path / "ak_collected.py").write_text(_COLLECT_PLUGIN)
-    runs = {}
-    for name, extra in (("all", []), ("fast", ["--fast"])):
-        out = tmp_path / f"{name}.json"
-        env = {**os.environ, "AK_COLLECTED": str(out),
-               "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only",
-                               "-p", "no:cacheprovider", "-p", "ak_collected",
-                               "-m", "not install", *extra], cwd=REPO, env=env,
-                              capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-        runs[name] = {i["id"]: i for i in json.loads(out.read_text())}
-    every, fast = runs["all"], runs["fast"]
+    if _collected_the_whole_suite(request.config):
+        every = _described(request.session.items)
+        fast = _described(leave_out_slow(list(request.session.items))[0])
+    else:
+        every, fast = _collect(tmp_path, []), _collect(tmp_path, ["--fast"])
     assert len(every) > 2000 and set(fast) < set(every)
     unmarked = [(i["id"], m) for i in every.values() for m, names in FIXTURES.items()
                 if set(i["fixtures"]) & names and m not in i["markers"]]
