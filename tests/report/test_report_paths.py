@@ -49,7 +49,8 @@ def test_a_report_from_sources_hashes_each_source_file_once(tmp_path, sample_dir
 
     from accordkit._internal import files as files_mod
     from accordkit.ingest import cache as cache_mod
-    from accordkit.ingest import read as read_mod
+    from accordkit.ingest import cache_policy as cache_policy_mod
+    from accordkit.ingest import prefetch as prefetch_mod
 
     monkeypatch.setenv("ACCORDKIT_CACHE_DIR", str(tmp_path / "cache"))   # nothing remembered
     runs = tmp_path / "runs"
@@ -75,7 +76,8 @@ def test_a_report_from_sources_hashes_each_source_file_once(tmp_path, sample_dir
         return real_file_sha256(path)
 
     spy = types.SimpleNamespace(sha256=counted_sha256)
-    monkeypatch.setattr(read_mod, "hashlib", spy)
+    monkeypatch.setattr(prefetch_mod, "hashlib", spy)        # the read-ahead hashes a file
+    monkeypatch.setattr(cache_policy_mod, "hashlib", spy)    # a run folder's digest
     monkeypatch.setattr(cache_mod, "hashlib", spy)
     monkeypatch.setattr(files_mod, "file_sha256", counted_file_sha256)
     monkeypatch.setattr(provenance_mod, "file_sha256", counted_file_sha256)
