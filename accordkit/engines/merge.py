@@ -10,9 +10,10 @@ A store scores each input apart. Two cases need some inputs read as one load ins
   source file whose goal-shift episodes lie in several parquet inputs.
 
 With ``score_to_store(merge=True)`` such inputs form a group: their parts (if scored) are
-removed, the group is read through the loading corridor in input order, each episode kept
-once, scored at once (so pooled modes see the whole source file), and each kept episode's
-scores are written back under the input it came from, so the store reads in the order
+removed, the group is read through the loading corridor in input order and taken in as a
+load takes its inputs (:class:`~accordkit.ingest.intake.Intake`), each episode kept once,
+scored at once (so pooled modes see the whole source file), and each kept episode's scores
+are written back under the input it came from, so the store reads in the order
 ``ak.score(ak.load(sources))`` gives. Memory holds the group, not the whole data set.
 """
 
@@ -103,10 +104,11 @@ def merge_group(group: Sequence[int], *, out: str | Path, items: Sequence[WorkIt
     import numpy as np
     import pyarrow as pa
 
-    from ..ingest.check import concat, joined
+    from ..ingest.check import concat
     from ..ingest.context import ReadContext, ReadOptions
-    from ..ingest.merge import first_copies
+    from ..ingest.intake import Intake
     from ..ingest.read import Reading
+    from ..ingest.report import LoadReport
     from ..schema.arrow import episode_dataset
 
     by_index = {r.index: r for r in records}
@@ -120,10 +122,8 @@ def merge_group(group: Sequence[int], *, out: str | Path, items: Sequence[WorkIt
         split=load_options.get("split"), revision=load_options.get("revision"),
         metadata=dict(metadata) if metadata else None))
     reading = Reading(ctx, cache=True)
+    intake = Intake(ctx, LoadReport())   # the records, not a load report, say what each gave
     tables: list[pa.Table] = []
-    where: list[tuple[str, str]] = []
-    origin: list[int] = []
-    names: dict[str, int] = {}
     finished = False
     try:
         for index in group:
@@ -141,21 +141,16 @@ def merge_group(group: Sequence[int], *, out: str | Path, items: Sequence[WorkIt
                 rec.error = f"field {skipped[0].field}: {skipped[0].reason}"
                 continue
             _count_skipped(rec, skipped)
-            for part in parts:
-                name = part.name or input.name
-                names.setdefault(name, index)
-                where.extend((name, label) for label in part.labels)
-            origin.extend([index] * rows)
-            tables.append(joined(parts))
+            tables.append(intake.take(input.name, parts, origin=index))
         table = concat(tables)
         seen = len(ctx.skipped)
-        keep = first_copies(table, where, ctx, {})
+        keep = intake.first_rows(table)
         conflicts = dict.fromkeys(group, 0)
         for problem in ctx.skipped[seen:]:   # a copy of other content: its input's problem
-            index = names.get(str(problem.source), group[0])
+            index = intake.first_input.get(str(problem.source), group[0])
             conflicts[index] += 1
             _count_skipped(by_index[index], [problem])
-        origin_all = np.asarray(origin, dtype=np.int64)
+        origin_all = np.asarray(intake.origin, dtype=np.int64)
         kept_origin = origin_all[keep]
         size = max(group) + 1
         dropped = np.bincount(origin_all, minlength=size) - np.bincount(kept_origin,

@@ -1,12 +1,15 @@
 """Taking in what a read gave: each input's parts into the load report, each episode once.
 
 Every reader of inputs (:func:`accordkit.load`, :func:`~accordkit.ingest.read.load_input`,
-a scoring engine's work item) takes its parts in here, in one of two forms:
+a scoring engine's work item, a store's merged group of inputs) takes its parts in here, in
+one of two forms:
 
 * in memory (:meth:`Intake.take`, then :meth:`Intake.once`, or :func:`take_in` for a whole
   plan): every part is noted, and the rows are joined and kept once by
-  :func:`~accordkit.ingest.merge.drop_duplicates` (a copy of the same content is named in the
+  :func:`~accordkit.ingest.merge.first_copies` (a copy of the same content is named in the
   report's ``duplicates``, one of other content is a problem of its record);
+  :meth:`Intake.first_rows` gives the rows kept as positions, and :attr:`Intake.origin` the
+  input each row came from, for a reader that attributes them to its inputs;
 * streamed (:meth:`Intake.first_copies`, part by part, for an input too large to hold): the
   first copy of each episode id is kept and any later copy is a problem of its record, since
   the earlier rows are gone by then.
@@ -20,12 +23,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 
 from ..schema import EpisodeValidationError
 from .check import Part, concat, joined
 from .context import ReadContext, ReadOptions
-from .merge import drop_duplicates
+from .merge import first_copies
 from .report import FileRead, LoadReport
 
 if TYPE_CHECKING:
@@ -67,6 +71,10 @@ class Intake:
         self.ctx, self.report = ctx, report
         #: (file, record) of each row taken in memory, to name the copies of an episode
         self.where: list[tuple[str, str]] = []
+        #: the input (the ``origin`` :meth:`take` was given) of each row taken in memory
+        self.origin: list[int] = []
+        #: the input each file was first taken from
+        self.first_input: dict[str, int] = {}
         #: the episode ids streamed so far (:meth:`first_copies`)
         self.seen: set[str] = set()
 
@@ -79,16 +87,28 @@ class Intake:
 
     # ----------------------------------------------------------------- in memory
 
-    def take(self, name: str, parts: Sequence[Part]) -> pa.Table:
-        """The parts of the input ``name``, noted, as one table (copies not yet dropped)."""
+    def take(self, name: str, parts: Sequence[Part], *, origin: int = 0) -> pa.Table:
+        """The parts of the input ``name`` (its rows marked ``origin``), noted, as one table
+        (copies not yet dropped)."""
         for part in parts:
+            file = part.name or name
             self.noted(part, name)
-            self.where.extend((part.name or name, label) for label in part.labels)
+            self.first_input.setdefault(file, origin)
+            self.where.extend((file, label) for label in part.labels)
+            self.origin.extend([origin] * len(part))
         return joined(parts)
+
+    def first_rows(self, table: pa.Table) -> np.ndarray:
+        """The positions in ``table`` (the tables :meth:`take` gave, joined in order) of the
+        first copy of each episode; a later copy is named in the report's ``duplicates``, or
+        is a problem of its record if its content differs."""
+        return first_copies(table, self.where, self.ctx, self.report.duplicates)
 
     def once(self, tables: Iterable[pa.Table]) -> pa.Table:
         """The tables :meth:`take` gave, in order, as one with each episode once."""
-        return drop_duplicates(concat(tables), self.where, self.ctx, self.report.duplicates)
+        table = concat(tables)
+        keep = self.first_rows(table)
+        return table if len(keep) == table.num_rows else table.take(pa.array(keep))
 
     # ----------------------------------------------------------------- streamed
 
@@ -129,7 +149,7 @@ def take_in(reading: Reading, planned: Sequence[tuple[str, Sequence[Input]]],
     for source, inputs in planned:
         rows = 0
         for input in inputs:
-            tables.append(intake.take(input.name, reading.parts(input)))
+            tables.append(intake.take(input.name, reading.parts(input), origin=len(tables)))
             rows += tables[-1].num_rows
         report.counts[source] = rows
     return intake.once(tables)

@@ -16,7 +16,7 @@ import pyarrow as pa
 from ..schema import EpisodeValidationError
 from .context import ReadContext
 
-__all__ = ["drop_duplicates", "first_copies", "copy_name"]
+__all__ = ["first_copies", "copy_name"]
 
 #: Columns that say where a record was read from; not part of an episode's content.
 PROVENANCE = ("source", "config", "split")
@@ -44,22 +44,12 @@ def copy_name(where: tuple[str, str], eid: str) -> str:
     return f"{file} ({label})"
 
 
-def drop_duplicates(table: pa.Table, where: list[tuple[str, str]], ctx: ReadContext,
-                    duplicates: dict[str, list[str]]) -> pa.Table:
-    """Keep the first copy of each episode id; a copy of different content is a problem.
-
-    ``where`` holds the (file, record) each row was read from; the copies of each episode
-    kept once are added to ``duplicates`` (``episode_id -> copies``).
-    """
-    keep = first_copies(table, where, ctx, duplicates)
-    return table if len(keep) == table.num_rows else table.take(pa.array(keep))
-
-
 def first_copies(table: pa.Table, where: list[tuple[str, str]], ctx: ReadContext,
                  duplicates: dict[str, list[str]]) -> np.ndarray:
-    """The rows :func:`drop_duplicates` keeps (positions, in order): the first copy of each
-    episode id; a later copy of different content is a problem (``ctx``), one of the same
-    content is named in ``duplicates``.
+    """The rows a load keeps (positions, in order): the first copy of each episode id; a later
+    copy of different content is a problem (``ctx``), one of the same content is named in
+    ``duplicates`` (``episode_id -> copies``). ``where`` holds the (file, record) each row was
+    read from.
 
     Examples
     --------

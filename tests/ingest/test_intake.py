@@ -82,3 +82,27 @@ def test_in_memory_copies_of_other_content_are_problems_of_the_later_record():
     assert report.skipped[0].reason == ("episode id also loaded from a.jsonl (e1 (line 1)) with "
                                         "different content (the first copy was kept)")
     assert report.duplicates == {}
+
+
+def test_rows_taken_in_memory_keep_their_input_for_a_merged_group():
+    """A store's merged group (``engines/merge.py``) takes its inputs here and attributes the
+    rows kept and dropped to each: the first copies as positions, each row's input, and the
+    input that first gave each file (a problem of a later copy is named by its file)."""
+    ctx, report = reported("skip", ReadOptions())
+    intake = Intake(ctx, report)
+    a = pa.table({"episode_id": ["e1", "e2"], "source": ["x", "x"], "agent_model": ["m", "m"]})
+    same = pa.table({"episode_id": ["e2"], "source": ["y"], "agent_model": ["m"]})
+    other = pa.table({"episode_id": ["e1", "e3"], "source": ["y", "y"],
+                      "agent_model": ["other", "m"]})
+    tables = [intake.take("a.jsonl", [Part(a, ["e1 (line 1)", "e2 (line 2)"])], origin=4),
+              intake.take("b", [Part(same, ["e2 (line 1)"], "b/one.jsonl"),
+                                Part(other, ["e1 (line 1)", "e3 (line 2)"], "b/two.jsonl")],
+                          origin=7)]
+    table = pa.concat_tables(tables)
+    assert intake.first_rows(table).tolist() == [0, 1, 4]
+    assert intake.origin == [4, 4, 7, 7, 7]
+    assert intake.first_input == {"a.jsonl": 4, "b/one.jsonl": 7, "b/two.jsonl": 7}
+    assert report.duplicates == {"e2": ["a.jsonl (line 2)", "b/one.jsonl (line 1)"]}
+    assert [(s.source, s.record) for s in report.skipped] == [("b/two.jsonl", "e1 (line 1)")]
+    assert report.files == {"a.jsonl": FileRead(episodes=2), "b/one.jsonl": FileRead(episodes=1),
+                            "b/two.jsonl": FileRead(episodes=2)}
