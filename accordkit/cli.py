@@ -256,10 +256,10 @@ def _score_to_store(args: argparse.Namespace, modes: dict) -> int:
         print(f"skipped {manifest['skipped']} bad record(s); see {args.out}/manifest.json")
     left = [r for i in manifest["inputs"] for r in i.get("left_out_records") or ()]
     if manifest.get("left_out") and left:
-        where = f", field {left[0]['field']}" if left[0].get("field") else ""
+        from .metrics.action_diff import left_out_line
+
         print(f"left out {manifest['left_out']} episode(s) of a level it could not score "
-              f"(their other scores stand), e.g. level {left[0]['level']}: file "
-              f"{left[0]['source']}, record {left[0]['record']}{where}: {left[0]['reason']}; "
+              f"(their other scores stand), e.g. {left_out_line(left[0])}; "
               f"see left_out_records in {args.out}/manifest.json")
     noted = sum(bool(r.get("notes")) for r in manifest["inputs"])
     if noted:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,8 +30,8 @@ import pyarrow.compute as pc
 from .._internal.arrow import one_array
 from .._internal.jsontext import loads
 
-__all__ = ["MAX_DEPTH", "too_deep", "LeftOut", "StoredChecks", "read_stored_checks",
-           "with_gold_actions"]
+__all__ = ["MAX_DEPTH", "too_deep", "LeftOut", "left_out_line", "StoredChecks",
+           "read_stored_checks", "with_gold_actions"]
 
 #: Deepest nesting of a JSON value (objects and lists) the action diff reads. The loader
 #: reads what Python's JSON parser reads (about 1,000 levels, its recursion limit); a real
@@ -89,6 +90,26 @@ class LeftOut:
         """``source``, ``record``, ``field`` and ``reason``, as plain text."""
         return {"source": _text(self.source), "record": _text(self.record),
                 "field": self.field_path, "reason": self.reason}
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> LeftOut:
+        """The episode a record of :meth:`as_dict` names (as a store's manifest or a
+        frame's ``attrs["left_out"]`` keeps it; a ``level`` key is ignored)."""
+        return cls(record.get("source"), record.get("record"), record.get("field"),
+                   record.get("reason"))  # type: ignore[arg-type]
+
+
+def left_out_line(record: Mapping[str, Any]) -> str:
+    """One line naming an episode left out at scoring, with the store level it is missing
+    from (a record of a manifest's ``left_out_records``).
+
+    Examples
+    --------
+    >>> left_out_line({"level": "action", "source": "a.json", "record": "tau2/7",
+    ...                "field": "messages[2].tool_calls[0].arguments_json", "reason": "too deep"})
+    'level action: file a.json, record tau2/7, field messages[2].tool_calls[0].arguments_json: too deep'
+    """
+    return f"level {record.get('level')}: {LeftOut.from_record(record)}"
 
 
 def _text(value: Any) -> str | None:

@@ -96,6 +96,7 @@ from ._action_checks import (
     LeftOut,
     StoredChecks,
     left_out,
+    left_out_line,
     read_stored_checks,
     too_deep,
     with_gold_actions,
@@ -106,7 +107,7 @@ from .tool_kinds import TRANSFER_TOOLS, check_tool_kinds, tool_kind
 
 __all__ = ["ACTION_COLUMNS", "SUMMARY_COLUMNS", "STATUSES", "DIVERGENCE_REASONS", "action_diff",
            "action_summary", "action_rows", "action_match", "ActionDiffWarning",
-           "argument_differences", "params_differences"]
+           "argument_differences", "params_differences", "LeftOut", "left_out_line"]
 
 #: The row statuses.
 STATUSES = ("matched", "wrong_arguments", "missing", "extra")

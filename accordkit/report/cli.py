@@ -10,6 +10,7 @@ __all__ = ["register"]
 def _run(args: argparse.Namespace) -> int:
     import sys
 
+    from ..metrics.action_diff import left_out_line
     from ..store import IncompleteStoreError
     from ..tables.comparisons import UnknownBaselineError
     from .grid import expand_grid
@@ -27,7 +28,6 @@ def _run(args: argparse.Namespace) -> int:
         build_report,
         wanted_notebooks,
     )
-    from .skipped import left_out_line
 
     usage_error = None
     try:

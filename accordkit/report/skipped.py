@@ -31,25 +31,13 @@ class SkippedRecordsError(ValueError):
         said = [f"{n} bad record(s) were skipped"] if n or not self.left_out else []
         k = sum(e["left_out"] for e in self.left_out)
         if k:
+            from ..metrics.action_diff import left_out_line
+
             said.append(f"{k} episode(s) were left out at scoring")
             lines += [f"  {e['source']}: {e['left_out']} left out; first: "
                       f"{left_out_line(e['episodes'][0])}"
                       for e in self.left_out if e["left_out"] and e["episodes"]]
         super().__init__(f"strict report: {' and '.join(said)}\n" + "\n".join(lines))
-
-
-def left_out_line(record: Mapping[str, Any]) -> str:
-    """One line naming an episode left out at scoring (a record of :func:`left_out_summary`).
-
-    Examples
-    --------
-    >>> left_out_line({"level": "action", "source": "a.json", "record": "tau2/7",
-    ...                "field": "messages[2].tool_calls[0].arguments_json", "reason": "too deep"})
-    'level action: file a.json, record tau2/7, field messages[2].tool_calls[0].arguments_json: too deep'
-    """
-    where = f", field {record['field']}" if record.get("field") else ""
-    return (f"level {record.get('level')}: file {record.get('source')}, record "
-            f"{record.get('record')}{where}: {record.get('reason')}")
 
 
 def _owner(record_source: str | None, sources: Sequence[str]) -> str | None:

@@ -100,18 +100,18 @@ def _warn_left_out(store: Path, manifest: Mapping[str, Any], level: str) -> None
     other levels hold them), naming the first."""
     import warnings
 
+    from ..metrics.action_diff import LeftOut
+
     inputs = [r for r in manifest["inputs"]
               if any(e.get("level") == level for e in r.get("left_out_records") or ())]
     if not inputs:
         return
     first = next(e for e in inputs[0]["left_out_records"] if e.get("level") == level)
-    where = f", field {first['field']}" if first.get("field") else ""
     n = sum(int(r.get("left_out") or 0) for r in inputs)
     warnings.warn(PartialStoreWarning(
         f"{n} episode(s) of the score store {store} were left out of level {level!r} while "
-        f"scoring (their other scores stand; first: file {first.get('source')}, record "
-        f"{first.get('record')}{where}: {first.get('reason')}); see left_out_records in its "
-        "manifest.json"), stacklevel=4)
+        f"scoring (their other scores stand; first: {LeftOut.from_record(first)}); see "
+        "left_out_records in its manifest.json"), stacklevel=4)
 
 
 def warn_if_changed(store: Path, manifest: Mapping[str, Any], indexes: Sequence[int]) -> None:
