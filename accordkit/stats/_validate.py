@@ -17,7 +17,7 @@ import pandas as pd
 from .metrics import Metric, MetricLike, as_metric
 
 __all__ = ["METHODS", "ADJUSTS", "TESTS", "SUMMARY_COLUMNS", "COMPARE_COLUMNS", "SummarizeArgs", "CompareArgs",
-           "_summarize_iv", "_compare_iv", "metric_values"]
+           "_summarize_iv", "_compare_iv", "metric_items", "metric_values"]
 
 METHODS = ("bca", "percentile", "basic", "t")
 #: columns of a summarize result after the ``by`` columns
@@ -146,17 +146,21 @@ def metric_values(frame: pd.DataFrame, column: str) -> np.ndarray:
     return frame[column].to_numpy(dtype=np.float64, na_value=np.nan)
 
 
-def _check_metrics(frame: pd.DataFrame, metrics: object) -> tuple[Metric, ...]:
-    items: list[MetricLike]
+def metric_items(metrics: object) -> list[MetricLike]:
+    """``metrics`` as :func:`~accordkit.summarize` reads its argument: a list of metrics (a
+    tuple is one ratio metric; several metrics go in a list)."""
     if isinstance(metrics, str | tuple | Metric):
-        items = [metrics]  # a tuple is one ratio metric; several metrics go in a list
-    elif isinstance(metrics, list):
-        items = metrics
-    else:
-        raise TypeError(
-            "`metrics` must be a column name, a (numerator, denominator) tuple, a Metric, "
-            f"or a list of these, got {type(metrics).__name__}"
-        )
+        return [metrics]
+    if isinstance(metrics, list):
+        return metrics
+    raise TypeError(
+        "`metrics` must be a column name, a (numerator, denominator) tuple, a Metric, "
+        f"or a list of these, got {type(metrics).__name__}"
+    )
+
+
+def _check_metrics(frame: pd.DataFrame, metrics: object) -> tuple[Metric, ...]:
+    items = metric_items(metrics)
     if not items:
         raise ValueError("`metrics` is empty: give at least one metric")
     out = tuple(as_metric(m) for m in items)

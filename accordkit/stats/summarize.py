@@ -26,9 +26,9 @@ from ._estimators import estimator_for, jackknife_affordable
 from ._intervals import confidence_interval, robust_se
 from ._options import resolve_aliases
 from ._resample import cell_rng, digest
-from ._validate import SUMMARY_COLUMNS, _summarize_iv, metric_values
+from ._validate import SUMMARY_COLUMNS, _summarize_iv, metric_items, metric_values
 from ._warnings import BCaFallbackWarning, DegenerateIntervalWarning, MixedBenchmarksWarning
-from .metrics import Metric, MetricLike, as_metric
+from .metrics import MetricLike, as_metric
 
 __all__ = ["summarize", "summarize_tables", "SMALL_CLUSTERS", "SMALL_EVENTS"]
 
@@ -241,7 +241,7 @@ def _summarize_all(tables: _Tables, *, share_draws: bool,
     for names in _passes({k: v for k, v in tables.items() if k not in out}):
         frame, metrics, by = tables[names[0]]
         if len(names) > 1:
-            metrics = [m for name in names for m in _metric_items(tables[name][1])]
+            metrics = [m for name in names for m in metric_items(tables[name][1])]
         table = _Table(frame, metrics, by, **options)
         table.build(share_draws=share_draws)
         if share_draws:
@@ -261,20 +261,11 @@ def _summarize_all(tables: _Tables, *, share_draws: bool,
             out[names[0]] = summary
             continue
         for name in names:   # the rows of each table's metrics, split back
-            own = [as_metric(m).name for m in _metric_items(tables[name][1])]
+            own = [as_metric(m).name for m in metric_items(tables[name][1])]
             part = summary[summary["metric"].isin(own).to_numpy()].reset_index(drop=True)
             part.attrs["provenance"] = {**summary.attrs["provenance"], "metrics": own}
             out[name] = part
     return {name: out[name] for name in tables}, notes
-
-
-def _metric_items(metrics: object) -> list:
-    """``metrics`` as a list of metrics (as ``summarize`` reads its argument)."""
-    if isinstance(metrics, str | tuple | Metric):
-        return [metrics]
-    if isinstance(metrics, list):
-        return metrics
-    raise TypeError("not a metric or a list of metrics")
 
 
 def _passes(tables: _Tables) -> list[list[str]]:
@@ -285,7 +276,7 @@ def _passes(tables: _Tables) -> list[list[str]]:
     for name, (frame, metrics, by) in tables.items():
         try:
             key: tuple | None = (id(frame), (by,) if isinstance(by, str) else tuple(by or ()))
-            taken = {as_metric(m).name for m in _metric_items(metrics)}
+            taken = {as_metric(m).name for m in metric_items(metrics)}
         except (TypeError, ValueError):
             key, taken = None, set()
         joined = next((p for p in passes if key is not None and p[0] == key
